@@ -1,0 +1,58 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let strictSettings: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("MemberImportVisibility"),
+    .enableUpcomingFeature("InternalImportsByDefault"),
+]
+
+var targets: [Target] = [
+    // System C libraries, each from its Debian -dev package.
+    .systemLibrary(name: "CXML2", path: "Sources/CXML2", pkgConfig: "libxml-2.0",
+                   providers: [.apt(["libxml2-dev"])]),
+    .systemLibrary(name: "CSodium", path: "Sources/CSodium", pkgConfig: "libsodium",
+                   providers: [.apt(["libsodium-dev"])]),
+    .systemLibrary(name: "CCrypto", path: "Sources/CCrypto", pkgConfig: "libcrypto",
+                   providers: [.apt(["libssl-dev"])]),
+    .systemLibrary(name: "CSQLite", path: "Sources/CSQLite", pkgConfig: "sqlite3",
+                   providers: [.apt(["libsqlite3-dev"])]),
+
+    // The incremental XML reader and the Element value. No Foundation: libxml2's ICU collides with it.
+    .target(name: "XMLStream", dependencies: ["CXML2"]),
+    // The XMPP core: JIDs, errors, queries, forms, disco, ad-hoc, the XEP-0114 stream. No push policy.
+    .target(name: "XMPP", dependencies: ["XMLStream", "CCrypto"]),
+    // The module host: config, logging, routing, the connection loop, signals.
+    .target(name: "ComponentHost", dependencies: ["XMPP"]),
+    // HPKE apush-v2 and the collapse tag over libsodium.
+    .target(name: "Sealing", dependencies: ["CSodium"]),
+    // Registrations, windows, counters, tombstones: SQLite behind a protocol.
+    .target(name: "Store", dependencies: ["CSQLite"]),
+    // The push module itself.
+    .target(name: "APush", dependencies: ["ComponentHost", "XMPP", "Sealing", "Store"]),
+    .executableTarget(name: "apush-component", dependencies: ["ComponentHost", "APush"]),
+    // Stand-ins and real-server launchers for tests and the demo.
+    .target(name: "XMPPTesting", dependencies: ["XMPP", "XMLStream", "Sealing"]),
+
+    .testTarget(name: "XMLStreamTests", dependencies: ["XMLStream"]),
+    .testTarget(name: "XMPPTests", dependencies: ["XMPP", "XMPPTesting"]),
+    .testTarget(name: "ComponentHostTests", dependencies: ["ComponentHost", "XMPPTesting"]),
+    .testTarget(name: "SealingTests", dependencies: ["Sealing"], resources: [.copy("Vectors")]),
+    .testTarget(name: "StoreTests", dependencies: ["Store"]),
+    .testTarget(name: "APushTests", dependencies: ["APush", "XMPPTesting"]),
+    .testTarget(name: "IntegrationTests", dependencies: ["ComponentHost", "APush", "XMPPTesting"]),
+]
+
+for index in targets.indices where targets[index].type != .system {
+    targets[index].swiftSettings = (targets[index].swiftSettings ?? []) + strictSettings
+}
+
+let package = Package(
+    name: "apush-component",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "apush-component", targets: ["apush-component"]),
+    ],
+    targets: targets,
+    swiftLanguageModes: [.v6]
+)

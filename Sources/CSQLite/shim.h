@@ -1,0 +1,6 @@
+// sqlite3 for the Store target. SQLITE_TRANSIENT is a cast macro Swift cannot import.
+#ifndef CSQLITE_SHIM_H
+#define CSQLITE_SHIM_H
+#include <sqlite3.h>
+static inline sqlite3_destructor_type CSQLite_transient(void) { return SQLITE_TRANSIENT; }
+#endif

@@ -1,0 +1,1 @@
+// Placeholder removed when the target's first source lands.
