@@ -18,22 +18,25 @@ var targets: [Target] = [
     .systemLibrary(name: "CSQLite", path: "Sources/CSQLite", pkgConfig: "sqlite3",
                    providers: [.apt(["libsqlite3-dev"])]),
 
+    // A small swift-log-shaped logger: levels, metadata, a sink protocol, stderr and in-memory sinks.
+    .target(name: "Logging"),
     // The incremental XML reader and the Element value. No Foundation: libxml2's ICU collides with it.
     .target(name: "XMLStream", dependencies: ["CXML2"]),
     // The XMPP core: JIDs, errors, queries, forms, disco, ad-hoc, the XEP-0114 stream. No push policy.
-    .target(name: "XMPP", dependencies: ["XMLStream", "CCrypto"]),
+    .target(name: "XMPP", dependencies: ["XMLStream", "CCrypto", "Logging"]),
     // The module host: config, logging, routing, the connection loop, signals.
     .target(name: "ComponentHost", dependencies: ["XMPP"]),
     // HPKE apush-v2 and the collapse tag over libsodium.
     .target(name: "Sealing", dependencies: ["CSodium"]),
     // Registrations, windows, counters, tombstones: SQLite behind a protocol.
-    .target(name: "Store", dependencies: ["CSQLite"]),
+    .target(name: "Store", dependencies: ["CSQLite", "Logging"]),
     // The push module itself.
     .target(name: "APush", dependencies: ["ComponentHost", "XMPP", "Sealing", "Store"]),
     .executableTarget(name: "apush-component", dependencies: ["ComponentHost", "APush"]),
     // Stand-ins and real-server launchers for tests and the demo.
     .target(name: "XMPPTesting", dependencies: ["XMPP", "XMLStream", "Sealing"]),
 
+    .testTarget(name: "LoggingTests", dependencies: ["Logging"]),
     .testTarget(name: "XMLStreamTests", dependencies: ["XMLStream"]),
     .testTarget(name: "XMPPTests", dependencies: ["XMPP", "XMPPTesting"]),
     .testTarget(name: "ComponentHostTests", dependencies: ["ComponentHost", "XMPPTesting"]),

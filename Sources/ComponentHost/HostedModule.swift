@@ -1,0 +1,80 @@
+public import Logging
+public import XMLStream
+public import XMPP
+
+/// A module the host carries: what it declares, the stanzas it takes, and its background work.
+///
+/// The host answers disco, the command list, ping and version from these declarations, so a module
+/// is added without touching the XMPP core or the host.
+public protocol HostedModule: Sendable {
+    var discoIdentities: [DiscoIdentity] { get }
+    var discoFeatures: [String] { get }
+    var iqRoutes: [IQRoute] { get }
+    var messageRoutes: [MessageRoute] { get }
+    var commands: [AdHocCommand] { get }
+    /// Background work (timers, retries); runs while the host runs and is cancelled at shutdown.
+    func run(context: ModuleContext) async throws
+}
+
+extension HostedModule {
+    public var discoIdentities: [DiscoIdentity] { [] }
+    public var discoFeatures: [String] { [] }
+    public var iqRoutes: [IQRoute] { [] }
+    public var messageRoutes: [MessageRoute] { [] }
+    public var commands: [AdHocCommand] { [] }
+    public func run(context: ModuleContext) async throws {}
+}
+
+/// An IQ get or set whose payload has this name and namespace.
+public struct IQRoute: Sendable {
+    public enum Kind: String, Sendable { case get, set }
+
+    public let kind: Kind
+    public let name: String
+    public let namespace: String
+    /// Returns the result's payload (nil for an empty result) or throws a StanzaError.
+    public let handler: @Sendable (Element, ModuleContext) async throws -> Element?
+
+    public init(_ kind: Kind, _ name: String, namespace: String,
+                handler: @escaping @Sendable (Element, ModuleContext) async throws -> Element?) {
+        self.kind = kind
+        self.name = name
+        self.namespace = namespace
+        self.handler = handler
+    }
+}
+
+/// A message carrying a child in this namespace.
+public struct MessageRoute: Sendable {
+    public let namespace: String
+    /// A thrown StanzaError is sent back as a message error.
+    public let handler: @Sendable (Element, ModuleContext) async throws -> Void
+
+    public init(namespace: String, handler: @escaping @Sendable (Element, ModuleContext) async throws -> Void) {
+        self.namespace = namespace
+        self.handler = handler
+    }
+}
+
+/// What a module may use of the host.
+public struct ModuleContext: Sendable {
+    public let componentJID: JID
+    public let servedDomains: Set<String>
+    public let admins: Set<JID>
+    public let sender: any StanzaSender
+    public let logger: Logger
+
+    public init(componentJID: JID, servedDomains: Set<String>, admins: Set<JID>, sender: any StanzaSender,
+                logger: Logger) {
+        self.componentJID = componentJID
+        self.servedDomains = servedDomains
+        self.admins = admins
+        self.sender = sender
+        self.logger = logger
+    }
+
+    /// True for a JID of a user (or the server itself) on a domain the component serves.
+    public func isServed(_ jid: JID) -> Bool { servedDomains.contains(jid.domainpart) }
+
+    public func isAdmin(_ jid: JID) -> Bool { isServed(jid) && admins.contains(jid.bare) }
+}

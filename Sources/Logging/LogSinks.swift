@@ -1,0 +1,57 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Synchronization
+
+/// Writes each event as one line on standard error, prefixed with an ISO-8601 UTC time.
+public struct StandardErrorLogSink: LogSink {
+    public init() {}
+
+    public func log(event: LogEvent) {
+        var line = "\(Self.timestamp()) \(event.formatted)"
+        // A message must stay one line, whatever a peer put in it.
+        line = String(line.map { $0 == "\n" || $0 == "\r" ? " " : $0 })
+        line += "\n"
+        // One write(2) per line keeps lines whole when several threads log at once.
+        var bytes = Array(line.utf8)
+        bytes.withUnsafeMutableBytes { buffer in
+            var offset = 0
+            while offset < buffer.count {
+                let written = write(2, buffer.baseAddress! + offset, buffer.count - offset)
+                if written <= 0 { return }
+                offset += written
+            }
+        }
+    }
+
+    private static func timestamp() -> String {
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        var parts = tm()
+        var seconds = now.tv_sec
+        gmtime_r(&seconds, &parts)
+        func pad(_ value: Int32, _ width: Int) -> String {
+            let text = String(value)
+            return String(repeating: "0", count: max(0, width - text.count)) + text
+        }
+        return "\(pad(parts.tm_year + 1900, 4))-\(pad(parts.tm_mon + 1, 2))-\(pad(parts.tm_mday, 2))T"
+            + "\(pad(parts.tm_hour, 2)):\(pad(parts.tm_min, 2)):\(pad(parts.tm_sec, 2))."
+            + "\(pad(Int32(now.tv_nsec / 1_000_000), 3))Z"
+    }
+}
+
+/// Keeps events in memory, for tests that check what was (and was not) logged.
+public final class InMemoryLogSink: LogSink {
+    private let storage = Mutex<[LogEvent]>([])
+
+    public init() {}
+
+    public func log(event: LogEvent) {
+        storage.withLock { $0.append(event) }
+    }
+
+    public var events: [LogEvent] { storage.withLock { $0 } }
+
+    /// Every line, formatted, joined: handy for "this secret never appears" checks.
+    public var text: String { events.map(\.formatted).joined(separator: "\n") }
+}

@@ -1,0 +1,47 @@
+/// Reconnection delays: `initial × multiplier^(attempt-1)`, capped at `maximum`, then spread by
+/// ±`jitter` (a fraction) so that many components do not return in lockstep.
+///
+/// The default is capped at 1 s: connecting to a local server is cheap, and ejabberd deletes push
+/// registrations while its component is away, so the component must be back within a second.
+public struct Backoff: Sendable, Equatable {
+    public var initial: Duration
+    public var multiplier: Double
+    public var maximum: Duration
+    public var jitter: Double
+
+    public init(initial: Duration = .milliseconds(50), multiplier: Double = 2, maximum: Duration = .seconds(1),
+                jitter: Double = 0.2) {
+        self.initial = initial
+        self.multiplier = multiplier
+        self.maximum = maximum
+        self.jitter = jitter
+    }
+
+    /// After a refused secret or a conflict, retrying quickly only floods the server's log: wait longer.
+    public static let afterRejection = Backoff(initial: .seconds(5), multiplier: 2, maximum: .seconds(300),
+                                               jitter: 0.2)
+
+    /// The delay before attempt number `attempt` (1 for the first retry); `unit` is a random number in
+    /// [0, 1) so tests can pin the jitter.
+    public func delay(attempt: Int, unit: Double = Double.random(in: 0..<1)) -> Duration {
+        let exponent = Double(max(0, attempt - 1))
+        let base = min(seconds(initial) * pow(multiplier, exponent), seconds(maximum))
+        let spread = base * jitter * (unit * 2 - 1)
+        let value = min(max(0, base + spread), seconds(maximum))
+        return .nanoseconds(Int64(value * 1_000_000_000))
+    }
+
+    private func seconds(_ duration: Duration) -> Double {
+        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+    }
+
+    private func pow(_ base: Double, _ exponent: Double) -> Double {
+        var result = 1.0
+        var remaining = Int(exponent)
+        while remaining > 0 && result < 1e12 {
+            result *= base
+            remaining -= 1
+        }
+        return result
+    }
+}

@@ -1,0 +1,252 @@
+public import Logging
+public import XMLStream
+import Synchronization
+
+/// How to reach the server and how to keep the link alive.
+public struct ComponentConnectionSettings: Sendable {
+    public var componentJID: String
+    public var secret: String
+    public var host: String
+    public var port: UInt16
+    public var backoff: Backoff
+    public var rejectionBackoff: Backoff
+    /// A ping goes to `keepaliveTarget` after this long without traffic...
+    public var keepaliveInterval: Duration
+    /// ...and no answer within this long means the TCP connection is dead.
+    public var keepaliveTimeout: Duration
+    /// Who answers the keepalive ping: one of the server's own domains.
+    public var keepaliveTarget: String
+    public var limits: StreamLimits
+
+    public init(componentJID: String, secret: String, host: String, port: UInt16, keepaliveTarget: String,
+                backoff: Backoff = Backoff(), rejectionBackoff: Backoff = .afterRejection,
+                keepaliveInterval: Duration = .seconds(30), keepaliveTimeout: Duration = .seconds(20),
+                limits: StreamLimits = StreamLimits()) {
+        self.componentJID = componentJID
+        self.secret = secret
+        self.host = host
+        self.port = port
+        self.keepaliveTarget = keepaliveTarget
+        self.backoff = backoff
+        self.rejectionBackoff = rejectionBackoff
+        self.keepaliveInterval = keepaliveInterval
+        self.keepaliveTimeout = keepaliveTimeout
+        self.limits = limits
+    }
+}
+
+public enum ConnectionEvent: Sendable, Equatable {
+    case connected
+    case disconnected(ComponentStreamFailure)
+}
+
+/// Why a stanza could not be sent or a request got no answer.
+public enum ComponentLinkError: Error, Sendable, Equatable {
+    case notConnected
+    case timedOut
+    case disconnected
+}
+
+/// Something that can send stanzas to the server and wait for the answer to an IQ.
+public protocol StanzaSender: Sendable {
+    func send(_ stanza: Element) throws
+    /// Sends an IQ get/set (an id is assigned when it has none) and returns the result or error stanza.
+    func request(_ iq: Element, timeout: Duration) async throws -> Element
+}
+
+/// The component's link to its server (XEP-0114), reconnecting for as long as `run` runs.
+///
+/// Stanzas for the component are handed to `onStanza` concurrently, each in its own child task, so a
+/// handler that waits (for an upstream answer, say) never holds up the read loop. Answers to our own
+/// requests are matched by id and never reach `onStanza`.
+public final class ComponentConnection: StanzaSender {
+    private let settings: ComponentConnectionSettings
+    private let logger: Logger
+    private let link = Mutex(Link())
+    private let idPrefix = String(UInt32.random(in: .min ... .max), radix: 36)
+
+    private struct Link {
+        var socket: TCPConnection?
+        var ready = false
+        var nextID: UInt64 = 0
+        var pending: [String: CheckedContinuation<Element, any Error>] = [:]
+        var endReason: ComponentStreamFailure?
+    }
+
+    public init(settings: ComponentConnectionSettings, logger: Logger) {
+        self.settings = settings
+        self.logger = logger
+    }
+
+    /// Connects, serves, and reconnects with backoff until the calling task is cancelled; then closes
+    /// the stream politely and returns.
+    public func run(
+        onStanza: @escaping @Sendable (Element) async -> Void,
+        onEvent: @escaping @Sendable (ConnectionEvent) async -> Void = { _ in }
+    ) async {
+        await withDiscardingTaskGroup { handlers in
+            var attempt = 0
+            while !Task.isCancelled {
+                let (failure, wasReady) = await session(handlers: &handlers, onStanza: onStanza, onEvent: onEvent)
+                if Task.isCancelled { break }
+                await onEvent(.disconnected(failure))
+                attempt = wasReady ? 1 : attempt + 1
+                let policy = failure.isRejection ? settings.rejectionBackoff : settings.backoff
+                let delay = policy.delay(attempt: attempt)
+                let message = "component link to \(settings.host):\(settings.port) down: \(failure); retrying in \(delay)"
+                if failure.isRejection { logger.error(message) } else { logger.warning(message) }
+                try? await Task.sleep(for: delay)
+            }
+        }
+    }
+
+    public func send(_ stanza: Element) throws {
+        let socket = link.withLock { $0.ready ? $0.socket : nil }
+        guard let socket else { throw ComponentLinkError.notConnected }
+        try socket.send(stanza.serialized(parentNamespace: Namespace.component))
+    }
+
+    public func request(_ iq: Element, timeout: Duration) async throws -> Element {
+        var iq = iq
+        let id = iq[attribute: "id"] ?? link.withLock { link in
+            link.nextID += 1
+            return "\(idPrefix)-\(link.nextID)"
+        }
+        iq[attribute: "id"] = id
+        let timer = Task {
+            try await Task.sleep(for: timeout)
+            self.resolve(id: id, with: .failure(ComponentLinkError.timedOut))
+        }
+        defer { timer.cancel() }
+        return try await withCheckedThrowingContinuation { continuation in
+            let accepted = link.withLock { link in
+                guard link.ready else { return false }
+                link.pending[id] = continuation
+                return true
+            }
+            guard accepted else {
+                continuation.resume(throwing: ComponentLinkError.notConnected)
+                return
+            }
+            do {
+                try send(iq)
+            } catch {
+                resolve(id: id, with: .failure(error))
+            }
+        }
+    }
+
+    private func resolve(id: String, with result: Result<Element, any Error>) {
+        let continuation = link.withLock { $0.pending.removeValue(forKey: id) }
+        continuation?.resume(with: result)
+    }
+
+    /// One connection, from connect to close. Returns why it ended and whether it got ready.
+    private func session(
+        handlers: inout DiscardingTaskGroup,
+        onStanza: @escaping @Sendable (Element) async -> Void,
+        onEvent: @escaping @Sendable (ConnectionEvent) async -> Void
+    ) async -> (ComponentStreamFailure, Bool) {
+        let socket: TCPConnection
+        do {
+            socket = try await TCPConnection.connect(host: settings.host, port: settings.port)
+        } catch {
+            return (.connectionLost("\(error)"), false)
+        }
+        link.withLock { $0 = Link(socket: socket, nextID: $0.nextID) }
+        var machine = ComponentStreamStateMachine(componentJID: settings.componentJID, secret: settings.secret)
+        let parser = StreamParser(limits: settings.limits)
+        let activity = Mutex(ContinuousClock.now)
+        var wasReady = false
+        let keepalive = Task { await keepAlive(socket: socket, lastActivity: activity) }
+        defer { keepalive.cancel() }
+
+        var failure: ComponentStreamFailure?
+        func perform(_ action: ComponentStreamStateMachine.Action) async {
+            switch action {
+            case .send(let text):
+                try? socket.send(text)
+            case .ready:
+                wasReady = true
+                link.withLock { $0.ready = true }
+                logger.info("component \(settings.componentJID) connected to \(settings.host):\(settings.port)")
+                await onEvent(.connected)
+            case .deliver(let stanza):
+                if !deliverAnswer(stanza) {
+                    handlers.addTask { await onStanza(stanza) }
+                }
+            case .close(let farewell, let reason):
+                if let farewell { try? socket.send(farewell) }
+                failure = reason
+                socket.close()
+            case .none:
+                break
+            }
+        }
+
+        await perform(machine.connected())
+        do {
+            for try await chunk in socket.incoming() {
+                activity.withLock { $0 = .now }
+                let events: [StreamEvent]
+                do {
+                    events = try parser.feed(chunk)
+                } catch {
+                    await perform(machine.parseFailed(error))
+                    break
+                }
+                for event in events where failure == nil {
+                    await perform(machine.received(event))
+                }
+                if failure != nil { break }
+            }
+        } catch {
+            failure = failure ?? .connectionLost("\(error)")
+        }
+        if Task.isCancelled {
+            await perform(machine.stop())
+        }
+        let ended = link.withLock { link in
+            let pending = link.pending
+            let reason = link.endReason
+            link = Link(nextID: link.nextID)
+            return (pending, reason)
+        }
+        for continuation in ended.0.values {
+            continuation.resume(throwing: ComponentLinkError.disconnected)
+        }
+        socket.close()
+        return (failure ?? ended.1 ?? .closedByPeer, wasReady)
+    }
+
+    /// An IQ result or error answering one of our requests goes back to its caller.
+    private func deliverAnswer(_ stanza: Element) -> Bool {
+        guard stanza.name == "iq", let type = stanza[attribute: "type"], type == "result" || type == "error",
+              let id = stanza[attribute: "id"] else { return false }
+        let continuation = link.withLock { $0.pending.removeValue(forKey: id) }
+        guard let continuation else { return false }
+        continuation.resume(returning: stanza)
+        return true
+    }
+
+    /// Pings the server after a quiet spell; no answer in time closes the socket, which ends the session.
+    private func keepAlive(socket: TCPConnection, lastActivity: Mutex<ContinuousClock.Instant>) async {
+        while !Task.isCancelled {
+            try? await Task.sleep(for: settings.keepaliveInterval / 2)
+            let idle = ContinuousClock.now - lastActivity.withLock { $0 }
+            guard idle >= settings.keepaliveInterval, link.withLock({ $0.ready }) else { continue }
+            let ping = Element.iq(type: "get", id: nil, from: settings.componentJID, to: settings.keepaliveTarget,
+                                  payload: Element("ping", namespace: Namespace.ping))
+            do {
+                _ = try await request(ping, timeout: settings.keepaliveTimeout)
+            } catch ComponentLinkError.timedOut {
+                logger.warning("no answer to a keepalive ping within \(settings.keepaliveTimeout); reconnecting")
+                link.withLock { $0.endReason = .keepaliveTimeout }
+                socket.close()
+                return
+            } catch {
+                return
+            }
+        }
+    }
+}

@@ -1,0 +1,167 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Dispatch
+import Foundation
+import Synchronization
+
+/// A blocking TCP socket with a reader thread feeding an async stream of byte chunks.
+///
+/// One thread per connection does blocking `read(2)`: there is no NIO here, and a component has one
+/// connection. `close()` shuts the socket down, which unblocks that thread. Writes are serialised by
+/// a mutex and sent with MSG_NOSIGNAL so a dead peer gives EPIPE rather than killing the process.
+public final class TCPConnection: Sendable {
+    private let descriptor: Int32
+    private let state = Mutex(State())
+
+    private struct State {
+        var closed = false
+        var readerStarted = false
+        var readerRunning = false
+        var descriptorReleased = false
+    }
+
+    init(descriptor: Int32) {
+        self.descriptor = descriptor
+    }
+
+    /// Connects to `host:port`, trying each resolved address in turn, off the cooperative pool.
+    public static func connect(host: String, port: UInt16) async throws -> TCPConnection {
+        try await withCheckedThrowingContinuation { continuation in
+            DispatchQueue.global().async {
+                continuation.resume(with: Result { try connectBlocking(host: host, port: port) })
+            }
+        }
+    }
+
+    private static func connectBlocking(host: String, port: UInt16) throws -> TCPConnection {
+        var hints = addrinfo()
+        hints.ai_family = AF_UNSPEC
+        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+        var list: UnsafeMutablePointer<addrinfo>?
+        let status = getaddrinfo(host, String(port), &hints, &list)
+        guard status == 0, let first = list else { throw SystemError(call: "getaddrinfo(\(host))", errno: EHOSTUNREACH) }
+        defer { freeaddrinfo(list) }
+        var lastError: any Error = SystemError(call: "connect", errno: ECONNREFUSED)
+        var entry: UnsafeMutablePointer<addrinfo>? = first
+        while let info = entry {
+            entry = info.pointee.ai_next
+            do {
+                let fd = try syscall("socket") {
+                    socket(info.pointee.ai_family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+                }
+                do {
+                    try syscall("connect") { Glibc.connect(fd, info.pointee.ai_addr, info.pointee.ai_addrlen) }
+                } catch {
+                    Glibc.close(fd)
+                    throw error
+                }
+                let connection = TCPConnection(descriptor: fd)
+                connection.enableKeepalive()
+                return connection
+            } catch {
+                lastError = error
+            }
+        }
+        throw lastError
+    }
+
+    /// Kernel keepalive notices a peer that vanished without a FIN: 30 s idle, then 3 probes 10 s apart.
+    private func enableKeepalive() {
+        setOption(SOL_SOCKET, SO_KEEPALIVE, 1)
+        setOption(Int32(IPPROTO_TCP), TCP_KEEPIDLE, 30)
+        setOption(Int32(IPPROTO_TCP), TCP_KEEPINTVL, 10)
+        setOption(Int32(IPPROTO_TCP), TCP_KEEPCNT, 3)
+        setOption(Int32(IPPROTO_TCP), TCP_NODELAY, 1)
+    }
+
+    private func setOption(_ level: Int32, _ name: Int32, _ value: Int32) {
+        var value = value
+        _ = setsockopt(descriptor, level, name, &value, socklen_t(MemoryLayout<Int32>.size))
+    }
+
+    public func send(_ text: String) throws {
+        var text = text
+        try text.withUTF8 { (buffer) in try send(UnsafeRawBufferPointer(buffer)) }
+    }
+
+    public func send(_ bytes: [UInt8]) throws {
+        try bytes.withUnsafeBytes { (buffer) in try send(buffer) }
+    }
+
+    private func send(_ buffer: UnsafeRawBufferPointer) throws {
+        try state.withLock { (state) in
+            if state.closed { throw SystemError(call: "send", errno: EPIPE) }
+            var offset = 0
+            while offset < buffer.count {
+                let sent = try syscall("send") {
+                    Glibc.send(descriptor, buffer.baseAddress! + offset, buffer.count - offset, Int32(MSG_NOSIGNAL))
+                }
+                offset += sent
+            }
+        }
+    }
+
+    /// The bytes the peer sends, as they arrive; finishes at end of stream, throws on a read error.
+    /// May be called once per connection.
+    public func incoming(chunkSize: Int = 16_384) -> AsyncThrowingStream<[UInt8], any Error> {
+        let (stream, continuation) = AsyncThrowingStream<[UInt8], any Error>.makeStream()
+        let alreadyStarted = state.withLock { state in
+            defer {
+                state.readerStarted = true
+                state.readerRunning = !state.closed
+            }
+            return state.readerStarted
+        }
+        precondition(!alreadyStarted, "incoming() may be called once per connection")
+        let fd = descriptor
+        let thread = Thread { [self] in
+            var buffer = [UInt8](repeating: 0, count: chunkSize)
+            defer { readerFinished() }
+            while true {
+                let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, chunkSize) }
+                if count > 0 {
+                    continuation.yield(Array(buffer[0..<count]))
+                } else if count == 0 {
+                    continuation.finish()
+                    return
+                } else if errno != EINTR {
+                    continuation.finish(throwing: SystemError(call: "read", errno: errno))
+                    return
+                }
+            }
+        }
+        thread.start()
+        return stream
+    }
+
+    /// The descriptor is released by whichever comes last, the reader's exit or `close()`, so its
+    /// number is never reused while read(2) still holds it.
+    private func readerFinished() {
+        let release = state.withLock { state in
+            state.readerRunning = false
+            return releaseIfIdle(&state)
+        }
+        if release { Glibc.close(descriptor) }
+    }
+
+    private func releaseIfIdle(_ state: inout State) -> Bool {
+        guard state.closed, !state.readerRunning, !state.descriptorReleased else { return false }
+        state.descriptorReleased = true
+        return true
+    }
+
+    /// Shuts the socket down (waking the reader thread) and releases it. Safe to call more than once.
+    public func close() {
+        let release = state.withLock { state in
+            if !state.closed { shutdown(descriptor, Int32(SHUT_RDWR)) }
+            state.closed = true
+            return releaseIfIdle(&state)
+        }
+        if release { Glibc.close(descriptor) }
+    }
+
+    deinit {
+        close()
+    }
+}
