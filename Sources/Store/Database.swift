@@ -37,7 +37,7 @@ public final class Database {
         let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE
         let code = sqlite3_open_v2(path, &connection, flags, nil)
         guard code == SQLITE_OK, let connection else {
-            let message = connection.map { String(cString: sqlite3_errmsg($0)) } ?? String(cString: sqlite3_errstr(code))
+            let message = String(cString: connection.map { sqlite3_errmsg($0) } ?? sqlite3_errstr(code))
             sqlite3_close_v2(connection)
             throw SQLiteError(code: code, message: "cannot open \(path): \(message)")
         }
