@@ -1,0 +1,155 @@
+import CSQLite
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+public enum DatabaseLocation: Sendable, Hashable {
+    /// A private database that lives as long as its connection.
+    case memory
+    /// A database file, created owner-only (0600) if missing.
+    case file(path: String)
+}
+
+/// A connection to one SQLite database.
+///
+/// Not `Sendable`: it is owned by one actor (running on a `DispatchQueueExecutor`) and used only there, so
+/// the connection is opened without SQLite's own mutex. Prepared statements are cached per SQL text,
+/// which suits an application whose SQL is a fixed set of strings.
+public final class Database {
+    private let handle: OpaquePointer
+    private var statements: [String: Statement] = [:]
+
+    /// Opens (and for a file, creates) the database. Files use WAL with `synchronous=NORMAL`; every
+    /// connection enforces foreign keys and waits up to 5 s for another writer's lock.
+    public init(_ location: DatabaseLocation) throws(SQLiteError) {
+        let path: String
+        switch location {
+        case .memory:
+            path = ":memory:"
+        case .file(let filePath):
+            try Self.restrictToOwner(filePath)
+            path = filePath
+        }
+        var connection: OpaquePointer?
+        let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE
+        let code = sqlite3_open_v2(path, &connection, flags, nil)
+        guard code == SQLITE_OK, let connection else {
+            let message = String(cString: connection.map { sqlite3_errmsg($0) } ?? sqlite3_errstr(code))
+            sqlite3_close_v2(connection)
+            throw SQLiteError(code: code, message: "cannot open \(path): \(message)")
+        }
+        handle = connection
+        // From here a throw still runs deinit, which closes the handle.
+        sqlite3_busy_timeout(handle, 5000)
+        if case .file = location {
+            let mode = try query("PRAGMA journal_mode = WAL").first?[0].stringValue
+            guard mode == "wal" else {
+                throw SQLiteError(code: SQLITE_ERROR, message: "WAL refused (journal mode \(mode ?? "unknown"))")
+            }
+            try executeScript("PRAGMA synchronous = NORMAL")
+        }
+        try executeScript("PRAGMA foreign_keys = ON")
+    }
+
+    deinit {
+        // Finalize every statement before closing; close_v2 would otherwise leave a zombie connection.
+        statements.removeAll()
+        sqlite3_close_v2(handle)
+    }
+
+    /// Creates `path` with mode 0600 if missing and narrows it (and any -wal/-shm left beside it) to 0600.
+    /// SQLite gives the -wal and -shm files it creates later the database file's mode.
+    private static func restrictToOwner(_ path: String) throws(SQLiteError) {
+        let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else { throw systemError("open", path) }
+        defer { close(descriptor) }
+        guard fchmod(descriptor, 0o600) == 0 else { throw systemError("fchmod", path) }
+        for companion in [path + "-wal", path + "-shm"] where chmod(companion, 0o600) != 0 && errno != ENOENT {
+            throw systemError("chmod", companion)
+        }
+    }
+
+    private static func systemError(_ call: String, _ path: String) -> SQLiteError {
+        SQLiteError(code: SQLITE_CANTOPEN, message: "\(call) \(path): \(String(cString: strerror(errno)))")
+    }
+
+    /// Runs one statement, discarding any rows.
+    public func execute(_ sql: String, _ bindings: [SQLValue] = []) throws(SQLiteError) {
+        let statement = try cachedStatement(sql)
+        defer { statement.reset() }
+        try statement.bind(bindings)
+        while try statement.step() {}
+    }
+
+    /// Runs one statement and returns all its rows.
+    public func query(_ sql: String, _ bindings: [SQLValue] = []) throws(SQLiteError) -> [Row] {
+        let statement = try cachedStatement(sql)
+        defer { statement.reset() }
+        try statement.bind(bindings)
+        let columns = statement.columnNames
+        var rows: [Row] = []
+        while try statement.step() {
+            rows.append(statement.row(columns: columns))
+        }
+        return rows
+    }
+
+    /// Runs any number of `;`-separated statements without bindings and without caching, e.g. a schema.
+    public func executeScript(_ sql: String) throws(SQLiteError) {
+        var message: UnsafeMutablePointer<CChar>?
+        let code = sqlite3_exec(handle, sql, nil, nil, &message)
+        defer { sqlite3_free(message) }
+        guard code == SQLITE_OK else {
+            let text = message.map { String(cString: $0) } ?? String(cString: sqlite3_errstr(code))
+            throw SQLiteError(code: code, message: text, sql: sql)
+        }
+    }
+
+    /// Rows changed by the last INSERT, UPDATE or DELETE.
+    public var changes: Int { Int(sqlite3_changes64(handle)) }
+
+    public var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(handle) }
+
+    public var isInTransaction: Bool { sqlite3_get_autocommit(handle) == 0 }
+
+    /// The schema version kept in the database header (`PRAGMA user_version`).
+    public var userVersion: Int {
+        get throws(SQLiteError) {
+            Int(try query("PRAGMA user_version").first?[0].int64Value ?? 0)
+        }
+    }
+
+    /// Runs `body` in a write transaction (`BEGIN IMMEDIATE`, so the write lock is taken up front and
+    /// a busy database fails at the start rather than mid-way). Commits if `body` returns; otherwise rolls
+    /// back and rethrows the first error, from `body` or from `COMMIT`.
+    public func transaction<T>(_ body: (Database) throws -> T) throws -> T {
+        try execute("BEGIN IMMEDIATE")
+        do {
+            let result = try body(self)
+            try execute("COMMIT")
+            return result
+        } catch {
+            // Some errors (e.g. SQLITE_FULL) already rolled back; a failed rollback must not mask `error`.
+            if isInTransaction {
+                try? execute("ROLLBACK")
+            }
+            throw error
+        }
+    }
+
+    func cachedStatement(_ sql: String) throws(SQLiteError) -> Statement {
+        if let statement = statements[sql] {
+            return statement
+        }
+        let statement = try Statement(sql: sql, connection: handle, persistent: true)
+        statements[sql] = statement
+        return statement
+    }
+}
+
+/// A connection must stay on its owner's executor.
+@available(*, unavailable)
+extension Database: Sendable {}

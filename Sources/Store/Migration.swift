@@ -1,0 +1,52 @@
+/// One step of the schema: `sql` (any number of statements) brings the database to `version`.
+public struct Migration: Sendable, Hashable {
+    public let version: Int
+    public let sql: String
+
+    public init(version: Int, sql: String) {
+        self.version = version
+        self.sql = sql
+    }
+}
+
+public enum MigrationError: Error, Equatable, CustomStringConvertible {
+    /// The database was migrated by a newer release; running older code on it could corrupt it.
+    case databaseNewerThanCode(databaseVersion: Int, newestKnown: Int)
+    /// Versions must be positive and strictly ascending.
+    case invalidVersions([Int])
+
+    public var description: String {
+        switch self {
+        case .databaseNewerThanCode(let databaseVersion, let newestKnown):
+            "database schema version \(databaseVersion) is newer than this build knows (\(newestKnown)); "
+                + "run a newer release or restore a backup"
+        case .invalidVersions(let versions):
+            "migration versions must be positive and strictly ascending: \(versions)"
+        }
+    }
+}
+
+extension Database {
+    /// Brings the schema up to the last of `migrations`, tracked in `PRAGMA user_version`. Each pending
+    /// migration runs in its own transaction together with its version bump, so a failure leaves the
+    /// database at the previous version. Refuses a database newer than the last migration.
+    public func migrate(_ migrations: [Migration]) throws {
+        let versions = migrations.map(\.version)
+        guard versions.allSatisfy({ $0 > 0 }), zip(versions, versions.dropFirst()).allSatisfy({ $0 < $1 }) else {
+            throw MigrationError.invalidVersions(versions)
+        }
+        let newestKnown = versions.last ?? 0
+        let current = try userVersion
+        guard current <= newestKnown else {
+            throw MigrationError.databaseNewerThanCode(databaseVersion: current, newestKnown: newestKnown)
+        }
+        for migration in migrations where migration.version > current {
+            try transaction { database in
+                // Another process may have migrated between the read above and this write lock.
+                guard try database.userVersion < migration.version else { return }
+                try database.executeScript(migration.sql)
+                try database.executeScript("PRAGMA user_version = \(migration.version)")
+            }
+        }
+    }
+}

@@ -1,0 +1,182 @@
+import Foundation
+import Testing
+
+@testable import Store
+
+@Suite struct DatabaseTests {
+    private struct Abort: Error, Equatable {}
+
+    private func makeTable(_ database: Database) throws {
+        try database.execute("CREATE TABLE items(id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE)")
+    }
+
+    private func names(_ database: Database) throws -> [String?] {
+        try database.query("SELECT name FROM items ORDER BY id").map { $0.string("name") }
+    }
+
+    @Test func memoryDatabaseStoresAndQueries() throws {
+        let database = try Database(.memory)
+        try makeTable(database)
+        try database.execute("INSERT INTO items(name) VALUES (?), (?)", ["a", "b"])
+        #expect(try names(database) == ["a", "b"])
+    }
+
+    @Test func memoryDatabasesAreSeparate() throws {
+        let first = try Database(.memory)
+        try makeTable(first)
+        #expect(throws: SQLiteError.self) { try Database(.memory).query("SELECT * FROM items") }
+    }
+
+    @Test func newFileIsOwnerOnlyIncludingWALAndSharedMemory() throws {
+        try withTemporaryDatabasePath { path in
+            let database = try Database(.file(path: path))
+            try makeTable(database)
+            try database.execute("INSERT INTO items(name) VALUES ('a')")
+            #expect(try permissions(path) == 0o600)
+            #expect(try permissions(path + "-wal") == 0o600)
+            #expect(try permissions(path + "-shm") == 0o600)
+        }
+    }
+
+    @Test func existingFileIsNarrowedToOwnerOnly() throws {
+        try withTemporaryDatabasePath { path in
+            let files = FileManager.default
+            #expect(files.createFile(atPath: path, contents: nil, attributes: [.posixPermissions: 0o644]))
+            #expect(files.createFile(atPath: path + "-wal", contents: nil, attributes: [.posixPermissions: 0o666]))
+            _ = try Database(.file(path: path))
+            #expect(try permissions(path) == 0o600)
+            #expect(try permissions(path + "-wal") == 0o600)
+        }
+    }
+
+    @Test func fileUsesWALAndNormalSync() throws {
+        try withTemporaryDatabasePath { path in
+            let database = try Database(.file(path: path))
+            #expect(try database.query("PRAGMA journal_mode").first?[0] == .text("wal"))
+            #expect(try database.query("PRAGMA synchronous").first?[0] == .integer(1))  // NORMAL
+            #expect(try database.query("PRAGMA busy_timeout").first?[0] == .integer(5000))
+        }
+    }
+
+    @Test func foreignKeysAreEnforced() throws {
+        let database = try Database(.memory)
+        try database.executeScript("""
+            CREATE TABLE parent(id INTEGER PRIMARY KEY);
+            CREATE TABLE child(parent INTEGER NOT NULL REFERENCES parent(id));
+            """)
+        let error = #expect(throws: SQLiteError.self) { try database.execute("INSERT INTO child VALUES (1)") }
+        #expect(error?.code == 787)  // SQLITE_CONSTRAINT_FOREIGNKEY
+    }
+
+    @Test func reopenedFileKeepsData() throws {
+        try withTemporaryDatabasePath { path in
+            do {
+                let database = try Database(.file(path: path))
+                try makeTable(database)
+                try database.execute("INSERT INTO items(name) VALUES ('kept')")
+            }
+            #expect(try names(Database(.file(path: path))) == ["kept"])
+        }
+    }
+
+    @Test func unopenablePathThrows() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("no-such-\(UUID())/db.sqlite").path
+        let error = #expect(throws: SQLiteError.self) { try Database(.file(path: path)) }
+        #expect(error?.code == 14)  // SQLITE_CANTOPEN
+        #expect(error?.message.contains(path) == true)
+    }
+
+    @Test func syntaxErrorCarriesTheSQL() throws {
+        let error = #expect(throws: SQLiteError.self) { try Database(.memory).query("SELEC 1") }
+        #expect(error?.code == 1)
+        #expect(error?.message.contains("syntax error") == true)
+        #expect(error?.sql == "SELEC 1")
+        #expect(error?.description.contains("SELEC 1") == true)
+    }
+
+    @Test func scriptRunsEveryStatementAndReportsItsSQL() throws {
+        let database = try Database(.memory)
+        try database.executeScript("CREATE TABLE a(x); CREATE TABLE b(y); INSERT INTO b VALUES (1);")
+        #expect(try database.query("SELECT y FROM b").first?.int("y") == 1)
+        let error = #expect(throws: SQLiteError.self) { try database.executeScript("DROP TABLE a; DROP TABLE a") }
+        #expect(error?.sql == "DROP TABLE a; DROP TABLE a")
+        #expect(error?.message.contains("no such table") == true)
+    }
+
+    @Test func changesAndLastInsertRowID() throws {
+        let database = try Database(.memory)
+        try makeTable(database)
+        try database.execute("INSERT INTO items(name) VALUES ('a'), ('b'), ('c')")
+        #expect(database.changes == 3)
+        #expect(database.lastInsertRowID == 3)
+        try database.execute("DELETE FROM items WHERE id < ?", [3])
+        #expect(database.changes == 2)
+    }
+
+    @Test func transactionCommitsAndReturnsTheResult() throws {
+        let database = try Database(.memory)
+        try makeTable(database)
+        let id = try database.transaction { database in
+            try database.execute("INSERT INTO items(name) VALUES ('a')")
+            try database.execute("INSERT INTO items(name) VALUES ('b')")
+            return database.lastInsertRowID
+        }
+        #expect(id == 2)
+        #expect(try names(database) == ["a", "b"])
+        #expect(!database.isInTransaction)
+    }
+
+    @Test func transactionRollsBackAndRethrowsTheBodysError() throws {
+        let database = try Database(.memory)
+        try makeTable(database)
+        #expect(throws: Abort()) {
+            try database.transaction { database in
+                try database.execute("INSERT INTO items(name) VALUES ('a')")
+                throw Abort()
+            }
+        }
+        #expect(try names(database).isEmpty)
+        #expect(!database.isInTransaction)
+    }
+
+    @Test func transactionRollsBackOnAFailingStatement() throws {
+        let database = try Database(.memory)
+        try makeTable(database)
+        let error = #expect(throws: SQLiteError.self) {
+            try database.transaction { database in
+                try database.execute("INSERT INTO items(name) VALUES ('a')")
+                try database.execute("INSERT INTO items(name) VALUES ('a')")
+            }
+        }
+        #expect(error?.code == 2067)  // the unique violation, not a later ROLLBACK problem
+        #expect(try names(database).isEmpty)
+    }
+
+    @Test func failedCommitRollsBackAndRethrows() throws {
+        let database = try Database(.memory)
+        try database.executeScript("""
+            CREATE TABLE parent(id INTEGER PRIMARY KEY);
+            CREATE TABLE child(parent INTEGER REFERENCES parent(id) DEFERRABLE INITIALLY DEFERRED);
+            """)
+        let error = #expect(throws: SQLiteError.self) {
+            try database.transaction { database in
+                try database.execute("INSERT INTO child VALUES (1)")  // checked only at COMMIT
+            }
+        }
+        #expect(error?.sql == "COMMIT")
+        #expect(!database.isInTransaction)
+        #expect(try database.query("SELECT * FROM child").isEmpty)
+    }
+
+    @Test func nestedTransactionIsRefusedAndTheOuterRollsBack() throws {
+        let database = try Database(.memory)
+        try makeTable(database)
+        #expect(throws: SQLiteError.self) {
+            try database.transaction { database in
+                try database.execute("INSERT INTO items(name) VALUES ('a')")
+                try database.transaction { _ in }
+            }
+        }
+        #expect(try names(database).isEmpty)
+    }
+}

@@ -1,0 +1,78 @@
+import CSQLite
+import Testing
+
+@testable import Store
+
+@Suite struct StatementTests {
+    static let values: [SQLValue] = [
+        .null,
+        .integer(0), .integer(.min), .integer(.max),
+        .real(3.25), .real(-1e300), .real(.leastNonzeroMagnitude),
+        .text(""), .text("héllo wörld 🎉 中文 עברית"), .text("nul\u{0}inside"),
+        .blob([]), .blob([0, 255, 0]), .blob(Array(0...255)),
+    ]
+
+    @Test(arguments: values)
+    func bindingRoundTripsThroughATable(value: SQLValue) throws {
+        let database = try Database(.memory)
+        try database.execute("CREATE TABLE t(v)")  // no declared type: no affinity conversion
+        try database.execute("INSERT INTO t VALUES (?)", [value])
+        #expect(try database.query("SELECT v FROM t").first?["v"] == value)
+    }
+
+    @Test func emptyBlobIsABlobNotNull() throws {
+        let rows = try Database(.memory).query("SELECT typeof(?) AS type, length(?) AS length", [.blob([]), .blob([])])
+        #expect(rows.first?.string("type") == "blob")
+        #expect(rows.first?.int("length") == 0)
+    }
+
+    @Test func repeatedSQLReusesOnePreparedStatement() throws {
+        let database = try Database(.memory)
+        try database.execute("CREATE TABLE t(n INTEGER)")
+        let sql = "INSERT INTO t VALUES (?)"
+        for n in 0..<500 {
+            try database.execute(sql, [.integer(Int64(n))])
+        }
+        let statement = try database.cachedStatement(sql)
+        #expect(try database.cachedStatement(sql) === statement)
+        #expect(sqlite3_stmt_status(statement.handle, SQLITE_STMTSTATUS_RUN, 0) == 500)
+        #expect(try database.query("SELECT count(*) AS n, sum(n) AS total FROM t").first?.int("total") == 124_750)
+    }
+
+    @Test func cachedStatementIsReusableAfterAFailure() throws {
+        let database = try Database(.memory)
+        try database.execute("CREATE TABLE t(name TEXT PRIMARY KEY)")
+        let sql = "INSERT INTO t VALUES (?)"
+        try database.execute(sql, ["a"])
+        #expect(throws: SQLiteError.self) { try database.execute(sql, ["a"]) }
+        try database.execute(sql, ["b"])
+        #expect(try database.query("SELECT name FROM t ORDER BY name").map { $0.string("name") } == ["a", "b"])
+    }
+
+    @Test(arguments: [[], [SQLValue.integer(1), .integer(2)]])
+    func wrongNumberOfBindingsIsRefused(bindings: [SQLValue]) throws {
+        let error = #expect(throws: SQLiteError.self) {
+            try Database(.memory).query("SELECT ?", bindings)
+        }
+        #expect(error?.code == SQLITE_RANGE)
+        #expect(error?.sql == "SELECT ?")
+    }
+
+    @Test func secondStatementIsRefusedNotIgnored() throws {
+        let database = try Database(.memory)
+        try database.execute("CREATE TABLE t(n)")
+        let error = #expect(throws: SQLiteError.self) {
+            try database.execute("INSERT INTO t VALUES (1); INSERT INTO t VALUES (2)")
+        }
+        #expect(error?.code == SQLITE_MISUSE)
+        #expect(try database.query("SELECT n FROM t").isEmpty)
+    }
+
+    @Test func trailingSemicolonAndCommentAreAccepted() throws {
+        #expect(try Database(.memory).query("SELECT 1 AS one; -- done\n").first?.int("one") == 1)
+    }
+
+    @Test func emptySQLIsRefused() throws {
+        #expect(throws: SQLiteError.self) { try Database(.memory).execute("  ") }
+    }
+}
