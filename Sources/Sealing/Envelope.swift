@@ -27,12 +27,12 @@ public enum Envelope {
                             ephemeralPrivateKey: [UInt8]) throws(SealingError) -> String {
         guard recipientPublicKey.count == KeyPair.keyLength else { throw .invalidPublicKey }
         guard ephemeralPrivateKey.count == KeyPair.keyLength else { throw .invalidPrivateKey }
-        var message = Array(plaintext)
-        defer { Sodium.zeroize(&message) }
+        let message = Array(plaintext)
         guard message.count <= maxPlaintextLength else { throw .plaintextTooLarge(message.count) }
 
-        var (enc, context) = try HPKE.setUpSender(recipientPublicKey: recipientPublicKey,
+        let (enc, sealerContext) = try HPKE.setUpSender(recipientPublicKey: recipientPublicKey,
                                                   ephemeralPrivateKey: ephemeralPrivateKey, info: info)
+        var context = sealerContext
         defer { context.zeroize() }
         return Base64.encode(enc + HPKE.seal(message, context: context))
     }

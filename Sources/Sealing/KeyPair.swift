@@ -57,3 +57,8 @@ enum X25519 {
         return secret
     }
 }
+
+extension KeyPair: CustomStringConvertible {
+    /// Never the private key: printing a pair by accident must not leak it.
+    public var description: String { "KeyPair(public: \(Fingerprint.of(publicKey)))" }
+}
