@@ -30,10 +30,8 @@ public enum Envelope {
         let message = Array(plaintext)
         guard message.count <= maxPlaintextLength else { throw .plaintextTooLarge(message.count) }
 
-        let (enc, sealerContext) = try HPKE.setUpSender(recipientPublicKey: recipientPublicKey,
+        let (enc, context) = try HPKE.setUpSender(recipientPublicKey: recipientPublicKey,
                                                   ephemeralPrivateKey: ephemeralPrivateKey, info: info)
-        var context = sealerContext
-        defer { context.zeroize() }
         return Base64.encode(enc + HPKE.seal(message, context: context))
     }
 
@@ -45,8 +43,7 @@ public enum Envelope {
         guard let raw = Base64.decode(envelope), raw.count >= overhead else { throw .malformedEnvelope }
 
         let enc = Array(raw.prefix(HPKE.encapsulatedKeyLength))
-        var context = try HPKE.setUpRecipient(enc: enc, recipientPrivateKey: privateKey, info: info)
-        defer { context.zeroize() }
+        let context = try HPKE.setUpRecipient(enc: enc, recipientPrivateKey: privateKey, info: info)
         return try HPKE.open(Array(raw.dropFirst(HPKE.encapsulatedKeyLength)), context: context)
     }
 }

@@ -2,7 +2,7 @@ import CSodium
 
 /// RFC 9180 mode_base, single shot, for the one suite apush-v2 uses:
 /// DHKEM(X25519, HKDF-SHA256) / HKDF-SHA256 / ChaCha20-Poly1305 (0x0020 / 0x0001 / 0x0003).
-/// Every intermediate secret is zeroised before returning.
+/// Every intermediate secret is zeroised before returning; a ``Context`` zeroises its own.
 enum HPKE {
     static let encapsulatedKeyLength = 32
     static let tagLength = 16
@@ -12,13 +12,22 @@ enum HPKE {
     private static let hpkeSuite = Array("HPKE".utf8) + [0x00, 0x20, 0x00, 0x01, 0x00, 0x03]
 
     /// The AEAD key and base nonce of a context, plus the KEM shared secret they came from
-    /// (kept so tests can check each step against the vectors' intermediates).
-    struct Context {
-        var sharedSecret: [UInt8]
-        var key: [UInt8]
-        var baseNonce: [UInt8]
+    /// (kept so tests can check each step against the vectors' intermediates). A class, so that
+    /// no copy of the arrays outlives it: it zeroises them when the last reference goes.
+    final class Context {
+        private(set) var sharedSecret: [UInt8]
+        private(set) var key: [UInt8]
+        private(set) var baseNonce: [UInt8]
 
-        mutating func zeroize() {
+        init(sharedSecret: [UInt8], key: [UInt8], baseNonce: [UInt8]) {
+            self.sharedSecret = sharedSecret
+            self.key = key
+            self.baseNonce = baseNonce
+        }
+
+        deinit { zeroize() }
+
+        func zeroize() {
             Sodium.zeroize(&sharedSecret)
             Sodium.zeroize(&key)
             Sodium.zeroize(&baseNonce)

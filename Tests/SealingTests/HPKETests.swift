@@ -34,7 +34,7 @@ import Testing
     }
 
     @Test func zeroizeClearsEverySecretOfAContext() throws {
-        var (_, context) = try HPKE.setUpSender(recipientPublicKey: KeyPair.generate().publicKey,
+        let (_, context) = try HPKE.setUpSender(recipientPublicKey: KeyPair.generate().publicKey,
                                                 ephemeralPrivateKey: KeyPair.generate().privateKey, info: Self.info)
         context.zeroize()
         #expect(context.sharedSecret == [UInt8](repeating: 0, count: 32))
