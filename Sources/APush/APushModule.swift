@@ -1,0 +1,87 @@
+public import ComponentHost
+import Foundation
+import Logging
+import Sealing
+public import Store
+import XMLStream
+import XMPP
+
+/// mod_apush as a hosted module: takes the server's publishes and the bridge's reports, and keeps
+/// the stored work (windows, retries) moving.
+public struct APushModule: HostedModule {
+    let service: PushService
+    let appServer: JID
+    let upstreamTimeout: Duration
+
+    public init(store: any PushStore, settings: APushSettings, logger: Logger,
+                now: (@Sendable () -> Timestamp)? = nil) throws {
+        guard let appServer = try? JID(settings.appServer) else {
+            throw ConfigurationError(key: "appServer", reason: "the App Server's JID is required")
+        }
+        self.appServer = appServer
+        upstreamTimeout = .seconds(settings.upstreamTimeoutSeconds)
+        service = PushService(store: store, settings: settings, logger: logger.child(label: "apush"),
+                              now: now ?? PushService.wallClock)
+    }
+
+    /// Reads the `push` section and the top-level `appServer` of the host's configuration.
+    public static func settings(from configuration: Configuration) throws(ConfigurationError) -> APushSettings {
+        var settings = APushSettings()
+        if let section = configuration.moduleSections["push"] {
+            do {
+                settings = try JSONDecoder().decode(APushSettings.self, from: section)
+            } catch let error as DecodingError {
+                throw ConfigurationError(decoding: error, section: "push")
+            } catch {
+                throw ConfigurationError(key: "push", reason: "\(error)")
+            }
+        }
+        guard let appServer = configuration.appServer else {
+            throw ConfigurationError(key: "appServer", reason: "missing: the App Server's JID is required")
+        }
+        settings.appServer = appServer
+        return settings
+    }
+
+    public var discoIdentities: [DiscoIdentity] {
+        [DiscoIdentity(category: "pubsub", type: "push", name: "apush")]
+    }
+
+    public var discoFeatures: [String] { [Namespace.push, APushNamespace.bridge] }
+
+    public var iqRoutes: [IQRoute] {
+        [IQRoute(.set, "pubsub", namespace: Namespace.pubsub) { iq, context in
+            try await service.handlePublish(iq, context: pushContext(context))
+            return nil
+        }]
+    }
+
+    public var messageRoutes: [MessageRoute] {
+        [MessageRoute(namespace: APushNamespace.bridge) { message, context in
+            try await service.handleBridge(message, servedDomains: context.servedDomains)
+        }]
+    }
+
+    public func run(context: ModuleContext) async throws {
+        let pushContext = pushContext(context)
+        var lastMaintenance = ContinuousClock.now
+        while !Task.isCancelled {
+            do {
+                try await service.processDueWork(context: pushContext)
+                if ContinuousClock.now - lastMaintenance > .seconds(5) {
+                    lastMaintenance = .now
+                    try await service.maintain()
+                }
+            } catch {
+                context.logger.error("stored push work failed: \(error)")
+            }
+            try await Task.sleep(for: .milliseconds(200))
+        }
+    }
+
+    func pushContext(_ context: ModuleContext) -> PushContext {
+        PushContext(servedDomains: context.servedDomains,
+                    upstream: Upstream(sender: context.sender, componentJID: context.componentJID,
+                                       appServer: appServer, timeout: upstreamTimeout))
+    }
+}

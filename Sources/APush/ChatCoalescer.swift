@@ -1,0 +1,77 @@
+import Store
+
+/// The coalescing state machine of one registration's chat (PROTOCOL.md §7). Pure: the caller passes
+/// the stored state and the time, and stores what is left.
+enum ChatCoalescer {
+    enum MessageDecision: Sendable, Equatable {
+        /// Push now with this count; a window is open from now on.
+        case push(count: Int)
+        /// A window is open: the notice waits for its end.
+        case hold
+        /// Policy silences the chat: counted, nothing pushed, no window.
+        case silence
+    }
+
+    enum WindowDecision: Sendable, Equatable {
+        /// Push the held notice with the latest count; the window reopens.
+        case push(HeldNotice, count: Int)
+        /// A quiet window: the burst is over.
+        case close
+        /// Not due (a read or a restart moved it).
+        case notDue
+    }
+
+    /// Where reads cannot be seen (stock mode), the count restarts after an hour without a message.
+    static let countLifetimeWithoutReads: Timestamp = 3_600_000
+
+    static func message(
+        _ state: inout ChatState?, registrationID: Int64, chat: String, notice: HeldNotice, now: Timestamp,
+        window: Timestamp, readsVisible: Bool, silenced: Bool, urgent: Bool = false
+    ) -> MessageDecision {
+        var current = state ?? ChatState(registrationID: registrationID, chat: chat, windowMilliseconds: window)
+        if !readsVisible, let last = current.lastMessageAt, now - last >= countLifetimeWithoutReads {
+            current.count = 0
+        }
+        current.count += 1
+        current.lastMessageAt = now
+        current.windowMilliseconds = window
+        defer { state = current }
+        if silenced { return .silence }
+        if !urgent, let end = current.windowEndsAt, end > now {
+            current.held = notice
+            return .hold
+        }
+        current.windowEndsAt = now + window
+        current.held = nil
+        current.noticedSinceRead = true
+        return .push(count: current.count)
+    }
+
+    static func windowEnded(_ state: inout ChatState?, now: Timestamp) -> WindowDecision {
+        guard var current = state, let end = current.windowEndsAt, end <= now else { return .notDue }
+        defer { state = current }
+        guard let held = current.held else {
+            current.windowEndsAt = nil
+            return .close
+        }
+        current.held = nil
+        current.windowEndsAt = now + current.windowMilliseconds
+        current.noticedSinceRead = true
+        return .push(held, count: current.count)
+    }
+
+    /// The account read the chat: the count resets and a held push is cancelled. Returns whether a
+    /// read push is due: only after a notice since the last read, at most one per window.
+    static func read(_ state: inout ChatState?, now: Timestamp, window: Timestamp) -> Bool {
+        guard var current = state else { return false }
+        defer { state = current }
+        current.count = 0
+        current.held = nil
+        current.windowEndsAt = nil
+        guard current.noticedSinceRead else { return false }
+        if let last = current.lastReadPushAt, now - last < window { return false }
+        current.noticedSinceRead = false
+        current.lastReadPushAt = now
+        return true
+    }
+}

@@ -1,0 +1,105 @@
+public import XMLStream
+import XMPP
+
+/// Classifies a notification (PROTOCOL.md §2.3): from the forwarded stanza when the bridge sent one,
+/// else from the stock summary form. Pure: no clock, no store.
+///
+/// Bodies and encrypted payloads are looked at only to tell a message from a wake and to find a
+/// mention of the account; nothing of them leaves this function.
+enum EventClassifier {
+    static func classify(_ notification: Element?) -> ClassifiedPublish {
+        guard let notification else { return ClassifiedPublish(account: nil, event: .wake) }
+        let account = notification.findString("{urn:xmpp:apush:bridge:0}account@jid").flatMap(bareJID)
+        if let stanza = notification.findElement("{urn:xmpp:forward:0}forwarded/{*}*") {
+            return ClassifiedPublish(account: account, event: classify(forwarded: stanza, account: account))
+        }
+        return ClassifiedPublish(account: account, event: classify(summary: notification))
+    }
+
+    private static func classify(forwarded message: Element, account: String?) -> PushEvent {
+        guard message.name == "message" else { return .wake }
+        let from = message.fromString.flatMap { try? JID($0) }
+        let fromBare = from?.bare.description
+
+        if let sid = message.findString("{urn:xmpp:jingle-message:0}propose@id"), let from {
+            let media = message.findStrings("{urn:xmpp:jingle-message:0}propose/{urn:xmpp:jingle:apps:rtp:1}description@media")
+            return .call(CallNotice(chat: from.bare.description, from: from.description, sid: sid, media: media))
+        }
+        if let sid = message.findString("{urn:xmpp:jingle-message:0}retract@id") {
+            return .callEnded(sid: sid, answeredElsewhere: false)
+        }
+        for answer in ["accept", "proceed", "reject"] {
+            if let sid = message.findString("{urn:xmpp:jingle-message:0}\(answer)@id") {
+                return .callEnded(sid: sid, answeredElsewhere: true)
+            }
+        }
+        if let sent = message.findElement("{urn:xmpp:carbons:2}sent/{urn:xmpp:forward:0}forwarded/{jabber:client}message") {
+            if isReadSignal(sent), let chat = sent.toString.flatMap(bareJID) {
+                return .read(chat: chat)
+            }
+            return .wake
+        }
+        if let chat = message.findString(
+            "{http://jabber.org/protocol/pubsub#event}event/items<node=urn:xmpp:mds:displayed:0>/item@id"
+        ).flatMap(bareJID) {
+            return .read(chat: chat)
+        }
+        if let account, fromBare == account {
+            // The account's own outgoing message, from another of its devices: it has read the chat.
+            if isReadSignal(message), let chat = message.toString.flatMap(bareJID), chat != account {
+                return .read(chat: chat)
+            }
+            return .wake
+        }
+        guard hasContent(message), let from else { return .wake }
+        let groupchat = message.stanzaType == "groupchat"
+        let originID = message.findString("{urn:xmpp:sid:0}origin-id@id") ?? message.stanzaID
+        let stanzaID = account.flatMap { message.findString("{urn:xmpp:sid:0}stanza-id<by=\($0)>@id") }
+        return .message(MessageNotice(
+            chat: from.bare.description,
+            from: groupchat ? (from.resourcepart ?? "") : from.bare.description,
+            groupchat: groupchat,
+            mention: groupchat && mentions(account, in: message),
+            id: stanzaID ?? message.stanzaID,
+            dedupeKey: originID.map { "\(from.bare)/\($0)" }))
+    }
+
+    private static func classify(summary notification: Element) -> PushEvent {
+        let summary = #"\{urn:xmpp:push:summary}"#
+        guard let body = notification.findString(summary + #"@last-message-body\"#), !body.trimmed.isEmpty else {
+            return .wake
+        }
+        let chat = notification.findString(summary + #"@last-message-sender\"#).flatMap(bareJID) ?? ""
+        return .message(MessageNotice(chat: chat, from: chat, groupchat: false, mention: false, id: nil,
+                                      dedupeKey: nil))
+    }
+
+    /// A body or an encrypted payload: something a person would be notified of.
+    private static func hasContent(_ message: Element) -> Bool {
+        if let body = message.findString("body#"), !body.trimmed.isEmpty { return true }
+        return message.findElement("{eu.siacs.conversations.axolotl}encrypted") != nil
+            || message.findElement("{urn:xmpp:omemo:2}encrypted") != nil
+            || message.findElement("{urn:xmpp:openpgp:0}openpgp") != nil
+            || message.findElement("{jabber:x:encrypted}x") != nil
+    }
+
+    /// A displayed marker or a message of its own: the account has seen the chat.
+    private static func isReadSignal(_ message: Element) -> Bool {
+        message.findElement("{urn:xmpp:chat-markers:0}displayed") != nil || hasContent(message)
+    }
+
+    /// XEP-0372 references to the account, or the account's name in the body (read, never kept).
+    private static func mentions(_ account: String?, in message: Element) -> Bool {
+        guard let account, let jid = try? JID(account) else { return false }
+        let uris = message.findStrings("{urn:xmpp:reference:0}reference<type=mention>@uri")
+        if uris.contains(where: { $0.hasPrefix("xmpp:") && bareJID(String($0.dropFirst(5))) == account }) {
+            return true
+        }
+        guard let name = jid.localpart, let body = message.findString("body#") else { return false }
+        return body.lowercased().contains(name.lowercased())
+    }
+
+    static func bareJID(_ text: String) -> String? {
+        (try? JID(text))?.bare.description
+    }
+}

@@ -1,0 +1,34 @@
+public import XMLStream
+import XMPP
+
+/// A XEP-0357 publish from a served server: the node (the device token), the registration it
+/// carries, and the notification to classify.
+struct IncomingPublish: Sendable {
+    var domain: String
+    var token: String
+    /// Nil when the server sent no publish-options (then the stored registration is used).
+    var options: RegistrationOptions?
+    var notification: Element?
+
+    /// Checks the publish; anything malformed is a `modify`/`bad-request` saying what is wrong.
+    init(iq: Element, servedDomains: Set<String>) throws(StanzaError) {
+        guard let from = iq.from, from.isDomainOnly, servedDomains.contains(from.domainpart) else {
+            throw StanzaError(.forbidden, text: "publishes are accepted only from the served server domains")
+        }
+        domain = from.domainpart
+        guard let node = iq.findString("{http://jabber.org/protocol/pubsub}pubsub/publish@node"), !node.isEmpty else {
+            throw StanzaError(.badRequest, text: "the publish has no node")
+        }
+        token = node
+        notification = iq.findElement("{http://jabber.org/protocol/pubsub}pubsub/publish/item/{urn:xmpp:push:0}notification")
+        if let formElement = iq.findElement("{http://jabber.org/protocol/pubsub}pubsub/publish-options/{jabber:x:data}x") {
+            let form: DataForm
+            do {
+                form = try DataForm(element: formElement)
+            } catch {
+                throw StanzaError(.badRequest, text: "publish-options: \(error)")
+            }
+            options = try RegistrationOptions(form: form)
+        }
+    }
+}

@@ -1,0 +1,49 @@
+import Sealing
+import Store
+
+extension PushService {
+    /// Sends what stored work has come due: ended windows with a held notice, and retries. Runs on a
+    /// timer; after a restart it picks up whatever the previous process left.
+    func processDueWork(context: PushContext) async throws {
+        let at = now()
+        for window in try await store.dueWindows(at: at, limit: 256) {
+            let decision = try await store.updateChat(registrationID: window.registrationID, chat: window.chat) { state in
+                ChatCoalescer.windowEnded(&state, now: at)
+            }
+            guard case .push(let held, let count) = decision,
+                  let registration = try await store.registration(id: window.registrationID) else { continue }
+            statistics.count("coalesced.sent")
+            let push = OutgoingPush.message(account: registration.account ?? "", chat: window.chat, notice: held,
+                                            count: count)
+            await deliver(push, to: registration, context: context, at: at)
+        }
+        for retry in try await store.dueRetries(at: at, limit: 256) {
+            guard let registration = try await store.registration(id: retry.registrationID),
+                  let push = OutgoingPush(retry: retry, account: registration.account ?? "") else {
+                try await store.deleteRetry(id: retry.id)
+                continue
+            }
+            await deliver(push, to: registration, context: context, at: at, retry: retry)
+        }
+    }
+
+    /// Forgets what has expired and adds the counters to the stored totals.
+    func maintain() async throws {
+        let at = now()
+        try await store.prune(tombstonesBefore: at - Self.day,
+                              sightingsBefore: at - Timestamp(settings.dedupeMinutes) * 60_000,
+                              callsBefore: at - 3_600_000, unknownAnswersBefore: at - 3_600_000)
+        try await flushStatistics()
+    }
+
+    func flushStatistics() async throws {
+        let counts = statistics.takeUnflushed()
+        guard !counts.isEmpty else { return }
+        do {
+            try await store.increment(counts)
+        } catch {
+            statistics.restore(counts)
+            throw error
+        }
+    }
+}

@@ -1,0 +1,347 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Logging
+import Sealing
+import Store
+import Synchronization
+public import XMLStream
+import XMPP
+
+/// The push path: intake → classify → coalesce → summary → seal → publish upstream → answer.
+///
+/// Decisions are made by the pure parts (EventClassifier, ChatCoalescer, UpstreamOutcome); this type
+/// only wires them to the store, the clock and the link.
+final class PushService: Sendable {
+    let store: any PushStore
+    let settings: APushSettings
+    let statistics = PushStatistics()
+    let now: @Sendable () -> Timestamp
+    let logger: Logger
+    private let inFlight = Mutex(0)
+
+    init(store: any PushStore, settings: APushSettings, logger: Logger,
+         now: @escaping @Sendable () -> Timestamp = PushService.wallClock) {
+        self.store = store
+        self.settings = settings
+        self.logger = logger
+        self.now = now
+    }
+
+    static let wallClock: @Sendable () -> Timestamp = {
+        var spec = timespec()
+        clock_gettime(CLOCK_REALTIME, &spec)
+        return Timestamp(spec.tv_sec) * 1000 + Timestamp(spec.tv_nsec / 1_000_000)
+    }
+
+    private var windowMilliseconds: Timestamp { Timestamp(settings.coalesceSeconds) * 1000 }
+
+    // MARK: Intake
+
+    /// Answers one publish from the server: returns for a `result`, throws the error to answer with.
+    func handlePublish(_ iq: Element, context: PushContext) async throws(StanzaError) {
+        let admitted = inFlight.withLock { count in
+            guard count < settings.maxInFlight else { return false }
+            count += 1
+            return true
+        }
+        guard admitted else {
+            statistics.count("answers.wait.in-flight")
+            throw ServerAnswer.wait(.resourceConstraint).error!
+        }
+        defer { inFlight.withLock { $0 -= 1 } }
+        let answer: ServerAnswer
+        do {
+            let publish = try IncomingPublish(iq: iq, servedDomains: context.servedDomains)
+            answer = try await handle(publish, context: context)
+        } catch let error as StanzaError {
+            statistics.count("answers.error.\(error.condition.rawValue)")
+            logger.info("refused a publish: \(error.text ?? error.condition.rawValue)")
+            throw error
+        } catch {
+            logger.error("a publish failed: \(error)")
+            answer = .wait(.internalServerError)
+        }
+        statistics.count("answers.\(answer.statisticsName)")
+        if let error = answer.error { throw error }
+    }
+
+    var publishesInFlight: Int { inFlight.withLock { $0 } }
+
+    private func handle(_ publish: IncomingPublish, context: PushContext) async throws -> ServerAnswer {
+        let at = now()
+        let classified = EventClassifier.classify(publish.notification)
+        let registration: Registration
+        if let options = publish.options {
+            if try await store.isBuried(token: publish.token, pushModule: options.pushModule, since: at - Self.day) {
+                statistics.count("answers.tombstone")
+                return .gone
+            }
+            registration = try await store.register(
+                options.request(domain: publish.domain, token: publish.token, account: classified.account),
+                freshCollapseKey: CollapseKey.random().bytes, now: at)
+        } else if let stored = try await store.registration(domain: publish.domain, token: publish.token) {
+            registration = stored
+        } else {
+            return try await answerUnknownNode(at: at, token: publish.token)
+        }
+        let pushes = try await decide(classified, for: registration, at: at)
+        var answer = ServerAnswer.accepted
+        for push in pushes {
+            let outcome = await deliver(push, to: registration, context: context, at: at)
+            if outcome == .deadToken { answer = .gone }
+            if case .retry = outcome, answer == .accepted { answer = .wait(.remoteServerTimeout) }
+        }
+        return answer
+    }
+
+    static let day: Timestamp = 86_400_000
+
+    /// An unknown node is answered `cancel` so the server drops it, but only a few times an hour.
+    private func answerUnknownNode(at: Timestamp, token: String) async throws -> ServerAnswer {
+        let recent = try await store.unknownNodeAnswers(since: at - 3_600_000)
+        guard recent < settings.unknownNodeCancelsPerHour else {
+            logger.warning("publish for an unknown node \(Fingerprint.of(token)); the hourly cap of cancel answers is reached, answering wait")
+            statistics.count("unknown-node.capped")
+            return .wait(.resourceConstraint)
+        }
+        try await store.recordUnknownNodeAnswer(at: at)
+        logger.notice("publish for an unknown node \(Fingerprint.of(token)) with no publish-options: answering cancel")
+        statistics.count("unknown-node.cancelled")
+        return .gone
+    }
+
+    // MARK: Decisions
+
+    /// What one event means for one registration: the pushes to send now (often none).
+    func decide(_ classified: ClassifiedPublish, for registration: Registration, at: Timestamp) async throws
+        -> [OutgoingPush] {
+        let account = registration.account ?? classified.account ?? ""
+        let ts = at / 1000
+        let readsVisible = registration.account != nil || classified.account != nil
+        let dedupeSince = at - Timestamp(settings.dedupeMinutes) * 60_000
+        statistics.count("events.\(classified.event.kindName)")
+        switch classified.event {
+        case .message(let notice):
+            guard registration.takesMessages else { return [] }
+            if let key = notice.dedupeKey,
+               !(try await store.firstSighting(registrationID: registration.id, key: "m/" + key, at: at,
+                                               since: dedupeSince)) {
+                statistics.count("deduplicated")
+                return []
+            }
+            let held = HeldNotice(from: notice.from, id: notice.id, groupchat: notice.groupchat,
+                                  mention: notice.mention, at: at)
+            let window = windowMilliseconds
+            let decision = try await store.updateChat(registrationID: registration.id, chat: notice.chat) { state in
+                ChatCoalescer.message(&state, registrationID: registration.id, chat: notice.chat, notice: held,
+                                      now: at, window: window, readsVisible: readsVisible, silenced: false)
+            }
+            switch decision {
+            case .push(let count):
+                return [.message(account: account, chat: notice.chat, notice: held, count: count)]
+            case .hold:
+                statistics.count("coalesced.held")
+                return []
+            case .silence:
+                statistics.count("dropped.policy")
+                return []
+            }
+
+        case .call(let call):
+            if !(try await store.firstSighting(registrationID: registration.id, key: "c/" + call.sid, at: at,
+                                               since: dedupeSince)) {
+                statistics.count("deduplicated")
+                return []
+            }
+            if registration.takesMessages {
+                try await store.rememberCall(PendingCall(registrationID: registration.id, sid: call.sid,
+                                                         chat: call.chat, caller: call.from, media: call.media, at: at))
+            }
+            guard registration.takesCalls else { return [] }
+            let summary = Summary(kind: .call, account: account, chat: call.chat, from: call.from,
+                                  call: .init(sid: call.sid, media: call.media), ts: ts)
+            return [OutgoingPush(summary: summary, collapseChat: nil)]
+
+        case .callEnded(let sid, let answeredElsewhere):
+            guard let call = try await store.takeCall(registrationID: registration.id, sid: sid),
+                  !answeredElsewhere, registration.takesMessages else { return [] }
+            let window = windowMilliseconds
+            let held = HeldNotice(from: call.chat, id: nil, groupchat: false, mention: false, at: at)
+            let decision = try await store.updateChat(registrationID: registration.id, chat: call.chat) { state in
+                ChatCoalescer.message(&state, registrationID: registration.id, chat: call.chat, notice: held,
+                                      now: at, window: window, readsVisible: readsVisible, silenced: false,
+                                      urgent: true)
+            }
+            guard case .push(let count) = decision else { return [] }
+            var summary = Summary(kind: .message, account: account, chat: call.chat, from: call.chat, count: count,
+                                  ts: ts)
+            summary.missed = true
+            summary.call = .init(sid: call.sid, media: call.media)
+            return [OutgoingPush(summary: summary, collapseChat: call.chat)]
+
+        case .read(let chat):
+            let window = windowMilliseconds
+            let due = try await store.updateChat(registrationID: registration.id, chat: chat) { state in
+                ChatCoalescer.read(&state, now: at, window: window)
+            }
+            guard due, registration.takesReads else { return [] }
+            return [OutgoingPush(summary: Summary(kind: .read, account: account, chat: chat, ts: ts), collapseChat: nil)]
+
+        case .wake:
+            guard registration.takesMessages else { return [] }
+            if let last = registration.lastWakeAt, at - last < Timestamp(settings.wakeIntervalSeconds) * 1000 {
+                statistics.count("dropped.rate-limit")
+                return []
+            }
+            try await store.recordWake(registrationID: registration.id, at: at)
+            return [OutgoingPush(summary: Summary(kind: .wake, account: account, ts: ts), collapseChat: nil)]
+        }
+    }
+
+    // MARK: Delivery
+
+    /// Seals and publishes one push, then acts on the App Server's answer: a dead token is removed
+    /// and buried; a `wait` is stored for retry until its deadline.
+    @discardableResult
+    func deliver(_ push: OutgoingPush, to registration: Registration, context: PushContext, at: Timestamp,
+                 retry: RetryItem? = nil) async -> UpstreamOutcome {
+        let fields: Upstream.Fields
+        do {
+            fields = try seal(push, for: registration)
+        } catch {
+            logger.error("cannot seal a push for \(Fingerprint.of(registration.token)): \(error)")
+            statistics.count("pushes.\(push.kind.rawValue).unsealable")
+            if let retry { try? await store.deleteRetry(id: retry.id) }
+            return .rejected(reason: "seal")
+        }
+        let started = ContinuousClock.now
+        let outcome = await context.upstream.publish(node: registration.token, pushModule: registration.pushModule,
+                                                     fields: fields)
+        let latency = ContinuousClock.now - started
+        statistics.count("upstream.latency-ms", by: latency.components.seconds * 1000
+            + latency.components.attoseconds / 1_000_000_000_000_000)
+        statistics.count("upstream.answers")
+        do {
+            try await record(outcome, of: push, for: registration, at: at, retry: retry)
+        } catch {
+            logger.error("cannot record the outcome of a push: \(error)")
+        }
+        return outcome
+    }
+
+    private func record(_ outcome: UpstreamOutcome, of push: OutgoingPush, for registration: Registration,
+                        at: Timestamp, retry: RetryItem?) async throws {
+        let kind = push.kind.rawValue
+        let token = Fingerprint.of(registration.token)
+        switch outcome {
+        case .accepted:
+            statistics.count("pushes.\(kind).accepted")
+            try await store.recordPush(registrationID: registration.id, at: at, error: nil)
+            if let retry { try await store.deleteRetry(id: retry.id) }
+        case .deadToken:
+            statistics.count("pushes.\(kind).dead-token")
+            logger.notice("the App Server says token \(token) (\(registration.pushModule)) is dead: removing it")
+            try await store.removeRegistration(id: registration.id)
+            try await store.bury(token: registration.token, pushModule: registration.pushModule, at: at)
+        case .rejected(let reason):
+            statistics.count("pushes.\(kind).rejected")
+            logger.warning("the App Server rejected a push for \(token): \(reason)")
+            try await store.recordPush(registrationID: registration.id, at: at, error: reason)
+            if let retry { try await store.deleteRetry(id: retry.id) }
+        case .retry(let reason):
+            try await store.recordPush(registrationID: registration.id, at: at, error: reason)
+            var item = retry ?? RetryItem(
+                registrationID: registration.id, summary: push.json, kind: kind,
+                collapseChat: push.collapseChat, attempts: 0, nextAt: at,
+                deadline: at + Timestamp(push.kind == .call ? settings.retryCallSeconds
+                                                                   : settings.retryMessageSeconds) * 1000)
+            item.attempts += 1
+            let delay = Self.retryDelay(attempt: item.attempts)
+            if at + delay > item.deadline {
+                statistics.count("pushes.\(kind).expired")
+                logger.info("giving up on a push for \(token) after \(item.attempts) attempts: \(reason)")
+                if retry != nil { try await store.deleteRetry(id: item.id) }
+                return
+            }
+            statistics.count("pushes.\(kind).retrying")
+            item.nextAt = at + delay
+            if retry == nil {
+                try await store.enqueueRetry(item)
+            } else {
+                try await store.updateRetry(item)
+            }
+        }
+    }
+
+    /// 2 s, 4 s, 8 s … capped at 30 s between attempts.
+    static func retryDelay(attempt: Int) -> Timestamp {
+        min(30_000, 1000 << min(attempt, 5))
+    }
+
+    private func seal(_ push: OutgoingPush, for registration: Registration) throws -> Upstream.Fields {
+        let plaintext = Summary.padded(push.json, bucket: settings.paddingBucket, limit: Envelope.maxPlaintextLength)
+        let envelope = try Envelope.seal(plaintext, to: registration.deviceKey)
+        let collapse = try push.collapseChat.map { chat in
+            try CollapseKey(bytes: registration.collapseKey).tag(account: push.account, chat: chat)
+        }
+        return Upstream.Fields(envelope: envelope, kind: push.apushKind, collapse: collapse)
+    }
+}
+
+/// One push to send: the summary's JSON and, for a message, the account and chat its collapse tag names.
+struct OutgoingPush: Sendable, Equatable {
+    var kind: Summary.Kind
+    var json: String
+    var account: String
+    var collapseChat: String?
+
+    init(summary: Summary, collapseChat: String?) {
+        kind = summary.kind
+        json = summary.json
+        account = summary.account
+        self.collapseChat = collapseChat
+    }
+
+    /// A stored retry, sealed afresh.
+    init?(retry: RetryItem, account: String) {
+        guard let kind = Summary.Kind(rawValue: retry.kind) else { return nil }
+        self.kind = kind
+        json = retry.summary
+        self.account = account
+        collapseChat = retry.collapseChat
+    }
+
+    static func message(account: String, chat: String, notice: HeldNotice, count: Int) -> OutgoingPush {
+        OutgoingPush(summary: Summary(kind: .message, account: account, chat: chat, groupchat: notice.groupchat,
+                                      from: notice.from, count: count, mention: notice.mention, id: notice.id,
+                                      ts: notice.at / 1000),
+                     collapseChat: chat)
+    }
+
+    /// apushKind: absent for a message, `voip` for a call.
+    var apushKind: String? {
+        switch kind {
+        case .message: nil
+        case .call: "voip"
+        case .read: "read"
+        case .wake: "wake"
+        }
+    }
+}
+
+/// What the push path needs of the host for one call.
+struct PushContext: Sendable {
+    var servedDomains: Set<String>
+    var upstream: Upstream
+}
+
+extension ServerAnswer {
+    var statisticsName: String {
+        switch self {
+        case .accepted: "result"
+        case .gone: "cancel"
+        case .wait: "wait"
+        }
+    }
+}

@@ -1,0 +1,55 @@
+import Sealing
+import Store
+import XMPP
+
+/// The client's publish-options form, as the server echoes it: this is the registration.
+struct RegistrationOptions: Sendable, Equatable {
+    var pushModule: String
+    var deviceKey: [UInt8]
+    var calls: CallsMode
+    var wantsReads: Bool
+
+    /// Reads the form; a missing module or a key that is not 32 bytes of standard base64 is a
+    /// `bad-request` naming the field. Unknown fields are ignored (servers echo forms verbatim).
+    init(form: DataForm) throws(StanzaError) {
+        guard let module = form.value("pushModule")?.trimmed, !module.isEmpty else {
+            throw StanzaError(.badRequest, text: "publish-options: pushModule is missing")
+        }
+        guard let encodedKey = form.value("apushEncryptionPublicKey")?.trimmed, !encodedKey.isEmpty else {
+            throw StanzaError(.badRequest, text: "publish-options: apushEncryptionPublicKey is missing")
+        }
+        guard let key = Base64.decode(encodedKey), key.count == KeyPair.keyLength else {
+            throw StanzaError(.badRequest,
+                              text: "publish-options: apushEncryptionPublicKey must be 32 bytes of standard base64")
+        }
+        pushModule = module
+        deviceKey = key
+        switch form.value("apushCalls")?.trimmed.lowercased() {
+        case nil, "", "0", "false": calls = .none
+        case "1", "true": calls = .also
+        case "only": calls = .only
+        case let other?:
+            throw StanzaError(.badRequest, text: "publish-options: apushCalls '\(other)' is not 0, 1, true, false or only")
+        }
+        switch form.value("apushRead")?.trimmed.lowercased() {
+        case nil, "", "0", "false": wantsReads = false
+        case "1", "true": wantsReads = true
+        case let other?:
+            throw StanzaError(.badRequest, text: "publish-options: apushRead '\(other)' is not 0, 1, true or false")
+        }
+    }
+
+    func request(domain: String, token: String, account: String?) -> RegistrationRequest {
+        RegistrationRequest(domain: domain, token: token, pushModule: pushModule, account: account,
+                            deviceKey: deviceKey, calls: calls, wantsReads: wantsReads)
+    }
+}
+
+extension String {
+    var trimmed: String {
+        var view = Substring(self)
+        while let first = view.first, first.isWhitespace { view = view.dropFirst() }
+        while let last = view.last, last.isWhitespace { view = view.dropLast() }
+        return String(view)
+    }
+}

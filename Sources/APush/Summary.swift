@@ -1,0 +1,103 @@
+import Store
+
+/// The sealed plaintext (PROTOCOL.md §4): compact JSON, keys in a fixed order, never a message's text.
+struct Summary: Sendable, Equatable {
+    enum Kind: String, Sendable { case message, call, read, wake }
+
+    struct Call: Sendable, Equatable {
+        var sid: String
+        var media: [String]
+    }
+
+    var kind: Kind
+    var account: String
+    var chat: String?
+    var groupchat = false
+    var from: String?
+    var count: Int?
+    var mention = false
+    var missed = false
+    var id: String?
+    var call: Call?
+    var test = false
+    /// Unix seconds of the event.
+    var ts: Int64
+
+    var json: String {
+        var writer = JSONObjectWriter()
+        writer.add("v", 2)
+        writer.add("kind", kind.rawValue)
+        writer.add("account", account)
+        if let chat { writer.add("chat", chat) }
+        if groupchat { writer.add("groupchat", true) }
+        if let from { writer.add("from", from) }
+        if let count { writer.add("count", count) }
+        if mention { writer.add("mention", true) }
+        if missed { writer.add("missed", true) }
+        if let id { writer.add("id", id) }
+        if let call {
+            var callWriter = JSONObjectWriter()
+            callWriter.add("sid", call.sid)
+            callWriter.add("media", call.media)
+            writer.addRaw("call", callWriter.finish())
+        }
+        if test { writer.add("test", true) }
+        writer.add("ts", Int(ts))
+        return writer.finish()
+    }
+
+    /// JSON padded with trailing spaces to a multiple of `bucket` bytes (still valid JSON), so the
+    /// envelope's length tells Apple and Google less; never past the envelope's limit.
+    static func padded(_ json: String, bucket: Int, limit: Int) -> [UInt8] {
+        var bytes = Array(json.utf8)
+        guard bucket > 0 else { return bytes }
+        let target = min(limit, (bytes.count + bucket - 1) / bucket * bucket)
+        if bytes.count < target {
+            bytes.append(contentsOf: repeatElement(UInt8(ascii: " "), count: target - bytes.count))
+        }
+        return bytes
+    }
+}
+
+/// Writes one JSON object with keys in the order added (JSONSerialization would sort or shuffle them).
+struct JSONObjectWriter {
+    private var output = "{"
+    private var first = true
+
+    mutating func add(_ key: String, _ value: String) { addRaw(key, Self.quoted(value)) }
+    mutating func add(_ key: String, _ value: Int) { addRaw(key, String(value)) }
+    mutating func add(_ key: String, _ value: Bool) { addRaw(key, value ? "true" : "false") }
+    mutating func add(_ key: String, _ values: [String]) {
+        addRaw(key, "[" + values.map(Self.quoted).joined(separator: ",") + "]")
+    }
+
+    mutating func addRaw(_ key: String, _ json: String) {
+        if !first { output += "," }
+        first = false
+        output += Self.quoted(key)
+        output += ":"
+        output += json
+    }
+
+    func finish() -> String { output + "}" }
+
+    /// RFC 8259 string escaping: quotes, backslash and control characters.
+    static func quoted(_ text: String) -> String {
+        var result = "\""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": result += "\\\""
+            case "\\": result += "\\\\"
+            case "\n": result += "\\n"
+            case "\r": result += "\\r"
+            case "\t": result += "\\t"
+            case let control where control.value < 0x20:
+                let hex = String(control.value, radix: 16)
+                result += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+            default:
+                result.unicodeScalars.append(scalar)
+            }
+        }
+        return result + "\""
+    }
+}
