@@ -45,6 +45,10 @@ public struct StreamParseError: Error, Equatable {
     }
 }
 
+extension StreamParseError: CustomStringConvertible {
+    public var description: String { "\(condition.rawValue): \(text)" }
+}
+
 /// An incremental reader of one XMPP stream over libxml2's SAX2 push parser.
 ///
 /// Feed it bytes as they arrive; it returns the events they complete. It rejects what RFC 6120
@@ -330,7 +334,7 @@ public final class StreamParser {
             var cursor = input.pointee.cur, let end = input.pointee.end
         else { return }
         let start = cursor
-        while cursor < end, [0x20, 0x09, 0x0A, 0x0D].contains(cursor.pointee) { cursor += 1 }
+        while cursor < end, isXMLWhitespace(cursor.pointee) { cursor += 1 }
         stanzaStart = max(stanzaStart, position + (cursor - start))
     }
 
@@ -390,6 +394,13 @@ private func parser(_ ctx: UnsafeMutableRawPointer?) -> StreamParser {
     // The push context is the callbacks' user data; `_private` holds the unretained StreamParser.
     let context = ctx.unsafelyUnwrapped.assumingMemoryBound(to: xmlParserCtxt.self)
     return Unmanaged<StreamParser>.fromOpaque(context.pointee._private).takeUnretainedValue()
+}
+
+private func isXMLWhitespace(_ byte: UInt8) -> Bool {
+    switch byte {
+    case 0x20, 0x09, 0x0A, 0x0D: true
+    default: false
+    }
 }
 
 private func string(_ text: UnsafePointer<xmlChar>?) -> String {
