@@ -22,8 +22,10 @@ struct QueryParser {
                 guard skip("/") else { throw error("expected '/' between segments") }
             }
             if skipSequence("..") {
-                guard atEnd || peek == "/" || peek == "|" else { throw error("'..' must stand alone as a segment") }
                 steps.append(.parent)
+                extraction = try parseExtraction()
+                if case .form = extraction { throw error("a data-form sub-query cannot follow '..'") }
+                guard atEnd || peek == "/" || peek == "|" else { throw error("'..' takes no name or filter") }
                 continue
             }
             let isFirstRooted = isRooted && steps.isEmpty

@@ -7,7 +7,7 @@
 // Grammar
 //
 //     query      := ["/"] [segment ("/" segment)*] ["|" conversion]
-//     segment    := ".."                              ascend to the parent of each match
+//     segment    := ".." [extraction]                 ascend to the parent of each match
 //                 | selector [extraction]
 //                 | extraction                        applies to the current element(s)
 //     selector   := ["{" namespace "}"] name filter*
@@ -133,6 +133,12 @@ public struct QueryError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The character offset of the problem.
     public let offset: Int
     public let reason: String
+
+    public init(path: String, offset: Int, reason: String) {
+        self.path = path
+        self.offset = offset
+        self.reason = reason
+    }
 
     public var description: String { "invalid query '\(path)' at offset \(offset): \(reason)" }
 }
