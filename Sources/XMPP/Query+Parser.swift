@@ -52,12 +52,12 @@ struct QueryParser {
             conversion = known
             position = characters.count
         }
-        if isRooted, steps.isEmpty, extraction == nil { throw error("the path selects nothing") }
-        if !isRooted, steps.isEmpty, extraction == nil { throw error("the path is empty") }
+        if steps.isEmpty, extraction == nil { throw error(isRooted ? "the path selects nothing" : "the path is empty") }
         return Query(path: path, isRooted: isRooted, steps: steps, extraction: extraction, conversion: conversion)
     }
 
-    /// Nil when the segment starts with an extraction (or, for a rooted first segment, holds only filters).
+    /// Nil when the segment has neither name nor filter (an extraction alone). Only a rooted first
+    /// segment may have filters without a name: it then matches any element.
     private mutating func parseSelector(nameOptional: Bool) throws(QueryError) -> Query.Selector? {
         var namespace = Query.Selector.NamespaceMatch.parents
         var hasNamespace = false

@@ -30,7 +30,7 @@
 // * Conversions need an extraction. A value that does not convert is left out of the results
 //   (`|int` of "abc", `|bool` of "yes"). `bool`: `1`/`true`, `0`/`false`. `uint`: an `int` ≥ 0.
 //   `datetime`: XEP-0082 DateTime (`2002-09-10T23:08:25Z`, fraction and ±hh:mm offset allowed) or
-//   legacy XEP-0091 (`20020910T23:08:25`, UTC). `base64`: bytes, whitespace ignored.
+//   legacy XEP-0091 (`20020910T23:08:25`); no offset means UTC. `base64`: bytes, whitespace ignored.
 //
 // Data-form sub-query (XEP-0004, XEP-0068)
 //
@@ -53,10 +53,17 @@
 //     …/{urn:xmpp:forward:0}forwarded/{jabber:client}message/body#                     the body text
 //     …/{jabber:client}message/{urn:xmpp:delay}delay@stamp|datetime                    a Date
 //     /<type=set>/{http://jabber.org/protocol/pubsub}pubsub/publish/../../@id          the iq's id
-//     {urn:ietf:params:xml:ns:xmpp-stanzas}!text$                                      an error condition
+//     error/{urn:ietf:params:xml:ns:xmpp-stanzas}!text$                                the condition of an error stanza
 //     @type                                                                           the stanza's type
 //
 // In Swift source, write paths holding "\" as raw strings: #"…/\{…}submit@pushModule\"#.
+//
+// API: `Element.find(_:)` gives every result in document order, `findFirst(_:)` the first, `check(_:)`
+// whether there is one; `findElement(s)`/`findString(s)` keep the results of that kind; `findInt`,
+// `findBool`, `findDate` and `findBytes` take the first result of their type, converting a string
+// result as `|int`, `|bool`, `|datetime` or `|base64` would. Each takes a path string, compiled once
+// and then cached; an invalid path stops the program, as paths are literals. `find` and `findFirst`
+// also take a compiled `Query` (`Query(_:)` throws a `QueryError` for a path that is not a literal).
 
 public import Foundation
 public import XMLStream
