@@ -64,7 +64,7 @@ public final class AdHocSessions: Sendable {
             }
             guard let session, session.owner == requester, session.node == node else {
                 throw StanzaError(.badRequest, text: "unknown or expired session",
-                                  appSpecific: Element("bad-sessionid", namespace: Namespace.commands))
+                                  applicationCondition: Element("bad-sessionid", namespace: Namespace.commands))
             }
             sessionID = existing
             stage = session.stage
@@ -103,7 +103,7 @@ public final class AdHocSessions: Sendable {
 
     private static let malformedAction = StanzaError(
         .badRequest, text: "that action is not possible here",
-        appSpecific: Element("malformed-action", namespace: Namespace.commands))
+        applicationCondition: Element("malformed-action", namespace: Namespace.commands))
 
     private static func newSessionID() -> String {
         (0..<4).map { _ in String(UInt32.random(in: .min ... .max), radix: 36) }.joined(separator: "-")

@@ -103,7 +103,7 @@ public final class ComponentConnection: StanzaSender {
     public func send(_ stanza: Element) throws {
         let socket = link.withLock { $0.ready ? $0.socket : nil }
         guard let socket else { throw ComponentLinkError.notConnected }
-        try socket.send(stanza.serialized(parentNamespace: Namespace.component))
+        try socket.send(stanza.serialized(parentNamespace: Namespace.componentAccept))
     }
 
     public func request(_ iq: Element, timeout: Duration) async throws -> Element {
@@ -156,7 +156,7 @@ public final class ComponentConnection: StanzaSender {
         link.withLock { $0 = Link(socket: socket, nextID: $0.nextID) }
         var machine = ComponentStreamStateMachine(componentJID: settings.componentJID, secret: settings.secret)
         let parser = StreamParser(limits: settings.limits)
-        let activity = Mutex(ContinuousClock.now)
+        let activity = ActivityClock()
         var wasReady = false
         let keepalive = Task { await keepAlive(socket: socket, lastActivity: activity) }
         defer { keepalive.cancel() }
@@ -187,7 +187,7 @@ public final class ComponentConnection: StanzaSender {
         await perform(machine.connected())
         do {
             for try await chunk in socket.incoming() {
-                activity.withLock { $0 = .now }
+                activity.touch()
                 let events: [StreamEvent]
                 do {
                     events = try parser.feed(chunk)
@@ -230,13 +230,13 @@ public final class ComponentConnection: StanzaSender {
     }
 
     /// Pings the server after a quiet spell; no answer in time closes the socket, which ends the session.
-    private func keepAlive(socket: TCPConnection, lastActivity: Mutex<ContinuousClock.Instant>) async {
+    private func keepAlive(socket: TCPConnection, lastActivity: ActivityClock) async {
         while !Task.isCancelled {
             try? await Task.sleep(for: settings.keepaliveInterval / 2)
-            let idle = ContinuousClock.now - lastActivity.withLock { $0 }
-            guard idle >= settings.keepaliveInterval, link.withLock({ $0.ready }) else { continue }
-            let ping = Element.iq(type: "get", id: nil, from: settings.componentJID, to: settings.keepaliveTarget,
-                                  payload: Element("ping", namespace: Namespace.ping))
+            guard lastActivity.idle >= settings.keepaliveInterval, link.withLock({ $0.ready }) else { continue }
+            let ping = Element("iq", namespace: Namespace.componentAccept,
+                               ["type": "get", "from": settings.componentJID, "to": settings.keepaliveTarget],
+                               children: [Element("ping", namespace: Namespace.ping)])
             do {
                 _ = try await request(ping, timeout: settings.keepaliveTimeout)
             } catch ComponentLinkError.timedOut {
@@ -249,4 +249,12 @@ public final class ComponentConnection: StanzaSender {
             }
         }
     }
+}
+
+/// When the server last sent anything: a quiet link is probed, a busy one is not.
+private final class ActivityClock: Sendable {
+    private let last = Mutex(ContinuousClock.now)
+
+    func touch() { last.withLock { $0 = .now } }
+    var idle: Duration { ContinuousClock.now - last.withLock { $0 } }
 }

@@ -38,15 +38,15 @@ public struct ComponentStreamStateMachine: Sendable {
     /// The socket is open: say who we are.
     public mutating func connected() -> Action {
         state = .awaitingStreamHeader
-        return .send("<?xml version='1.0'?><stream:stream xmlns='\(Namespace.component)' "
-            + "xmlns:stream='\(Namespace.stream)' to='\(XMLEscaping.escaped(componentJID))'>")
+        return .send("<?xml version='1.0'?><stream:stream xmlns='\(Namespace.componentAccept)' "
+            + "xmlns:stream='\(Namespace.streams)' to='\(XMLEscaping.escaped(componentJID))'>")
     }
 
     public mutating func received(_ event: StreamEvent) -> Action {
         switch (state, event) {
         case (.awaitingStreamHeader, .streamStart(let header)):
             guard let id = header[attribute: "id"], !id.isEmpty else {
-                return fail(.invalidID, "the server's stream header has no id")
+                return fail(.badFormat, "the server's stream header has no id")
             }
             streamID = id
             state = .awaitingHandshakeReply
@@ -55,7 +55,7 @@ public struct ComponentStreamStateMachine: Sendable {
         case (.awaitingHandshakeReply, .stanza(let stanza)) where stanza.name == "handshake":
             state = .ready
             return .ready
-        case (_, .stanza(let stanza)) where stanza.name == "error" && stanza.namespace == Namespace.stream:
+        case (_, .stanza(let stanza)) where stanza.name == "error" && stanza.namespace == Namespace.streams:
             state = .closed
             let error = StreamError(element: stanza) ?? StreamError(.undefinedCondition)
             return .close(farewell: "</stream:stream>", failure: .streamError(error))
@@ -87,7 +87,7 @@ public struct ComponentStreamStateMachine: Sendable {
     private mutating func fail(_ condition: StreamError.Condition, _ text: String) -> Action {
         state = .closed
         let error = StreamError(condition, text: text)
-        return .close(farewell: error.element.serialized(parentNamespace: Namespace.component) + "</stream:stream>",
+        return .close(farewell: error.element.serialized(parentNamespace: Namespace.componentAccept) + "</stream:stream>",
                       failure: .protocolViolation(error))
     }
 }
