@@ -79,7 +79,7 @@ end, -100);
 -- mod_cloud_notify fires no event on <disable/>: look at it first and let it through (return nil).
 module:hook("iq-set/self/"..xmlns_push..":disable", function (event)
 	local origin, disable = event.origin, event.stanza.tags[1];
-	if disable.attr.jid ~= component or not origin.username then return; end
+	if not component or disable.attr.jid ~= component or not origin.username then return; end
 	send_to_component(st.stanza("unregistered", {
 		xmlns = xmlns_bridge;
 		account = jid.join(origin.username, host);
