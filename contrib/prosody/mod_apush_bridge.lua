@@ -1,0 +1,198 @@
+-- mod_apush_bridge: tells an apush component who a push is for and what caused it.
+--
+-- Loaded on a VirtualHost next to mod_cloud_notify (XEP-0357). It
+--   * reports registrations made and removed towards the component (<registered>/<unregistered>),
+--   * refuses an <enable/> towards a push service that is not allowed,
+--   * adds <account/> and a <forwarded/> copy of the triggering stanza to every push to the component,
+--   * pushes reads (the account read or answered a chat on another device) to the account's
+--     registrations at the component that have no live or hibernated session.
+-- Wire format: contrib/prosody/README.md. MIT licensed, part of apush-component.
+
+local st = require "util.stanza";
+local jid = require "util.jid";
+
+local xmlns_bridge = "urn:xmpp:apush:bridge:0";
+local xmlns_push = "urn:xmpp:push:0";
+local xmlns_forward = "urn:xmpp:forward:0";
+local xmlns_markers = "urn:xmpp:chat-markers:0";
+local xmlns_mds = "urn:xmpp:mds:displayed:0";
+local xmlns_pubsub_event = "http://jabber.org/protocol/pubsub#event";
+
+-- Registrations, pushes and pings all live in mod_cloud_notify; this module only adds to them.
+module:depends("cloud_notify");
+
+local host = module.host;
+local component = jid.prep(module:get_option_string("apush_bridge_component") or "");
+local allowed_services = require "util.set".new();
+for _, service in ipairs(module:get_option_array("apush_bridge_allowed_services", {})) do
+	allowed_services:add(jid.prep(service) or service);
+end
+-- Same store name as mod_cloud_notify's module:open_store(): it flushes every change at once.
+local registration_store = module:open_store("cloud_notify");
+local host_sessions = prosody.hosts[host].sessions;
+
+if not component then
+	module:log("error", "apush_bridge_component is not set: nothing will be bridged");
+end
+
+local function is_allowed(service)
+	-- The component is always allowed: listing other services must not lock out the bridge's own.
+	return allowed_services:empty() or allowed_services:contains(service) or service == component;
+end
+
+local function send_to_component(payload)
+	module:send(st.message({ from = host, to = component, type = "normal" }):add_child(payload));
+end
+
+-- A copy fit to sit inside <forwarded/>: stanzas read from a c2s stream carry no namespace of their
+-- own, and would otherwise inherit urn:xmpp:forward:0 when serialised.
+local function forwardable(stanza)
+	local copy = st.clone(stanza);
+	copy.attr.xmlns = copy.attr.xmlns or "jabber:client";
+	return copy;
+end
+
+-- 1. Registrations ---------------------------------------------------------------------------
+
+-- Runs late so that another module may veto or redirect the registration (edit push_info) first.
+module:hook("cloud_notify/registration", function (event)
+	local origin, stanza, push_info = event.origin, event.stanza, event.push_info;
+	if not is_allowed(push_info.jid) then
+		module:log("info", "Refusing push registration of %s towards %s", origin.full_jid, push_info.jid);
+		origin.send(st.error_reply(stanza, "cancel", "not-allowed", "This push service is not allowed here"));
+		return false;
+	end
+	if push_info.jid ~= component then return; end
+
+	local registered = st.stanza("registered", {
+		xmlns = xmlns_bridge;
+		account = jid.join(origin.username, host);
+		resource = push_info.resource;
+		client_id = push_info.client_id;
+	}):tag("enable", { xmlns = xmlns_push, jid = push_info.jid, node = push_info.node });
+	if push_info.options then
+		registered:add_child(st.deserialize(push_info.options));
+	end
+	send_to_component(registered:up());
+end, -100);
+
+-- mod_cloud_notify fires no event on <disable/>: look at it first and let it through (return nil).
+module:hook("iq-set/self/"..xmlns_push..":disable", function (event)
+	local origin, disable = event.origin, event.stanza.tags[1];
+	if not component or disable.attr.jid ~= component or not origin.username then return; end
+	send_to_component(st.stanza("unregistered", {
+		xmlns = xmlns_bridge;
+		account = jid.join(origin.username, host);
+	}):tag("disable", { xmlns = xmlns_push, jid = disable.attr.jid, node = disable.attr.node }):up());
+end, 10);
+
+-- 2. Pushes ------------------------------------------------------------------------------------
+
+-- The read being pushed through mod_cloud_notify's 'cloud-notify-ping' right now, if any. The ping
+-- carries no stanza; it runs synchronously, so the push handler below picks the read up from here.
+local pending_read;
+
+module:hook("cloud_notify/push", function (event)
+	if event.push_info.jid ~= component then return; end
+	local original = event.original_stanza or pending_read;
+	local payload = event.notification_payload;
+	payload:tag("account", {
+		xmlns = xmlns_bridge;
+		jid = jid.join(event.username, host);
+		important = event.important and "true" or "false";
+	}):up();
+	if original then
+		payload:tag("forwarded", { xmlns = xmlns_forward }):add_child(forwardable(original)):up();
+	end
+end);
+
+-- 3. Reads for fully offline devices -------------------------------------------------------------
+
+-- The account's registrations at the component that no session (live or hibernated) holds.
+local function offline_registrations(username)
+	local registrations = registration_store:get(username);
+	if not registrations then return nil; end
+	local held = {};
+	local user = host_sessions[username];
+	for _, session in pairs(user and user.sessions or {}) do
+		if session.push_identifier then held[session.push_identifier] = true; end
+	end
+	local offline, any = {}, false;
+	for identifier, push_info in pairs(registrations) do
+		if push_info.jid == component and not held[identifier] then
+			offline[identifier] = push_info;
+			any = true;
+		end
+	end
+	return any and offline or nil;
+end
+
+local function push_read(username, stanza)
+	local registrations = offline_registrations(username);
+	if not registrations then return; end
+	module:log("debug", "Pushing a read of %s@%s", username, host);
+	pending_read = stanza;
+	-- A failing handler must not leave the read attached to later pings.
+	local ok, err = pcall(module.fire_event, module, "cloud-notify-ping", { user = username, push_services = registrations });
+	pending_read = nil;
+	if not ok then module:log("error", "Read push failed: %s", tostring(err)); end
+end
+
+-- Reading or answering a chat: the account's own message with a body or a displayed marker.
+local function is_read(stanza)
+	local kind = stanza.attr.type;
+	if kind == "error" or kind == "headline" then return false; end
+	local body = stanza:get_child_text("body");
+	return (body ~= nil and body ~= "") or stanza:get_child("displayed", xmlns_markers) ~= nil;
+end
+
+local function outgoing_message(event)
+	local origin, stanza = event.origin, event.stanza;
+	if origin.type ~= "c2s" or not origin.username or event.to_self then return; end
+	local to = stanza.attr.to;
+	if not to or jid.bare(to) == jid.join(origin.username, host) then return; end
+	if is_read(stanza) then push_read(origin.username, forwardable(stanza)); end
+end
+
+-- Late, so that a stanza another handler drops (blocked, rejected) is not taken as a read.
+module:hook("pre-message/bare", outgoing_message, -100);
+module:hook("pre-message/full", outgoing_message, -100);
+module:hook("pre-message/host", outgoing_message, -100);
+
+-- XEP-0490: a displayed marker published to the account's own PEP node. The push carries the PEP
+-- event message its own devices receive (item id = the chat).
+local function mds_published(event)
+	local username = event.service.config.pep_username;
+	if not username then return; end
+	local account = jid.join(username, host);
+	local item = st.clone(event.item);
+	item.attr.xmlns = nil;
+	item.attr.id = event.id;
+	local notice = st.message({ xmlns = "jabber:client", from = account, to = account, type = "headline", id = event.id })
+		:tag("event", { xmlns = xmlns_pubsub_event })
+			:tag("items", { node = xmlns_mds })
+				:add_child(item)
+			:up()
+		:up();
+	push_read(username, notice);
+end
+
+-- PEP services (mod_pep) are made per account on demand: watch each one as it appears.
+local watched_services = {};
+
+module:handle_items("pep-service", function (event)
+	local service = event.item.service;
+	if watched_services[service] then return; end
+	watched_services[service] = true;
+	service.events.add_handler("item-published/"..xmlns_mds, mds_published);
+end, function (event)
+	local service = event.item.service;
+	watched_services[service] = nil;
+	service.events.remove_handler("item-published/"..xmlns_mds, mds_published);
+end);
+
+function module.unload()
+	for service in pairs(watched_services) do
+		service.events.remove_handler("item-published/"..xmlns_mds, mds_published);
+	end
+end
