@@ -1,10 +1,10 @@
 public import ComponentHost
 import Foundation
-import Logging
+public import Logging
 import Sealing
 public import Store
 import XMLStream
-import XMPP
+public import XMPP
 
 /// mod_apush as a hosted module: takes the server's publishes and the bridge's reports, and keeps
 /// the stored work (windows, retries) moving.

@@ -1,3 +1,4 @@
+import Logging
 import Sealing
 import Store
 public import XMLStream

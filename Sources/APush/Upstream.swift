@@ -33,13 +33,13 @@ struct Upstream: Sendable {
         if let kind = fields.kind { summary.fields.append(.value("apushKind", kind)) }
         if let collapse = fields.collapse { summary.fields.append(.value("apushCollapse", collapse)) }
         let options = DataForm.submit(formType: Namespace.pubsubPublishOptions, values: ["pushModule": pushModule])
-        let pubsub = Element("pubsub", namespace: Namespace.pubsub, children: [
+        let pubsub = Element("pubsub", namespace: Namespace.pubsub, [:], children: [
             Element("publish", namespace: Namespace.pubsub, ["node": node], children: [
-                Element("item", namespace: Namespace.pubsub, children: [
-                    Element("notification", namespace: Namespace.push, children: [summary.element]),
+                Element("item", namespace: Namespace.pubsub, [:], children: [
+                    Element("notification", namespace: Namespace.push, [:], children: [summary.element]),
                 ]),
             ]),
-            Element("publish-options", namespace: Namespace.pubsub, children: [options.element]),
+            Element("publish-options", namespace: Namespace.pubsub, [:], children: [options.element]),
         ])
         // No id: the link assigns one to each request.
         return Element("iq", namespace: Namespace.componentAccept,

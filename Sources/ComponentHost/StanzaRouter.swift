@@ -64,7 +64,7 @@ public struct StanzaRouter: Sendable {
         case (.get, Namespace.ping?, "ping"):
             return nil
         case (.get, Namespace.version?, "query"):
-            return Element("query", namespace: Namespace.version, children: [
+            return Element("query", namespace: Namespace.version, [:], children: [
                 Element("name", namespace: Namespace.version, [:], text: software.name),
                 Element("version", namespace: Namespace.version, [:], text: software.version),
             ])
@@ -100,7 +100,7 @@ public struct StanzaRouter: Sendable {
     private func discoItems(node: String?, for requester: JID) throws -> Element {
         switch node {
         case nil:
-            return DiscoItems().element
+            return DiscoItems(items: []).element
         case Namespace.commands?:
             let items = commands.available(to: requester).map {
                 DiscoItem(jid: context.componentJID, node: $0.node, name: $0.name)

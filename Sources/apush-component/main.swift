@@ -1,1 +1,74 @@
-print("apush-component")
+import APush
+import ComponentHost
+import Foundation
+import Logging
+import Store
+
+/// Exit codes after sysexits.h: usage errors are 64, configuration errors 78.
+enum ExitCode {
+    static let usage: Int32 = 64
+    static let configuration: Int32 = 78
+    static let software: Int32 = 70
+}
+
+func fail(_ message: String, code: Int32) -> Never {
+    FileHandle.standardError.write(Data("apush-component: \(message)\n".utf8))
+    exit(code)
+}
+
+let invocation: CommandLineInvocation
+do {
+    invocation = try CommandLineInvocation.parse(Array(CommandLine.arguments.dropFirst()))
+} catch {
+    fail("\(error)\n\n\(CommandLineInvocation.usage)", code: ExitCode.usage)
+}
+
+func loadConfiguration(_ file: String?) -> (Configuration, APushSettings) {
+    do {
+        let configuration = try Configuration.load(file: file, environment: ProcessInfo.processInfo.environment)
+        return (configuration, try APushModule.settings(from: configuration))
+    } catch {
+        fail("\(error)", code: ExitCode.configuration)
+    }
+}
+
+switch invocation {
+case .help:
+    print(CommandLineInvocation.usage)
+case .version:
+    print("\(ComponentService.softwareName) \(ComponentService.softwareVersion)")
+case .checkConfig(let file):
+    let (configuration, settings) = loadConfiguration(file)
+    print("""
+        configuration is valid
+          component    \(configuration.component.jid) -> \(configuration.server)
+          domains      \(configuration.domains.joined(separator: ", "))
+          app server   \(settings.appServer)
+          store        \(configuration.store)
+          admins       \(configuration.admins.isEmpty ? "(none)" : configuration.admins.joined(separator: ", "))
+          log level    \(configuration.logLevel)
+          coalescing   \(settings.coalesceSeconds) s
+        """)
+case .run(let file):
+    let (configuration, settings) = loadConfiguration(file)
+    let logger = Logger(label: "apush", level: configuration.logLevel, sink: StandardErrorLogSink())
+    let service: ComponentService
+    do {
+        let store = try SQLitePushStore(.file(path: configuration.store))
+        let module = try APushModule(store: store, settings: settings, logger: logger)
+        service = try ComponentService(configuration: configuration, modules: [module], logger: logger)
+    } catch {
+        fail("cannot start: \(error)", code: ExitCode.software)
+    }
+    logger.notice("\(ComponentService.softwareName) \(ComponentService.softwareVersion) starting as \(configuration.component.jid)")
+    await withTaskGroup(of: Void.self) { group in
+        group.addTask { await service.run() }
+        group.addTask {
+            let signal = await TerminationSignals.wait()
+            logger.notice("\(signal) received: stopping")
+        }
+        await group.next()
+        group.cancelAll()
+    }
+    logger.notice("stopped")
+}
