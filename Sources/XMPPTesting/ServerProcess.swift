@@ -74,7 +74,7 @@ public actor ServerProcess {
 
     deinit {
         // A test that forgot `stop()` or threw before it must not leave a server behind.
-        if !isStopped && process.isRunning {
+        if !isStopped && (process.isRunning || ProcessGroup.hasLiveMember(pid)) {
             kill(-pid, SIGKILL)
         }
     }
@@ -123,8 +123,11 @@ public actor ServerProcess {
         isStopped = true
     }
 
+    /// Only while a member lives: once the group is gone its number may belong to someone else.
     private func signalGroup(_ signal: Int32) {
-        kill(-pid, signal)
+        if isGroupAlive {
+            kill(-pid, signal)
+        }
     }
 }
 

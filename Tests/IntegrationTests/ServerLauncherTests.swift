@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-import XMPPTesting
+@testable import XMPPTesting
 
 /// Starts the real servers installed on the machine. A missing server fails these tests: never skipped.
 @Suite(.serialized, .timeLimit(.minutes(2)))
@@ -42,7 +42,7 @@ struct ServerLauncherTests {
     }
 
     @Test func ejabberdThatCannotStartThrowsWithItsLog() async throws {
-        // mod_carbons is not an ejabberd module: the node never reaches "started".
+        // mod_carbons is not an ejabberd module: startup fails and the foreground node exits.
         let server = try EjabberdServer(
             componentJID: "apush.localhost", componentSecret: "launcher-secret", extraModulesConfig: "  mod_carbons: {}")
         let error = await #expect(throws: ServerProcessError.self) { try await server.start() }
@@ -93,6 +93,14 @@ struct ServerLauncherTests {
         #expect(kill(process.pid, 0) != 0)
         #expect(await !process.isGroupAlive)
         #expect(try String(contentsOf: process.outputURL, encoding: .utf8) == "ready\n")
+    }
+
+    @Test func aMissingServerBinaryIsALoudErrorNamingThePackage() throws {
+        let error = #expect(throws: ServerProcessError.self) {
+            try ExternalCommand.locate("no-such-xmpp-server", installHint: "apt-get install no-such-xmpp-server")
+        }
+        #expect(error?.code == .notInstalled)
+        #expect(error?.message == "no-such-xmpp-server is not installed: apt-get install no-such-xmpp-server")
     }
 
     @Test func testPortsAreDistinctAndFree() throws {
