@@ -1,0 +1,145 @@
+public import Foundation
+
+/// A private Prosody 0.12 on loopback for tests and the demo: its own temporary directory, config, data,
+/// logs and ports, run in the foreground and stopped by its PID. c2s has no TLS and allows PLAIN.
+public actor ProsodyServer {
+    public static let defaultModules = ["roster", "saslauth", "disco", "ping", "carbons", "mam", "smacks", "cloud_notify"]
+    static let installHint = "apt-get install prosody prosody-modules"
+
+    public nonisolated let domain: String
+    public nonisolated let componentJID: String
+    public nonisolated let componentSecret: String
+    public nonisolated let c2sPort: Int
+    public nonisolated let componentPort: Int
+    /// Holds `prosody.cfg.lua`, `data/`, the logs and the pidfile.
+    public nonisolated let baseDirectory: URL
+    public nonisolated let configURL: URL
+    private var process: ServerProcess?
+
+    /// Writes the configuration into a fresh temporary directory; nothing runs until `start()`.
+    /// - Parameters:
+    ///   - modules: `modules_enabled`; to add some, pass `ProsodyServer.defaultModules + [...]`.
+    ///   - extraGlobalConfig: Lua lines placed before the VirtualHost.
+    ///   - hostConfig: Lua lines inside the VirtualHost section.
+    ///   - extraComponentConfig: Lua lines inside the Component section.
+    ///   - pluginPaths: directories searched for modules before Prosody's own.
+    public init(
+        domain: String = "localhost",
+        componentJID: String,
+        componentSecret: String,
+        modules: [String] = ProsodyServer.defaultModules,
+        extraGlobalConfig: String = "",
+        hostConfig: String = "",
+        extraComponentConfig: String = "",
+        pluginPaths: [String] = []
+    ) throws {
+        self.domain = domain
+        self.componentJID = componentJID
+        self.componentSecret = componentSecret
+        let ports = try TestPorts.next(2)
+        c2sPort = ports[0]
+        componentPort = ports[1]
+        baseDirectory = try ServerDirectory.create(prefix: "prosody")
+        configURL = baseDirectory.appendingPathComponent("prosody.cfg.lua")
+        // An existing (empty) certificate directory spares an error in every log.
+        for directory in ["data", "certs"] {
+            try FileManager.default.createDirectory(
+                at: baseDirectory.appendingPathComponent(directory), withIntermediateDirectories: true)
+        }
+        let base = baseDirectory.path
+        let config = """
+            run_as_root = true -- as root Prosody otherwise refuses to start and hangs
+            pidfile = \(Self.lua(base + "/prosody.pid"))
+            data_path = \(Self.lua(base + "/data"))
+            certificates = \(Self.lua(base + "/certs"))
+            plugin_paths = \(Self.lua(pluginPaths))
+            log = { debug = \(Self.lua(base + "/prosody.log")); error = \(Self.lua(base + "/prosody.err")) }
+            interfaces = { "127.0.0.1" }
+            c2s_ports = { \(c2sPort) }
+            component_interfaces = { "127.0.0.1" }
+            component_ports = { \(componentPort) }
+            modules_enabled = \(Self.lua(modules))
+            modules_disabled = { "s2s"; "s2s_auth_certs" }
+            authentication = "internal_hashed"
+            storage = "internal"
+            c2s_require_encryption = false
+            allow_unencrypted_plain_auth = true
+            push_notification_with_sender = true
+            \(extraGlobalConfig)
+
+            VirtualHost \(Self.lua(domain))
+            \(hostConfig)
+
+            Component \(Self.lua(componentJID))
+                component_secret = \(Self.lua(componentSecret))
+            \(extraComponentConfig)
+
+            """
+        try config.write(to: configURL, atomically: true, encoding: .utf8)
+    }
+
+    deinit {
+        try? FileManager.default.removeItem(at: baseDirectory)
+    }
+
+    /// The PID of the running server, nil when stopped.
+    public var pid: Int32? { process?.pid }
+
+    /// Starts `prosody -F` and returns once the c2s and component ports accept connections.
+    public func start() async throws {
+        guard process == nil else { return }
+        let executable = try ExternalCommand.locate("prosody", installHint: Self.installHint)
+        let server = try ServerProcess(
+            name: "prosody",
+            executable: executable,
+            arguments: ["--config", configURL.path, "-F"],
+            workingDirectory: baseDirectory,
+            outputURL: baseDirectory.appendingPathComponent("prosody.stdout"))
+        do {
+            for port in [c2sPort, componentPort] {
+                try await server.waitForPort(port: port, timeout: .seconds(20))
+            }
+        } catch let error as ServerProcessError {
+            await server.stop()
+            throw ServerProcessError(error.code, error.message + "\n" + logContents(lastLines: 30))
+        }
+        process = server
+    }
+
+    /// SIGTERM (SIGKILL after 10 s) and waits until the process is gone. Data and ports are kept.
+    public func stop() async {
+        await process?.stop()
+        process = nil
+    }
+
+    /// Stops and starts again on the same ports with the same data.
+    public func restart() async throws {
+        await stop()
+        try await start()
+    }
+
+    /// Creates the account `user@domain`; works whether or not the server runs.
+    public func register(user: String, password: String) async throws {
+        let prosodyctl = try ExternalCommand.locate("prosodyctl", installHint: Self.installHint)
+        let result = try await ExternalCommand.run(
+            prosodyctl, ["--config", configURL.path, "register", user, domain, password],
+            workingDirectory: baseDirectory)
+        guard result.status == 0 else {
+            throw ServerProcessError(
+                .commandFailed, "prosodyctl register \(user) exited \(result.status): \(result.output)")
+        }
+    }
+
+    /// Prosody's logs and console output (each cut to its last `lastLines` lines), for failure diagnostics.
+    public func logContents(lastLines: Int? = nil) -> String {
+        ServerDirectory.contents(of: ["prosody.stdout", "prosody.err", "prosody.log"], in: baseDirectory, lastLines: lastLines)
+    }
+
+    private static func lua(_ string: String) -> String {
+        ServerDirectory.quoted(string)
+    }
+
+    private static func lua(_ strings: [String]) -> String {
+        "{ " + strings.map(ServerDirectory.quoted).joined(separator: "; ") + " }"
+    }
+}

@@ -1,1 +1,0 @@
-// Placeholder removed when the target's first source lands.

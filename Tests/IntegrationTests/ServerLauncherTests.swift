@@ -1,0 +1,148 @@
+import Foundation
+import Testing
+@testable import XMPPTesting
+
+/// Starts the real servers installed on the machine. A missing server fails these tests: never skipped.
+@Suite(.serialized, .timeLimit(.minutes(2)))
+struct ServerLauncherTests {
+    @Test func prosodyServesPortsRegistersRestartsAndStops() async throws {
+        let server = try ProsodyServer(componentJID: "apush.localhost", componentSecret: "launcher-secret")
+        try await server.start()
+        await expectLifecycle(
+            pid: { await server.pid },
+            ports: [server.c2sPort, server.componentPort],
+            register: { try await server.register(user: $0, password: "pw") },
+            restart: { try await server.restart() },
+            stop: { await server.stop() },
+            logs: { await server.logContents(lastLines: 40) },
+            accountExists: {
+                let accounts = server.baseDirectory.appendingPathComponent("data/localhost/accounts")
+                return FileManager.default.fileExists(atPath: accounts.appendingPathComponent("alice.dat").path)
+            })
+    }
+
+    @Test func ejabberdServesPortsRegistersRestartsAndStops() async throws {
+        let server = try EjabberdServer(componentJID: "apush.localhost", componentSecret: "launcher-secret")
+        try await server.start()
+        await expectLifecycle(
+            pid: { await server.pid },
+            ports: [server.c2sPort, server.componentPort],
+            register: { try await server.register(user: $0, password: "pw") },
+            restart: { try await server.restart() },
+            stop: { await server.stop() },
+            logs: { await server.logContents(lastLines: 40) },
+            accountExists: {
+                do {
+                    try await server.register(user: "alice", password: "pw")
+                    return false
+                } catch {
+                    return "\(error)".contains("already registered")
+                }
+            })
+    }
+
+    @Test func ejabberdThatCannotStartThrowsWithItsLog() async throws {
+        // mod_carbons is not an ejabberd module: startup fails and the foreground node exits.
+        let server = try EjabberdServer(
+            componentJID: "apush.localhost", componentSecret: "launcher-secret", extraModulesConfig: "  mod_carbons: {}")
+        let error = await #expect(throws: ServerProcessError.self) { try await server.start() }
+        #expect(error?.code == .exitedEarly)
+        #expect(error?.message.contains("mod_carbons") == true)
+        #expect(await server.pid == nil)
+        #expect(!TCPProbe.accepts(port: server.c2sPort))
+    }
+
+    @Test func prosodyWithABadConfigThrowsWithItsLog() async throws {
+        let server = try ProsodyServer(
+            componentJID: "apush.localhost", componentSecret: "launcher-secret", extraGlobalConfig: "this is not lua")
+        let error = await #expect(throws: ServerProcessError.self) { try await server.start() }
+        #expect(error?.code == .exitedEarly)
+        #expect(await server.pid == nil)
+    }
+
+    @Test func serverProcessStopEndsAProcessGroupWithSIGTERM() async throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let process = try ServerProcess(
+            name: "shell",
+            executable: URL(fileURLWithPath: "/bin/sh"),
+            arguments: ["-c", "sleep 30 & sleep 30"],
+            workingDirectory: directory,
+            outputURL: directory.appendingPathComponent("out"))
+        try await Task.sleep(for: .milliseconds(100))
+        let started = ContinuousClock.now
+        await process.stop(gracePeriod: .seconds(5))
+        #expect(ContinuousClock.now - started < .seconds(2), "SIGTERM, not the SIGKILL fallback, ended it")
+        #expect(await !process.isGroupAlive)
+        #expect(await !process.isRunning)
+    }
+
+    @Test func serverProcessStopKillsAProcessThatIgnoresSIGTERM() async throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let process = try ServerProcess(
+            name: "stubborn",
+            executable: URL(fileURLWithPath: "/bin/sh"),
+            arguments: ["-c", "trap '' TERM; echo ready; while :; do sleep 0.05; done"],
+            workingDirectory: directory,
+            outputURL: directory.appendingPathComponent("out"))
+        try await Task.sleep(for: .milliseconds(100))
+        let started = ContinuousClock.now
+        await process.stop(gracePeriod: .milliseconds(300))
+        #expect(ContinuousClock.now - started >= .milliseconds(300))
+        #expect(kill(process.pid, 0) != 0)
+        #expect(await !process.isGroupAlive)
+        #expect(try String(contentsOf: process.outputURL, encoding: .utf8) == "ready\n")
+    }
+
+    @Test func aMissingServerBinaryIsALoudErrorNamingThePackage() throws {
+        let error = #expect(throws: ServerProcessError.self) {
+            try ExternalCommand.locate("no-such-xmpp-server", installHint: "apt-get install no-such-xmpp-server")
+        }
+        #expect(error?.code == .notInstalled)
+        #expect(error?.message == "no-such-xmpp-server is not installed: apt-get install no-such-xmpp-server")
+    }
+
+    @Test func testPortsAreDistinctAndFree() throws {
+        let ports = try TestPorts.next(50)
+        #expect(Set(ports).count == 50)
+        #expect(ports.allSatisfy { !TCPProbe.accepts(port: $0) })
+    }
+
+    private func temporaryDirectory() throws -> URL {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("apush-process-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        return directory
+    }
+
+    private func expectLifecycle(
+        pid: () async -> Int32?,
+        ports: [Int],
+        register: (String) async throws -> Void,
+        restart: () async throws -> Void,
+        stop: () async -> Void,
+        logs: () async -> String,
+        accountExists: () async -> Bool
+    ) async {
+        do {
+            let firstPID = try #require(await pid())
+            #expect(ports.allSatisfy { TCPProbe.accepts(port: $0) })
+            try await register("alice")
+
+            try await restart()
+            let secondPID = try #require(await pid())
+            #expect(secondPID != firstPID)
+            #expect(kill(firstPID, 0) != 0)
+            #expect(ports.allSatisfy { TCPProbe.accepts(port: $0) })
+            #expect(await accountExists(), "the account survives the restart")
+
+            await stop()
+            #expect(await pid() == nil)
+            #expect(kill(secondPID, 0) != 0)
+            #expect(ports.allSatisfy { !TCPProbe.accepts(port: $0) })
+        } catch {
+            Issue.record("\(error)\n\(await logs())")
+            await stop()
+        }
+    }
+}
