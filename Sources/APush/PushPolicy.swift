@@ -1,0 +1,160 @@
+import Foundation
+import XMPP
+
+/// An account's push policy (issue 4, PROTOCOL.md §9): which kinds it gets, its window, group chats,
+/// muted chats, quiet hours and whether summaries name the sender.
+public struct PushPolicy: Sendable, Equatable, Codable {
+    public enum GroupchatMode: String, Sendable, Codable, CaseIterable {
+        case always
+        case onMention = "on-mention"
+        case never
+    }
+
+    public enum SenderMode: String, Sendable, Codable, CaseIterable {
+        case named, hidden
+    }
+
+    /// What becomes of a message during quiet hours.
+    public enum QuietMessages: String, Sendable, Codable, CaseIterable {
+        /// A silent wake: the app syncs, the phone stays quiet.
+        case wake
+        /// Nothing at all.
+        case none
+    }
+
+    public var messages = true
+    public var calls = true
+    public var reads = true
+    public var wakes = true
+    public var coalesceSeconds = 10
+    public var groupchat = GroupchatMode.always
+    /// Bare JIDs, normalised and sorted.
+    public var muted: [String] = []
+    public var quietHours: QuietHours?
+    public var quietMessages = QuietMessages.wake
+    /// An IANA time zone name for the quiet hours.
+    public var timezone = "UTC"
+    public var sender = SenderMode.named
+
+    public init() {}
+
+    enum CodingKeys: String, CodingKey {
+        case messages, calls, reads, wakes, coalesceSeconds, groupchat, muted, quietHours, quietMessages, timezone,
+             sender
+    }
+
+    /// Every key optional, so a partial document (an operator's defaults, a stored override) fills
+    /// the rest from `PushPolicy()`. Bad values fail with the key named.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        let base = PushPolicy()
+        messages = try container.decodeIfPresent(Bool.self, forKey: .messages) ?? base.messages
+        calls = try container.decodeIfPresent(Bool.self, forKey: .calls) ?? base.calls
+        reads = try container.decodeIfPresent(Bool.self, forKey: .reads) ?? base.reads
+        wakes = try container.decodeIfPresent(Bool.self, forKey: .wakes) ?? base.wakes
+        coalesceSeconds = try container.decodeIfPresent(Int.self, forKey: .coalesceSeconds) ?? base.coalesceSeconds
+        groupchat = try container.decodeIfPresent(GroupchatMode.self, forKey: .groupchat) ?? base.groupchat
+        let mutedChats = try container.decodeIfPresent([String].self, forKey: .muted) ?? []
+        muted = try Self.normalisedChats(mutedChats).get()
+        if let text = try container.decodeIfPresent(String.self, forKey: .quietHours), !text.isEmpty {
+            guard let hours = QuietHours(text) else {
+                throw DecodingError.dataCorruptedError(forKey: .quietHours, in: container,
+                                                       debugDescription: "'\(text)' is not HH:MM-HH:MM")
+            }
+            quietHours = hours
+        }
+        quietMessages = try container.decodeIfPresent(QuietMessages.self, forKey: .quietMessages) ?? base.quietMessages
+        timezone = try container.decodeIfPresent(String.self, forKey: .timezone) ?? base.timezone
+        guard TimeZone(identifier: timezone) != nil else {
+            throw DecodingError.dataCorruptedError(forKey: .timezone, in: container,
+                                                   debugDescription: "'\(timezone)' is not an IANA time zone")
+        }
+        sender = try container.decodeIfPresent(SenderMode.self, forKey: .sender) ?? base.sender
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(messages, forKey: .messages)
+        try container.encode(calls, forKey: .calls)
+        try container.encode(reads, forKey: .reads)
+        try container.encode(wakes, forKey: .wakes)
+        try container.encode(coalesceSeconds, forKey: .coalesceSeconds)
+        try container.encode(groupchat, forKey: .groupchat)
+        try container.encode(muted, forKey: .muted)
+        try container.encode(quietHours?.description ?? "", forKey: .quietHours)
+        try container.encode(quietMessages, forKey: .quietMessages)
+        try container.encode(timezone, forKey: .timezone)
+        try container.encode(sender, forKey: .sender)
+    }
+
+    /// Bare, normalised, de-duplicated and sorted; the first bad JID is the error.
+    static func normalisedChats(_ chats: [String]) -> Result<[String], PolicyError> {
+        var result = Set<String>()
+        for chat in chats where !chat.trimmed.isEmpty {
+            guard let jid = try? JID(chat.trimmed) else {
+                return .failure(PolicyError(field: "muted", reason: "'\(chat)' is not a valid JID"))
+            }
+            result.insert(jid.bare.description)
+        }
+        return .success(result.sorted())
+    }
+
+    public func isMuted(_ chat: String) -> Bool {
+        muted.contains(chat)
+    }
+
+    /// The document as stored (compact JSON, sorted keys so equal policies store equal text).
+    var json: String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        return String(decoding: (try? encoder.encode(self)) ?? Data("{}".utf8), as: UTF8.self)
+    }
+
+    static func decode(json: String) throws -> PushPolicy {
+        try JSONDecoder().decode(PushPolicy.self, from: Data(json.utf8))
+    }
+}
+
+/// `HH:MM-HH:MM` in the account's time zone; the range may wrap past midnight (22:00-07:00).
+public struct QuietHours: Sendable, Equatable, CustomStringConvertible {
+    /// Minutes after midnight.
+    public var start: Int
+    public var end: Int
+
+    public init?(_ text: String) {
+        let parts = text.trimmed.split(separator: "-", omittingEmptySubsequences: false)
+        guard parts.count == 2, let start = Self.minutes(parts[0]), let end = Self.minutes(parts[1]), start != end else {
+            return nil
+        }
+        self.start = start
+        self.end = end
+    }
+
+    private static func minutes(_ text: Substring) -> Int? {
+        let pieces = text.split(separator: ":", omittingEmptySubsequences: false)
+        guard pieces.count == 2, pieces[0].count == 2, pieces[1].count == 2,
+              let hours = Int(pieces[0]), let minutes = Int(pieces[1]),
+              (0..<24).contains(hours), (0..<60).contains(minutes) else { return nil }
+        return hours * 60 + minutes
+    }
+
+    public func contains(minuteOfDay minute: Int) -> Bool {
+        start < end ? (start..<end).contains(minute) : (minute >= start || minute < end)
+    }
+
+    public var description: String {
+        func format(_ minutes: Int) -> String {
+            let hours = minutes / 60, rest = minutes % 60
+            return (hours < 10 ? "0" : "") + "\(hours):" + (rest < 10 ? "0" : "") + "\(rest)"
+        }
+        return "\(format(start))-\(format(end))"
+    }
+}
+
+/// A bad policy value: which field, and why.
+public struct PolicyError: Error, Equatable, CustomStringConvertible {
+    public var field: String
+    public var reason: String
+
+    public var description: String { "\(field): \(reason)" }
+}
