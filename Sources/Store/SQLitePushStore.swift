@@ -16,10 +16,12 @@ public actor SQLitePushStore: PushStore {
         try database.migrate(Self.migrations)
     }
 
+    /// Registration and retry ids are AUTOINCREMENT so a removed one's id is never handed out again: work
+    /// still in flight for it (a held window, a push's outcome, a retry timer) must not land on another.
     static let migrations = [
         Migration(version: 1, sql: """
             CREATE TABLE registrations (
-                id INTEGER PRIMARY KEY,
+                id INTEGER PRIMARY KEY AUTOINCREMENT,
                 domain TEXT NOT NULL,
                 token TEXT NOT NULL,
                 push_module TEXT NOT NULL,
@@ -74,7 +76,7 @@ public actor SQLitePushStore: PushStore {
                 PRIMARY KEY (registration_id, sid)
             );
             CREATE TABLE retries (
-                id INTEGER PRIMARY KEY,
+                id INTEGER PRIMARY KEY AUTOINCREMENT,
                 registration_id INTEGER NOT NULL REFERENCES registrations (id) ON DELETE CASCADE,
                 summary TEXT NOT NULL,
                 kind TEXT NOT NULL,
@@ -305,7 +307,7 @@ public actor SQLitePushStore: PushStore {
     }
 
     public func dueRetries(at now: Timestamp, limit: Int) throws -> [RetryItem] {
-        try database.query("SELECT * FROM retries WHERE next_at <= ? ORDER BY next_at LIMIT ?",
+        try database.query("SELECT * FROM retries WHERE next_at <= ? ORDER BY next_at, id LIMIT ?",
                            [.integer(now), .integer(Int64(limit))]).map { row in
             RetryItem(id: row.int("id") ?? 0, registrationID: row.int("registration_id") ?? 0,
                       summary: row.string("summary") ?? "", kind: row.string("kind") ?? "",

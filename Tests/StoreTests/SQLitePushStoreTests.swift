@@ -1,0 +1,837 @@
+import Foundation
+import Testing
+
+@testable import Store
+
+/// Where a test's store lives: an in-memory database and a WAL file must behave the same.
+enum StoreKind: String, CaseIterable, Sendable {
+    case memory
+    case file
+}
+
+/// Runs `body` with a fresh store of `kind`; a file store's files are removed afterwards.
+private func withStore<T>(_ kind: StoreKind, _ body: (SQLitePushStore) async throws -> T) async throws -> T {
+    switch kind {
+    case .memory:
+        return try await body(SQLitePushStore(.memory))
+    case .file:
+        return try await withTemporaryDatabasePath { path in try await body(SQLitePushStore(.file(path: path))) }
+    }
+}
+
+private func request(domain: String = "example.org", token: String = "token-1", pushModule: String = "fcm",
+                     account: String? = "alice@example.org", deviceKey: [UInt8] = [1, 2, 3],
+                     calls: CallsMode = .none, wantsReads: Bool = false) -> RegistrationRequest {
+    RegistrationRequest(domain: domain, token: token, pushModule: pushModule, account: account,
+                        deviceKey: deviceKey, calls: calls, wantsReads: wantsReads)
+}
+
+private let collapseKeyA: [UInt8] = Array(repeating: 0xA1, count: 32)
+private let collapseKeyB: [UInt8] = Array(repeating: 0xB2, count: 32)
+
+/// A registration to hang per-registration state on.
+private func registered(_ store: SQLitePushStore, token: String = "token-1",
+                        account: String? = "alice@example.org") async throws -> Registration {
+    try await store.register(request(token: token, account: account), freshCollapseKey: collapseKeyA, now: 1_000)
+}
+
+/// A chat state with an open window ending at `windowEnd`.
+private func openWindow(_ store: SQLitePushStore, registrationID: Int64, chat: String, windowEnd: Timestamp?)
+    async throws {
+    try await store.updateChat(registrationID: registrationID, chat: chat) { state in
+        state = ChatState(registrationID: registrationID, chat: chat, count: 1, windowEndsAt: windowEnd)
+    }
+}
+
+private func retry(_ registrationID: Int64, nextAt: Timestamp, kind: String = "message") -> RetryItem {
+    RetryItem(registrationID: registrationID, summary: #"{"kind":"\#(kind)"}"#, kind: kind,
+              collapseChat: kind == "message" ? "bob@example.org" : nil, attempts: 1, nextAt: nextAt,
+              deadline: nextAt + 60_000)
+}
+
+@Suite struct SQLitePushStoreTests {
+    // MARK: Registrations
+
+    @Test(arguments: StoreKind.allCases)
+    func registerInsertsANewRegistration(kind: StoreKind) async throws {
+        try await withStore(kind) { store in
+            let new = request(calls: .also, wantsReads: true)
+            let registration = try await store.register(new, freshCollapseKey: collapseKeyA, now: 1_000)
+            #expect(registration.id > 0)
+            #expect(registration.domain == new.domain)
+            #expect(registration.token == new.token)
+            #expect(registration.pushModule == new.pushModule)
+            #expect(registration.account == new.account)
+            #expect(registration.deviceKey == new.deviceKey)
+            #expect(registration.calls == .also)
+            #expect(registration.wantsReads)
+            #expect(registration.collapseKey == collapseKeyA)
+            #expect(registration.createdAt == 1_000)
+            #expect(registration.lastPushAt == nil && registration.lastError == nil)
+            #expect(registration.lastErrorAt == nil && registration.lastWakeAt == nil)
+            #expect(registration.pushCount == 0 && registration.errorCount == 0)
+            #expect(try await store.registration(domain: new.domain, token: new.token) == registration)
+            #expect(try await store.registration(id: registration.id) == registration)
+        }
+    }
+
+    @Test(arguments: CallsMode.allCases)
+    func everyCallsModeRoundTrips(calls: CallsMode) async throws {
+        let store = try SQLitePushStore(.memory)
+        let registration = try await store.register(request(calls: calls), freshCollapseKey: collapseKeyA, now: 1)
+        #expect(try await store.registration(id: registration.id)?.calls == calls)
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func reregisteringUpdatesInPlaceKeepingIDAndCreationTime(kind: StoreKind) async throws {
+        try await withStore(kind) { store in
+            let first = try await store.register(request(), freshCollapseKey: collapseKeyA, now: 1_000)
+            try await store.recordPush(registrationID: first.id, at: 1_500, error: nil)
+            let changed = request(pushModule: "apns-voip", account: "alice@example.org", calls: .only,
+                                  wantsReads: true)
+            let second = try await store.register(changed, freshCollapseKey: collapseKeyB, now: 2_000)
+            #expect(second.id == first.id)
+            #expect(second.createdAt == 1_000)
+            #expect(second.pushModule == "apns-voip")
+            #expect(second.calls == .only)
+            #expect(second.wantsReads)
+            #expect(second.pushCount == 1 && second.lastPushAt == 1_500)
+            #expect(try await store.registration(id: first.id) == second)
+            #expect(try await store.countRegistrations(matching: RegistrationFilter()) == 1)
+        }
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func reregisteringWithoutAccountKeepsTheKnownAccount(kind: StoreKind) async throws {
+        try await withStore(kind) { store in
+            _ = try await store.register(request(account: "alice@example.org"), freshCollapseKey: collapseKeyA,
+                                         now: 1_000)
+            let anonymous = try await store.register(request(account: nil), freshCollapseKey: collapseKeyA,
+                                                     now: 2_000)
+            #expect(anonymous.account == "alice@example.org")
+            #expect(try await store.registration(id: anonymous.id)?.account == "alice@example.org")
+
+            let renamed = try await store.register(request(account: "carol@example.org"),
+                                                   freshCollapseKey: collapseKeyA, now: 3_000)
+            #expect(renamed.account == "carol@example.org")
+            #expect(try await store.registration(id: anonymous.id)?.account == "carol@example.org")
+        }
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func unchangedDeviceKeyKeepsTheCollapseKey(kind: StoreKind) async throws {
+        try await withStore(kind) { store in
+            _ = try await store.register(request(deviceKey: [7, 7]), freshCollapseKey: collapseKeyA, now: 1_000)
+            let again = try await store.register(request(deviceKey: [7, 7]), freshCollapseKey: collapseKeyB,
+                                                 now: 2_000)
+            #expect(again.collapseKey == collapseKeyA)
+            #expect(try await store.registration(id: again.id)?.collapseKey == collapseKeyA)
+        }
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func changedDeviceKeyTakesTheFreshCollapseKey(kind: StoreKind) async throws {
+        try await withStore(kind) { store in
+            _ = try await store.register(request(deviceKey: [7, 7]), freshCollapseKey: collapseKeyA, now: 1_000)
+            let rekeyed = try await store.register(request(deviceKey: [8, 8]), freshCollapseKey: collapseKeyB,
+                                                   now: 2_000)
+            #expect(rekeyed.deviceKey == [8, 8])
+            #expect(rekeyed.collapseKey == collapseKeyB)
+            let stored = try await store.registration(id: rekeyed.id)
+            #expect(stored?.deviceKey == [8, 8])
+            #expect(stored?.collapseKey == collapseKeyB)
+        }
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func sameTokenInDifferentDomainsIsTwoRegistrations(kind: StoreKind) async throws {
+        try await withStore(kind) { store in
+            let one = try await store.register(request(domain: "one.example", token: "shared"),
+                                               freshCollapseKey: collapseKeyA, now: 1_000)
+            let two = try await store.register(request(domain: "two.example", token: "shared"),
+                                               freshCollapseKey: collapseKeyB, now: 2_000)
+            #expect(one.id != two.id)
+            #expect(try await store.registration(domain: "one.example", token: "shared") == one)
+            #expect(try await store.registration(domain: "two.example", token: "shared") == two)
+            #expect(try await store.countRegistrations(matching: RegistrationFilter()) == 2)
+        }
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func lookupsOfUnknownRegistrationsFindNothing(kind: StoreKind) async throws {
+        try await withStore(kind) { store in
+            let known = try await registered(store)
+            #expect(try await store.registration(domain: "example.org", token: "other") == nil)
+            #expect(try await store.registration(domain: "other.example", token: known.token) == nil)
+            #expect(try await store.registration(id: known.id + 1) == nil)
+        }
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func listingFiltersByAccountDomainAndModuleWithPaging(kind: StoreKind) async throws {
+        try await withStore(kind) { store in
+            let specs: [(domain: String, account: String?, module: String)] = [
+                ("a.example", "alice@a.example", "fcm"),
+                ("a.example", "alice@a.example", "apns"),
+                ("a.example", "bob@a.example", "fcm"),
+                ("b.example", "alice@a.example", "fcm"),
+                ("b.example", nil, "fcm"),
+            ]
+            var ids: [Int64] = []
+            for (index, spec) in specs.enumerated() {
+                let new = request(domain: spec.domain, token: "token-\(index)", pushModule: spec.module,
+                                  account: spec.account)
+                ids.append(try await store.register(new, freshCollapseKey: collapseKeyA, now: 1_000).id)
+            }
+            func listed(_ filter: RegistrationFilter, limit: Int = 100, offset: Int = 0) async throws -> [Int64] {
+                try await store.registrations(matching: filter, limit: limit, offset: offset).map(\.id)
+            }
+
+            #expect(try await listed(RegistrationFilter()) == ids)
+            #expect(try await listed(RegistrationFilter(account: "alice@a.example")) == [ids[0], ids[1], ids[3]])
+            #expect(try await listed(RegistrationFilter(domain: "b.example")) == [ids[3], ids[4]])
+            #expect(try await listed(RegistrationFilter(pushModule: "apns")) == [ids[1]])
+            #expect(try await listed(RegistrationFilter(account: "alice@a.example", domain: "a.example",
+                                                        pushModule: "fcm")) == [ids[0]])
+            #expect(try await listed(RegistrationFilter(account: "nobody@a.example")).isEmpty)
+
+            #expect(try await listed(RegistrationFilter(), limit: 2) == [ids[0], ids[1]])
+            #expect(try await listed(RegistrationFilter(), limit: 2, offset: 2) == [ids[2], ids[3]])
+            #expect(try await listed(RegistrationFilter(), limit: 2, offset: 4) == [ids[4]])
+            #expect(try await listed(RegistrationFilter(), limit: 2, offset: 5).isEmpty)
+            #expect(try await listed(RegistrationFilter(pushModule: "fcm"), limit: 2, offset: 1) == [ids[2], ids[3]])
+
+            #expect(try await store.countRegistrations(matching: RegistrationFilter()) == 5)
+            #expect(try await store.countRegistrations(matching: RegistrationFilter(account: "alice@a.example")) == 3)
+            #expect(try await store.countRegistrations(matching: RegistrationFilter(domain: "a.example",
+                                                                                    pushModule: "fcm")) == 2)
+            #expect(try await store.countRegistrations(matching: RegistrationFilter(domain: "c.example")) == 0)
+        }
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func removeRegistrationTakesEverythingKeptForIt(kind: StoreKind) async throws {
+        try await withStore(kind) { store in
+            let doomed = try await registered(store, token: "doomed")
+            let kept = try await registered(store, token: "kept")
+            for registration in [doomed, kept] {
+                try await openWindow(store, registrationID: registration.id, chat: "bob@example.org", windowEnd: 5_000)
+                #expect(try await store.firstSighting(registrationID: registration.id, key: "m1", at: 1_000, since: 0))
+                try await store.rememberCall(PendingCall(registrationID: registration.id, sid: "s1",
+                                                         chat: "bob@example.org", caller: "bob@example.org",
+                                                         media: ["audio"], at: 1_000))
+                try await store.enqueueRetry(retry(registration.id, nextAt: 2_000))
+            }
+
+            try await store.removeRegistration(id: doomed.id)
+
+            #expect(try await store.registration(id: doomed.id) == nil)
+            #expect(try await store.chats(registrationID: doomed.id).isEmpty)
+            #expect(try await store.takeCall(registrationID: doomed.id, sid: "s1") == nil)
+            #expect(try await store.dueWindows(at: 10_000, limit: 10).map(\.registrationID) == [kept.id])
+            #expect(try await store.dueRetries(at: 10_000, limit: 10).map(\.registrationID) == [kept.id])
+            // The other registration's state is untouched.
+            #expect(try await store.registration(id: kept.id) == kept)
+            #expect(try await store.chats(registrationID: kept.id).count == 1)
+            #expect(try await !store.firstSighting(registrationID: kept.id, key: "m1", at: 2_000, since: 0))
+            #expect(try await store.takeCall(registrationID: kept.id, sid: "s1") != nil)
+        }
+    }
+
+    @Test func removeRegistrationLeavesNoRowsBehind() async throws {
+        try await withTemporaryDatabasePath { path in
+            let store = try SQLitePushStore(.file(path: path))
+            let doomed = try await registered(store)
+            try await openWindow(store, registrationID: doomed.id, chat: "bob@example.org", windowEnd: 5_000)
+            _ = try await store.firstSighting(registrationID: doomed.id, key: "m1", at: 1_000, since: 0)
+            try await store.rememberCall(PendingCall(registrationID: doomed.id, sid: "s1", chat: "c", caller: "c",
+                                                     media: [], at: 1_000))
+            try await store.enqueueRetry(retry(doomed.id, nextAt: 2_000))
+
+            try await store.removeRegistration(id: doomed.id)
+
+            // A second connection sees the committed state, so the tables can be counted directly.
+            let database = try Database(.file(path: path))
+            for table in ["registrations", "chats", "sightings", "calls", "retries"] {
+                #expect(try database.query("SELECT count(*) AS n FROM \(table)").first?.int("n") == 0, "\(table)")
+            }
+        }
+    }
+
+    /// Work in flight for a removed registration (a held window, a push's outcome) names it by id, so
+    /// a new registration must never be handed that id.
+    @Test(arguments: StoreKind.allCases)
+    func removedRegistrationIDsAreNeverReused(kind: StoreKind) async throws {
+        try await withStore(kind) { store in
+            let removed = try await registered(store, token: "old")
+            try await store.removeRegistration(id: removed.id)
+            let fresh = try await registered(store, token: "new")
+            #expect(fresh.id != removed.id)
+        }
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func removeRegistrationsOfAnAccountReturnsWhatItRemoved(kind: StoreKind) async throws {
+        try await withStore(kind) { store in
+            let phone = try await store.register(request(token: "phone"), freshCollapseKey: collapseKeyA, now: 1)
+            let tablet = try await store.register(request(token: "tablet"), freshCollapseKey: collapseKeyA, now: 2)
+            let otherAccount = try await store.register(request(token: "bob", account: "bob@example.org"),
+                                                        freshCollapseKey: collapseKeyA, now: 3)
+            let otherDomain = try await store.register(request(domain: "other.example", token: "elsewhere"),
+                                                       freshCollapseKey: collapseKeyA, now: 4)
+
+            let one = try await store.removeRegistrations(domain: "example.org", account: "alice@example.org",
+                                                          token: "tablet")
+            #expect(one == [tablet])
+            #expect(try await store.registration(id: tablet.id) == nil)
+            #expect(try await store.registration(id: phone.id) == phone)
+
+            let unknown = try await store.removeRegistrations(domain: "example.org", account: "alice@example.org",
+                                                              token: "tablet")
+            #expect(unknown.isEmpty)
+
+            let all = try await store.removeRegistrations(domain: "example.org", account: "alice@example.org",
+                                                          token: nil)
+            #expect(all == [phone])
+            #expect(try await store.registrations(matching: RegistrationFilter(), limit: 10, offset: 0)
+                .map(\.id) == [otherAccount.id, otherDomain.id])
+        }
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func removeRegistrationsWithoutTokenRemovesEveryOneOfTheAccount(kind: StoreKind) async throws {
+        try await withStore(kind) { store in
+            let phone = try await registered(store, token: "phone")
+            let tablet = try await registered(store, token: "tablet")
+            let removed = try await store.removeRegistrations(domain: "example.org", account: "alice@example.org",
+                                                              token: nil)
+            #expect(Set(removed.map(\.id)) == [phone.id, tablet.id])
+            #expect(try await store.countRegistrations(matching: RegistrationFilter()) == 0)
+        }
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func recordPushCountsSuccessesAndErrorsSeparately(kind: StoreKind) async throws {
+        try await withStore(kind) { store in
+            let registration = try await registered(store)
+            try await store.recordPush(registrationID: registration.id, at: 2_000, error: nil)
+            try await store.recordPush(registrationID: registration.id, at: 3_000, error: nil)
+            var stored = try #require(try await store.registration(id: registration.id))
+            #expect(stored.pushCount == 2 && stored.lastPushAt == 3_000)
+            #expect(stored.errorCount == 0 && stored.lastError == nil && stored.lastErrorAt == nil)
+
+            try await store.recordPush(registrationID: registration.id, at: 4_000, error: "wait/timeout")
+            try await store.recordPush(registrationID: registration.id, at: 5_000, error: "wait/resource-constraint")
+            stored = try #require(try await store.registration(id: registration.id))
+            #expect(stored.errorCount == 2)
+            #expect(stored.lastError == "wait/resource-constraint" && stored.lastErrorAt == 5_000)
+            #expect(stored.pushCount == 2 && stored.lastPushAt == 3_000)
+        }
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func recordWakeKeepsTheLatestWake(kind: StoreKind) async throws {
+        try await withStore(kind) { store in
+            let registration = try await registered(store)
+            try await store.recordWake(registrationID: registration.id, at: 2_000)
+            try await store.recordWake(registrationID: registration.id, at: 62_000)
+            let stored = try #require(try await store.registration(id: registration.id))
+            #expect(stored.lastWakeAt == 62_000)
+            #expect(stored.pushCount == 0 && stored.lastPushAt == nil)
+        }
+    }
+
+    // MARK: Tombstones
+
+    @Test(arguments: StoreKind.allCases)
+    func buriedTokenIsBuriedOnlyForItsModuleAndSinceItsDeath(kind: StoreKind) async throws {
+        try await withStore(kind) { store in
+            #expect(try await !store.isBuried(token: "t", pushModule: "apns", since: 0))
+            try await store.bury(token: "t", pushModule: "apns", at: 1_000)
+            #expect(try await store.isBuried(token: "t", pushModule: "apns", since: 500))
+            #expect(try await store.isBuried(token: "t", pushModule: "apns", since: 1_000))
+            #expect(try await !store.isBuried(token: "t", pushModule: "apns", since: 1_001))
+            #expect(try await !store.isBuried(token: "t", pushModule: "apns-sandbox", since: 0))
+            #expect(try await !store.isBuried(token: "u", pushModule: "apns", since: 0))
+        }
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func buryingAgainMovesTheTimeOfDeath(kind: StoreKind) async throws {
+        try await withStore(kind) { store in
+            try await store.bury(token: "t", pushModule: "fcm", at: 1_000)
+            try await store.bury(token: "t", pushModule: "fcm", at: 5_000)
+            #expect(try await store.isBuried(token: "t", pushModule: "fcm", since: 3_000))
+        }
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func exhumeLiftsOnlyThatTombstone(kind: StoreKind) async throws {
+        try await withStore(kind) { store in
+            try await store.bury(token: "t", pushModule: "apns", at: 1_000)
+            try await store.bury(token: "t", pushModule: "apns-sandbox", at: 1_000)
+            try await store.exhume(token: "t", pushModule: "apns")
+            #expect(try await !store.isBuried(token: "t", pushModule: "apns", since: 0))
+            #expect(try await store.isBuried(token: "t", pushModule: "apns-sandbox", since: 0))
+            try await store.exhume(token: "never-buried", pushModule: "apns")
+        }
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func pruneForgetsTombstonesOlderThanTheCutoff(kind: StoreKind) async throws {
+        try await withStore(kind) { store in
+            try await store.bury(token: "old", pushModule: "fcm", at: 1_000)
+            try await store.bury(token: "young", pushModule: "fcm", at: 3_000)
+            try await store.prune(tombstonesBefore: 2_000, sightingsBefore: 0, callsBefore: 0, unknownAnswersBefore: 0)
+            #expect(try await !store.isBuried(token: "old", pushModule: "fcm", since: 0))
+            #expect(try await store.isBuried(token: "young", pushModule: "fcm", since: 0))
+        }
+    }
+
+    // MARK: Chats
+
+    @Test(arguments: StoreKind.allCases)
+    func updateChatCreatesModifiesAndDeletes(kind: StoreKind) async throws {
+        try await withStore(kind) { store in
+            let id = try await registered(store).id
+            let chat = "bob@example.org"
+
+            let sawNothing = try await store.updateChat(registrationID: id, chat: chat) { state in
+                defer { state = ChatState(registrationID: id, chat: chat, count: 1, lastMessageAt: 1_000,
+                                          windowEndsAt: 11_000, windowMilliseconds: 10_000) }
+                return state == nil
+            }
+            #expect(sawNothing)
+            let created = ChatState(registrationID: id, chat: chat, count: 1, lastMessageAt: 1_000,
+                                    windowEndsAt: 11_000, windowMilliseconds: 10_000)
+            #expect(try await store.chats(registrationID: id) == [created])
+
+            let countBefore = try await store.updateChat(registrationID: id, chat: chat) { state in
+                let count = state?.count
+                state?.count += 1
+                state?.noticedSinceRead = true
+                state?.lastReadPushAt = 9_000
+                state?.windowMilliseconds = 30_000
+                return count
+            }
+            #expect(countBefore == 1)
+            var modified = created
+            modified.count = 2
+            modified.noticedSinceRead = true
+            modified.lastReadPushAt = 9_000
+            modified.windowMilliseconds = 30_000
+            #expect(try await store.chats(registrationID: id) == [modified])
+
+            let deleted = try await store.updateChat(registrationID: id, chat: chat) { state in
+                state = nil
+                return "gone"
+            }
+            #expect(deleted == "gone")
+            #expect(try await store.chats(registrationID: id).isEmpty)
+        }
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func updateChatThatLeavesNothingStoresNothing(kind: StoreKind) async throws {
+        try await withStore(kind) { store in
+            let id = try await registered(store).id
+            let seen = try await store.updateChat(registrationID: id, chat: "bob@example.org") { state in
+                state?.count ?? -1
+            }
+            #expect(seen == -1)
+            #expect(try await store.chats(registrationID: id).isEmpty)
+        }
+    }
+
+    @Test(arguments: [
+        HeldNotice(from: "bob@example.org", id: "msg-1", groupchat: false, mention: false, at: 1_234),
+        HeldNotice(from: "room@muc.example.org/carol", id: nil, groupchat: true, mention: true, at: 5_678),
+    ])
+    func heldNoticeRoundTrips(notice: HeldNotice) async throws {
+        try await withStore(.file) { store in
+            let id = try await registered(store).id
+            try await store.updateChat(registrationID: id, chat: "c") { state in
+                state = ChatState(registrationID: id, chat: "c", windowEndsAt: 10_000, held: notice)
+            }
+            #expect(try await store.chats(registrationID: id).first?.held == notice)
+
+            try await store.updateChat(registrationID: id, chat: "c") { state in state?.held = nil }
+            #expect(try await store.chats(registrationID: id).first?.held == nil)
+        }
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func chatsAreKeptPerRegistrationAndListedByName(kind: StoreKind) async throws {
+        try await withStore(kind) { store in
+            let alice = try await registered(store, token: "alice")
+            let other = try await registered(store, token: "other")
+            for chat in ["zed@example.org", "amy@example.org"] {
+                try await openWindow(store, registrationID: alice.id, chat: chat, windowEnd: nil)
+            }
+            try await openWindow(store, registrationID: other.id, chat: "amy@example.org", windowEnd: nil)
+            try await store.updateChat(registrationID: other.id, chat: "amy@example.org") { state in
+                state?.count = 7
+            }
+            #expect(try await store.chats(registrationID: alice.id).map(\.chat) == ["amy@example.org", "zed@example.org"])
+            #expect(try await store.chats(registrationID: alice.id).map(\.count) == [1, 1])
+            #expect(try await store.chats(registrationID: other.id).map(\.count) == [7])
+        }
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func updateChatForAnUnknownRegistrationFails(kind: StoreKind) async throws {
+        try await withStore(kind) { (store: SQLitePushStore) async throws in
+            await #expect(throws: SQLiteError.self) {
+                try await openWindow(store, registrationID: 42, chat: "c", windowEnd: 1_000)
+            }
+            #expect(try await store.nextWindowEnd() == nil)
+        }
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func concurrentUpdatesOfOneChatLoseNothing(kind: StoreKind) async throws {
+        try await withStore(kind) { store in
+            let id = try await registered(store).id
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for _ in 0..<100 {
+                    group.addTask {
+                        try await store.updateChat(registrationID: id, chat: "c") { state in
+                            if state == nil {
+                                state = ChatState(registrationID: id, chat: "c")
+                            }
+                            state?.count += 1
+                        }
+                    }
+                }
+                try await group.waitForAll()
+            }
+            #expect(try await store.chats(registrationID: id).first?.count == 100)
+        }
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func dueWindowsAreTheEndedOnesSoonestFirst(kind: StoreKind) async throws {
+        try await withStore(kind) { store in
+            let id = try await registered(store).id
+            let ends: [String: Timestamp?] = ["c300": 300, "c100": 100, "c200": 200, "c900": 900, "closed": nil]
+            for (chat, end) in ends {
+                try await openWindow(store, registrationID: id, chat: chat, windowEnd: end)
+            }
+            #expect(try await store.dueWindows(at: 50, limit: 10).isEmpty)
+            #expect(try await store.dueWindows(at: 250, limit: 10).map(\.chat) == ["c100", "c200"])
+            #expect(try await store.dueWindows(at: 300, limit: 10).map(\.chat) == ["c100", "c200", "c300"])
+            #expect(try await store.dueWindows(at: 1_000, limit: 2).map(\.chat) == ["c100", "c200"])
+            #expect(try await store.dueWindows(at: 1_000, limit: 10).map(\.windowEndsAt) == [100, 200, 300, 900])
+        }
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func nextWindowEndIsTheEarliestOpenWindow(kind: StoreKind) async throws {
+        try await withStore(kind) { store in
+            #expect(try await store.nextWindowEnd() == nil)
+            let id = try await registered(store).id
+            try await openWindow(store, registrationID: id, chat: "closed", windowEnd: nil)
+            #expect(try await store.nextWindowEnd() == nil)
+            try await openWindow(store, registrationID: id, chat: "late", windowEnd: 9_000)
+            try await openWindow(store, registrationID: id, chat: "soon", windowEnd: 4_000)
+            #expect(try await store.nextWindowEnd() == 4_000)
+            try await store.updateChat(registrationID: id, chat: "soon") { state in state?.windowEndsAt = nil }
+            #expect(try await store.nextWindowEnd() == 9_000)
+        }
+    }
+
+    // MARK: Dedupe
+
+    @Test(arguments: StoreKind.allCases)
+    func firstSightingIsTrueOncePerPeriod(kind: StoreKind) async throws {
+        try await withStore(kind) { store in
+            let id = try await registered(store).id
+            #expect(try await store.firstSighting(registrationID: id, key: "k", at: 1_000, since: 0))
+            #expect(try await !store.firstSighting(registrationID: id, key: "k", at: 2_000, since: 0))
+            #expect(try await !store.firstSighting(registrationID: id, key: "k", at: 2_000, since: 1_000))
+            // The old sighting is before `since`: it counts as new and is remembered afresh.
+            #expect(try await store.firstSighting(registrationID: id, key: "k", at: 5_000, since: 1_001))
+            #expect(try await !store.firstSighting(registrationID: id, key: "k", at: 6_000, since: 4_000))
+            #expect(try await store.firstSighting(registrationID: id, key: "other", at: 6_000, since: 0))
+        }
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func sightingsAreKeptPerRegistration(kind: StoreKind) async throws {
+        try await withStore(kind) { store in
+            let one = try await registered(store, token: "one").id
+            let two = try await registered(store, token: "two").id
+            #expect(try await store.firstSighting(registrationID: one, key: "k", at: 1_000, since: 0))
+            #expect(try await store.firstSighting(registrationID: two, key: "k", at: 1_000, since: 0))
+        }
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func pruneForgetsSightingsOlderThanTheCutoff(kind: StoreKind) async throws {
+        try await withStore(kind) { store in
+            let id = try await registered(store).id
+            _ = try await store.firstSighting(registrationID: id, key: "old", at: 1_000, since: 0)
+            _ = try await store.firstSighting(registrationID: id, key: "young", at: 3_000, since: 0)
+            try await store.prune(tombstonesBefore: 0, sightingsBefore: 2_000, callsBefore: 0, unknownAnswersBefore: 0)
+            #expect(try await store.firstSighting(registrationID: id, key: "old", at: 4_000, since: 0))
+            #expect(try await !store.firstSighting(registrationID: id, key: "young", at: 4_000, since: 0))
+        }
+    }
+
+    // MARK: Calls
+
+    @Test(arguments: [[], ["audio"], ["audio", "video"]])
+    func takeCallReturnsTheRememberedCallOnce(media: [String]) async throws {
+        try await withStore(.file) { store in
+            let id = try await registered(store).id
+            let call = PendingCall(registrationID: id, sid: "sid-1", chat: "bob@example.org",
+                                   caller: "bob@example.org/phone", media: media, at: 1_000)
+            try await store.rememberCall(call)
+            #expect(try await store.takeCall(registrationID: id, sid: "sid-1") == call)
+            #expect(try await store.takeCall(registrationID: id, sid: "sid-1") == nil)
+        }
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func callsAreFoundOnlyByTheirRegistrationAndSid(kind: StoreKind) async throws {
+        try await withStore(kind) { store in
+            let one = try await registered(store, token: "one").id
+            let two = try await registered(store, token: "two").id
+            try await store.rememberCall(PendingCall(registrationID: one, sid: "s", chat: "c", caller: "c",
+                                                     media: ["audio"], at: 1_000))
+            #expect(try await store.takeCall(registrationID: two, sid: "s") == nil)
+            #expect(try await store.takeCall(registrationID: one, sid: "other") == nil)
+            #expect(try await store.takeCall(registrationID: one, sid: "s") != nil)
+        }
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func pruneForgetsCallsOlderThanTheCutoff(kind: StoreKind) async throws {
+        try await withStore(kind) { store in
+            let id = try await registered(store).id
+            for (sid, at) in [("old", Timestamp(1_000)), ("young", 3_000)] {
+                try await store.rememberCall(PendingCall(registrationID: id, sid: sid, chat: "c", caller: "c",
+                                                         media: ["audio"], at: at))
+            }
+            try await store.prune(tombstonesBefore: 0, sightingsBefore: 0, callsBefore: 2_000, unknownAnswersBefore: 0)
+            #expect(try await store.takeCall(registrationID: id, sid: "old") == nil)
+            #expect(try await store.takeCall(registrationID: id, sid: "young")?.at == 3_000)
+        }
+    }
+
+    // MARK: Retries
+
+    @Test(arguments: StoreKind.allCases)
+    func dueRetriesAreTheDueOnesSoonestFirst(kind: StoreKind) async throws {
+        try await withStore(kind) { store in
+            let id = try await registered(store).id
+            var enqueued: [Timestamp: RetryItem] = [:]
+            for (nextAt, kind) in [(Timestamp(300), "message"), (100, "call"), (200, "read"), (900, "wake")] {
+                var item = retry(id, nextAt: nextAt, kind: kind)
+                item.id = try await store.enqueueRetry(item)
+                enqueued[nextAt] = item
+            }
+            #expect(Set(enqueued.values.map(\.id)).count == 4)
+            #expect(try await store.dueRetries(at: 50, limit: 10).isEmpty)
+            #expect(try await store.dueRetries(at: 300, limit: 10) == [enqueued[100], enqueued[200], enqueued[300]])
+            #expect(try await store.dueRetries(at: 1_000, limit: 2) == [enqueued[100], enqueued[200]])
+        }
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func retriesDueAtTheSameTimeComeInTheOrderEnqueued(kind: StoreKind) async throws {
+        try await withStore(kind) { store in
+            let id = try await registered(store).id
+            var ids: [Int64] = []
+            for kind in ["wake", "call", "read", "message"] {
+                ids.append(try await store.enqueueRetry(retry(id, nextAt: 100, kind: kind)))
+            }
+            #expect(try await store.dueRetries(at: 100, limit: 10).map(\.id) == ids)
+        }
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func nextRetryIsTheEarliestOne(kind: StoreKind) async throws {
+        try await withStore(kind) { store in
+            #expect(try await store.nextRetry() == nil)
+            let id = try await registered(store).id
+            try await store.enqueueRetry(retry(id, nextAt: 700))
+            let soonest = try await store.enqueueRetry(retry(id, nextAt: 400))
+            #expect(try await store.nextRetry() == 400)
+            try await store.deleteRetry(id: soonest)
+            #expect(try await store.nextRetry() == 700)
+        }
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func updateRetryReschedulesIt(kind: StoreKind) async throws {
+        try await withStore(kind) { store in
+            let id = try await registered(store).id
+            var item = retry(id, nextAt: 100)
+            item.id = try await store.enqueueRetry(item)
+            item.attempts = 2
+            item.nextAt = 5_000
+            try await store.updateRetry(item)
+            #expect(try await store.dueRetries(at: 4_999, limit: 10).isEmpty)
+            #expect(try await store.dueRetries(at: 5_000, limit: 10) == [item])
+            #expect(try await store.nextRetry() == 5_000)
+        }
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func deleteRetryRemovesOnlyThatOne(kind: StoreKind) async throws {
+        try await withStore(kind) { store in
+            let id = try await registered(store).id
+            let gone = try await store.enqueueRetry(retry(id, nextAt: 100))
+            let kept = try await store.enqueueRetry(retry(id, nextAt: 200))
+            try await store.deleteRetry(id: gone)
+            #expect(try await store.dueRetries(at: 1_000, limit: 10).map(\.id) == [kept])
+        }
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func retryForAnUnknownRegistrationFails(kind: StoreKind) async throws {
+        try await withStore(kind) { (store: SQLitePushStore) async throws in
+            await #expect(throws: SQLiteError.self) { try await store.enqueueRetry(retry(42, nextAt: 100)) }
+            #expect(try await store.nextRetry() == nil)
+        }
+    }
+
+    // MARK: Counters
+
+    @Test(arguments: StoreKind.allCases)
+    func incrementAddsToCounters(kind: StoreKind) async throws {
+        try await withStore(kind) { store in
+            #expect(try await store.counters().isEmpty)
+            try await store.increment(["pushed": 1, "held": 2])
+            try await store.increment(["pushed": 3, "dropped": 1])
+            try await store.increment([:])
+            #expect(try await store.counters() == ["pushed": 4, "held": 2, "dropped": 1])
+        }
+    }
+
+    // MARK: Unknown nodes
+
+    @Test(arguments: StoreKind.allCases)
+    func unknownNodeAnswersAreCountedSinceATime(kind: StoreKind) async throws {
+        try await withStore(kind) { store in
+            #expect(try await store.unknownNodeAnswers(since: 0) == 0)
+            for at in [Timestamp(100), 200, 200, 300] {
+                try await store.recordUnknownNodeAnswer(at: at)
+            }
+            #expect(try await store.unknownNodeAnswers(since: 0) == 4)
+            #expect(try await store.unknownNodeAnswers(since: 200) == 3)
+            #expect(try await store.unknownNodeAnswers(since: 301) == 0)
+
+            try await store.prune(tombstonesBefore: 0, sightingsBefore: 0, callsBefore: 0, unknownAnswersBefore: 250)
+            #expect(try await store.unknownNodeAnswers(since: 0) == 1)
+        }
+    }
+
+    // MARK: Policies
+
+    @Test(arguments: StoreKind.allCases)
+    func policiesAreKeptPerAccountBesideTheDefaults(kind: StoreKind) async throws {
+        try await withStore(kind) { store in
+            #expect(try await store.policy(account: nil) == nil)
+            #expect(try await store.policy(account: "alice@example.org") == nil)
+
+            try await store.setPolicy(account: nil, json: #"{"window":10}"#)
+            try await store.setPolicy(account: "alice@example.org", json: #"{"window":30}"#)
+            #expect(try await store.policy(account: nil) == #"{"window":10}"#)
+            #expect(try await store.policy(account: "alice@example.org") == #"{"window":30}"#)
+            #expect(try await store.policy(account: "bob@example.org") == nil)
+
+            try await store.setPolicy(account: "alice@example.org", json: #"{"window":60}"#)
+            #expect(try await store.policy(account: "alice@example.org") == #"{"window":60}"#)
+
+            try await store.setPolicy(account: "alice@example.org", json: nil)
+            #expect(try await store.policy(account: "alice@example.org") == nil)
+            #expect(try await store.policy(account: nil) == #"{"window":10}"#)
+
+            try await store.setPolicy(account: nil, json: nil)
+            #expect(try await store.policy(account: nil) == nil)
+        }
+    }
+
+    // MARK: Persistence
+
+    /// Everything a burst leaves behind, written through one store and checked through another.
+    private struct Burst {
+        var registration: Registration
+        var chat: ChatState
+        var retry: RetryItem
+        var call: PendingCall
+
+        init(writingTo store: SQLitePushStore) async throws {
+            registration = try await store.register(request(calls: .also, wantsReads: true),
+                                                    freshCollapseKey: collapseKeyA, now: 1_000)
+            try await store.recordPush(registrationID: registration.id, at: 1_100, error: nil)
+            registration.pushCount = 1
+            registration.lastPushAt = 1_100
+            let notice = HeldNotice(from: "bob@example.org", id: "m2", groupchat: false, mention: false, at: 1_200)
+            chat = ChatState(registrationID: registration.id, chat: "bob@example.org", count: 2,
+                             lastMessageAt: 1_200, windowEndsAt: 11_100, held: notice, noticedSinceRead: true)
+            let state = chat
+            try await store.updateChat(registrationID: registration.id, chat: state.chat) { $0 = state }
+            retry = RetryItem(registrationID: registration.id, summary: #"{"count":2}"#, kind: "message",
+                              collapseChat: "bob@example.org", attempts: 1, nextAt: 3_000, deadline: 121_100)
+            retry.id = try await store.enqueueRetry(retry)
+            call = PendingCall(registrationID: registration.id, sid: "call-1", chat: "bob@example.org",
+                               caller: "bob@example.org/phone", media: ["audio", "video"], at: 1_300)
+            try await store.rememberCall(call)
+            _ = try await store.firstSighting(registrationID: registration.id, key: "m2", at: 1_200, since: 0)
+            try await store.bury(token: "dead", pushModule: "fcm", at: 1_400)
+            try await store.increment(["pushed": 1])
+            try await store.recordUnknownNodeAnswer(at: 1_500)
+            try await store.setPolicy(account: "alice@example.org", json: #"{"window":10}"#)
+        }
+
+        func expectRecovered(by store: SQLitePushStore) async throws {
+            #expect(try await store.registration(domain: registration.domain, token: registration.token)
+                == registration)
+            #expect(try await store.nextWindowEnd() == chat.windowEndsAt)
+            #expect(try await store.dueWindows(at: 20_000, limit: 10) == [chat])
+            #expect(try await store.nextRetry() == retry.nextAt)
+            #expect(try await store.dueRetries(at: 20_000, limit: 10) == [retry])
+            #expect(try await store.takeCall(registrationID: registration.id, sid: call.sid) == call)
+            #expect(try await !store.firstSighting(registrationID: registration.id, key: "m2", at: 2_000, since: 0))
+            #expect(try await store.isBuried(token: "dead", pushModule: "fcm", since: 0))
+            #expect(try await store.counters() == ["pushed": 1])
+            #expect(try await store.unknownNodeAnswers(since: 0) == 1)
+            #expect(try await store.policy(account: "alice@example.org") == #"{"window":10}"#)
+        }
+    }
+
+    @Test func everythingSurvivesClosingAndReopeningTheFile() async throws {
+        try await withTemporaryDatabasePath { path in
+            var store: SQLitePushStore? = try SQLitePushStore(.file(path: path))
+            let burst = try await Burst(writingTo: try #require(store))
+            store = nil
+            try await burst.expectRecovered(by: SQLitePushStore(.file(path: path)))
+        }
+    }
+
+    /// A `kill -9` closes nothing and checkpoints nothing: what was committed must be readable by the
+    /// next process from the file and its write-ahead log as they were left.
+    @Test func everythingIsReadableFromTheFileWhileTheWriterIsStillOpen() async throws {
+        try await withTemporaryDatabasePath { path in
+            let writer = try SQLitePushStore(.file(path: path))
+            let burst = try await Burst(writingTo: writer)
+            try await burst.expectRecovered(by: SQLitePushStore(.file(path: path)))
+            // The writer, still open, carries on beside the recovered reader.
+            try await writer.increment(["pushed": 1])
+            #expect(try await writer.counters() == ["pushed": 2])
+        }
+    }
+
+    @Test func databaseFilesAreOwnerOnly() async throws {
+        try await withTemporaryDatabasePath { path in
+            let store = try SQLitePushStore(.file(path: path))
+            _ = try await registered(store)
+            #expect(try permissions(path) == 0o600)
+            #expect(try permissions(path + "-wal") == 0o600)
+            #expect(try permissions(path + "-shm") == 0o600)
+        }
+    }
+}
