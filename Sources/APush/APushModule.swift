@@ -62,6 +62,10 @@ public struct APushModule: HostedModule {
         }]
     }
 
+    public func commands(context: ModuleContext) -> [AdHocCommand] {
+        APushCommands(service: service, context: context, pushContext: pushContext(context)).all
+    }
+
     public func run(context: ModuleContext) async throws {
         let pushContext = pushContext(context)
         var lastMaintenance = ContinuousClock.now

@@ -2,8 +2,16 @@
 public struct APushSettings: Sendable, Equatable, Decodable {
     /// The App Server's JID (from the top-level `appServer`).
     public var appServer: String = ""
-    /// The default coalescing window.
-    public var coalesceSeconds: Int = 10
+    /// The policy of every account that has not set its own (`push.defaults`, a policy document).
+    public var defaults = PushPolicy()
+    /// The bounds of the coalescing window an account may choose.
+    public var coalesceMinSeconds: Int = 0
+    public var coalesceMaxSeconds: Int = 300
+    /// The default coalescing window (`push.coalesceSeconds`, the same as `push.defaults.coalesceSeconds`).
+    public var coalesceSeconds: Int {
+        get { defaults.coalesceSeconds }
+        set { defaults.coalesceSeconds = newValue }
+    }
     /// At most one wake per registration this often.
     public var wakeIntervalSeconds: Int = 60
     /// An upstream publish with no answer in this long counts as `wait`.
@@ -25,7 +33,7 @@ public struct APushSettings: Sendable, Equatable, Decodable {
     public init() {}
 
     enum CodingKeys: String, CodingKey {
-        case coalesceSeconds, wakeIntervalSeconds, upstreamTimeoutSeconds, maxInFlight, retryMessageSeconds,
+        case defaults, coalesceMinSeconds, coalesceMaxSeconds, coalesceSeconds, wakeIntervalSeconds, upstreamTimeoutSeconds, maxInFlight, retryMessageSeconds,
              retryCallSeconds, unknownNodeCancelsPerHour, dedupeMinutes, paddingBucket
     }
 
@@ -39,7 +47,11 @@ public struct APushSettings: Sendable, Equatable, Decodable {
             }
             return value
         }
-        coalesceSeconds = try read(.coalesceSeconds, 10, minimum: 0, maximum: 3600)
+        defaults = try container.decodeIfPresent(PushPolicy.self, forKey: .defaults) ?? PushPolicy()
+        coalesceMinSeconds = try read(.coalesceMinSeconds, 0, minimum: 0, maximum: 3600)
+        coalesceMaxSeconds = try read(.coalesceMaxSeconds, 300, minimum: coalesceMinSeconds, maximum: 3600)
+        coalesceSeconds = try read(.coalesceSeconds, defaults.coalesceSeconds, minimum: coalesceMinSeconds,
+                                   maximum: coalesceMaxSeconds)
         wakeIntervalSeconds = try read(.wakeIntervalSeconds, 60, minimum: 0, maximum: 86_400)
         upstreamTimeoutSeconds = try read(.upstreamTimeoutSeconds, 25, minimum: 1, maximum: 30)
         maxInFlight = try read(.maxInFlight, 512, minimum: 1, maximum: 100_000)

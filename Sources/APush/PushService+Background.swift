@@ -13,8 +13,9 @@ extension PushService {
             guard case .push(let held, let count) = decision,
                   let registration = try await store.registration(id: window.registrationID) else { continue }
             statistics.count("coalesced.sent")
+            let policy = try await policy(for: registration.account)
             let push = OutgoingPush.message(account: registration.account ?? "", chat: window.chat, notice: held,
-                                            count: count)
+                                            count: count, policy: policy)
             await deliver(push, to: registration, context: context, at: at)
         }
         for retry in try await store.dueRetries(at: at, limit: 256) {

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import Foundation
 import Logging
 import Sealing
 import Store
@@ -33,8 +34,6 @@ final class PushService: Sendable {
         clock_gettime(CLOCK_REALTIME, &spec)
         return Timestamp(spec.tv_sec) * 1000 + Timestamp(spec.tv_nsec / 1_000_000)
     }
-
-    private var windowMilliseconds: Timestamp { Timestamp(settings.coalesceSeconds) * 1000 }
 
     // MARK: Intake
 
@@ -113,14 +112,19 @@ final class PushService: Sendable {
 
     // MARK: Decisions
 
-    /// What one event means for one registration: the pushes to send now (often none).
+    /// What one event means for one registration: the pushes to send now (often none). The account's
+    /// policy is read afresh for every event, so a change applies to the next one.
     func decide(_ classified: ClassifiedPublish, for registration: Registration, at: Timestamp) async throws
         -> [OutgoingPush] {
         let account = registration.account ?? classified.account ?? ""
         let ts = at / 1000
         let readsVisible = registration.account != nil || classified.account != nil
         let dedupeSince = at - Timestamp(settings.dedupeMinutes) * 60_000
+        let policy = try await policy(for: registration.account)
+        let window = windowMilliseconds(policy)
+        let verdict = PolicyDecision.decide(policy, event: classified.event, at: at)
         statistics.count("events.\(classified.event.kindName)")
+        if verdict == .drop { statistics.count("dropped.policy") }
         switch classified.event {
         case .message(let notice):
             guard registration.takesMessages else { return [] }
@@ -132,17 +136,20 @@ final class PushService: Sendable {
             }
             let held = HeldNotice(from: notice.from, id: notice.id, groupchat: notice.groupchat,
                                   mention: notice.mention, at: at)
-            let window = windowMilliseconds
+            let silenced = verdict != .deliver
             let decision = try await store.updateChat(registrationID: registration.id, chat: notice.chat) { state in
                 ChatCoalescer.message(&state, registrationID: registration.id, chat: notice.chat, notice: held,
-                                      now: at, window: window, readsVisible: readsVisible, silenced: false)
+                                      now: at, window: window, readsVisible: readsVisible, silenced: silenced)
             }
             switch decision {
             case .push(let count):
-                return [.message(account: account, chat: notice.chat, notice: held, count: count)]
+                return [.message(account: account, chat: notice.chat, notice: held, count: count, policy: policy)]
             case .hold:
                 statistics.count("coalesced.held")
                 return []
+            case .silence where verdict == .wakeInstead:
+                statistics.count("quiet-hours.wake")
+                return try await wake(registration, account: account, at: at)
             case .silence:
                 statistics.count("dropped.policy")
                 return []
@@ -158,15 +165,14 @@ final class PushService: Sendable {
                 try await store.rememberCall(PendingCall(registrationID: registration.id, sid: call.sid,
                                                          chat: call.chat, caller: call.from, media: call.media, at: at))
             }
-            guard registration.takesCalls else { return [] }
+            guard registration.takesCalls, verdict == .deliver else { return [] }
             let summary = Summary(kind: .call, account: account, chat: call.chat, from: call.from,
                                   call: .init(sid: call.sid, media: call.media), ts: ts)
             return [OutgoingPush(summary: summary, collapseChat: nil)]
 
         case .callEnded(let sid, let answeredElsewhere):
             guard let call = try await store.takeCall(registrationID: registration.id, sid: sid),
-                  !answeredElsewhere, registration.takesMessages else { return [] }
-            let window = windowMilliseconds
+                  !answeredElsewhere, registration.takesMessages, verdict == .deliver else { return [] }
             let held = HeldNotice(from: call.chat, id: nil, groupchat: false, mention: false, at: at)
             let decision = try await store.updateChat(registrationID: registration.id, chat: call.chat) { state in
                 ChatCoalescer.message(&state, registrationID: registration.id, chat: call.chat, notice: held,
@@ -174,29 +180,53 @@ final class PushService: Sendable {
                                       urgent: true)
             }
             guard case .push(let count) = decision else { return [] }
-            var summary = Summary(kind: .message, account: account, chat: call.chat, from: call.chat, count: count,
-                                  ts: ts)
-            summary.missed = true
-            summary.call = .init(sid: call.sid, media: call.media)
-            return [OutgoingPush(summary: summary, collapseChat: call.chat)]
+            return [.message(account: account, chat: call.chat, notice: held, count: count, policy: policy,
+                             missedCall: .init(sid: call.sid, media: call.media))]
 
         case .read(let chat):
-            let window = windowMilliseconds
+            // A read clears the count and a held push whatever the policy; only the push obeys it.
             let due = try await store.updateChat(registrationID: registration.id, chat: chat) { state in
                 ChatCoalescer.read(&state, now: at, window: window)
             }
-            guard due, registration.takesReads else { return [] }
+            guard due, registration.takesReads, verdict == .deliver else { return [] }
             return [OutgoingPush(summary: Summary(kind: .read, account: account, chat: chat, ts: ts), collapseChat: nil)]
 
         case .wake:
-            guard registration.takesMessages else { return [] }
-            if let last = registration.lastWakeAt, at - last < Timestamp(settings.wakeIntervalSeconds) * 1000 {
-                statistics.count("dropped.rate-limit")
-                return []
-            }
-            try await store.recordWake(registrationID: registration.id, at: at)
-            return [OutgoingPush(summary: Summary(kind: .wake, account: account, ts: ts), collapseChat: nil)]
+            guard registration.takesMessages, verdict == .deliver else { return [] }
+            return try await wake(registration, account: account, at: at)
         }
+    }
+
+    /// A wake, at most one per registration per `wakeIntervalSeconds`.
+    private func wake(_ registration: Registration, account: String, at: Timestamp) async throws -> [OutgoingPush] {
+        if let last = registration.lastWakeAt, at - last < Timestamp(settings.wakeIntervalSeconds) * 1000 {
+            statistics.count("dropped.rate-limit")
+            return []
+        }
+        try await store.recordWake(registrationID: registration.id, at: at)
+        return [OutgoingPush(summary: Summary(kind: .wake, account: account, ts: at / 1000), collapseChat: nil)]
+    }
+
+    /// The operator's defaults (config, then those stored through admin-policy), then the account's own.
+    func policy(for account: String?) async throws -> PushPolicy {
+        var document = try Self.dictionary(settings.defaults.json)
+        if let stored = try await store.policy(account: nil) {
+            document.merge(try Self.dictionary(stored)) { $1 }
+        }
+        if let account, let own = try await store.policy(account: account) {
+            document.merge(try Self.dictionary(own)) { $1 }
+        }
+        let data = try JSONSerialization.data(withJSONObject: document)
+        return try JSONDecoder().decode(PushPolicy.self, from: data)
+    }
+
+    private static func dictionary(_ json: String) throws -> [String: Any] {
+        (try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any]) ?? [:]
+    }
+
+    /// The policy's window, kept within the operator's bounds.
+    func windowMilliseconds(_ policy: PushPolicy) -> Timestamp {
+        Timestamp(min(max(policy.coalesceSeconds, settings.coalesceMinSeconds), settings.coalesceMaxSeconds)) * 1000
     }
 
     // MARK: Delivery
@@ -312,11 +342,25 @@ struct OutgoingPush: Sendable, Equatable {
         collapseChat = retry.collapseChat
     }
 
-    static func message(account: String, chat: String, notice: HeldNotice, count: Int) -> OutgoingPush {
-        OutgoingPush(summary: Summary(kind: .message, account: account, chat: chat, groupchat: notice.groupchat,
-                                      from: notice.from, count: count, mention: notice.mention, id: notice.id,
-                                      ts: notice.at / 1000),
-                     collapseChat: chat)
+    /// A message notice; with the sender hidden it says only that there is something, in no chat.
+    static func message(account: String, chat: String, notice: HeldNotice, count: Int, policy: PushPolicy,
+                        missedCall: Summary.Call? = nil) -> OutgoingPush {
+        var summary = Summary(kind: .message, account: account, chat: chat, groupchat: notice.groupchat,
+                              from: notice.from, count: count, mention: notice.mention, id: notice.id,
+                              ts: notice.at / 1000)
+        if let missedCall {
+            summary.missed = true
+            summary.call = missedCall
+        }
+        if policy.sender == .hidden {
+            summary.chat = ""
+            summary.from = nil
+            summary.id = nil
+            summary.groupchat = false
+            summary.mention = false
+            summary.call = nil
+        }
+        return OutgoingPush(summary: summary, collapseChat: chat)
     }
 
     /// apushKind: absent for a message, `voip` for a call.

@@ -11,7 +11,8 @@ public protocol HostedModule: Sendable {
     var discoFeatures: [String] { get }
     var iqRoutes: [IQRoute] { get }
     var messageRoutes: [MessageRoute] { get }
-    var commands: [AdHocCommand] { get }
+    /// The ad-hoc commands, built with the context their handlers will use.
+    func commands(context: ModuleContext) -> [AdHocCommand]
     /// Background work (timers, retries); runs while the host runs and is cancelled at shutdown.
     func run(context: ModuleContext) async throws
 }
@@ -21,7 +22,7 @@ extension HostedModule {
     public var discoFeatures: [String] { [] }
     public var iqRoutes: [IQRoute] { [] }
     public var messageRoutes: [MessageRoute] { [] }
-    public var commands: [AdHocCommand] { [] }
+    public func commands(context: ModuleContext) -> [AdHocCommand] { [] }
     public func run(context: ModuleContext) async throws {}
 }
 

@@ -18,7 +18,7 @@ public struct StanzaRouter: Sendable {
         self.modules = modules
         self.context = context
         self.software = software
-        commands = AdHocSessions(commands: modules.flatMap(\.commands))
+        commands = AdHocSessions(commands: modules.flatMap { $0.commands(context: context) })
         identities = modules.flatMap(\.discoIdentities)
         var features = [Namespace.discoInfo, Namespace.discoItems, Namespace.ping, Namespace.version,
                         Namespace.commands]

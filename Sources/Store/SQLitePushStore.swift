@@ -221,7 +221,10 @@ public actor SQLitePushStore: PushStore {
             let before = state
             let result = change(&state)
             if state != before {
-                if let state {
+                if var state {
+                    // The row is the one asked for, whatever the closure wrote into the value.
+                    state.registrationID = registrationID
+                    state.chat = chat
                     try Self.save(state, in: database)
                 } else {
                     try database.execute("DELETE FROM chats WHERE registration_id = ? AND chat = ?",

@@ -1,0 +1,333 @@
+import ComponentHost
+import Logging
+import Store
+import XMPP
+
+/// The ad-hoc commands of PROTOCOL.md §9: nodes and field names are an interface for apps; keep them.
+///
+/// Access is checked by the host on every stage (`isAllowed`), and again here for what a stage
+/// touches: a user's commands act on the requester's own bare JID only, never on one named in a form.
+struct APushCommands: Sendable {
+    let service: PushService
+    let context: ModuleContext
+    let pushContext: PushContext
+
+    static let registrations = APushNamespace.commands + "#registrations"
+    static let policy = APushNamespace.commands + "#policy"
+    static let test = APushNamespace.commands + "#test"
+    static let adminRegistrations = APushNamespace.commands + "#admin-registrations"
+    static let adminRemove = APushNamespace.commands + "#admin-remove"
+    static let adminPolicy = APushNamespace.commands + "#admin-policy"
+    static let adminStats = APushNamespace.commands + "#admin-stats"
+
+    var all: [AdHocCommand] {
+        let context = context
+        let isUser: @Sendable (JID) -> Bool = { $0.localpart != nil && context.isServed($0) }
+        let isAdmin: @Sendable (JID) -> Bool = { $0.localpart != nil && context.isAdmin($0) }
+        return [
+            AdHocCommand(node: Self.registrations, name: "My push registrations", isAllowed: isUser, handler: registrations),
+            AdHocCommand(node: Self.policy, name: "My push policy", isAllowed: isUser, handler: policy),
+            AdHocCommand(node: Self.test, name: "Send me a test push", isAllowed: isUser, handler: test),
+            AdHocCommand(node: Self.adminRegistrations, name: "List push registrations", isAllowed: isAdmin,
+                         handler: adminRegistrations),
+            AdHocCommand(node: Self.adminRemove, name: "Remove push registrations", isAllowed: isAdmin,
+                         handler: adminRemove),
+            AdHocCommand(node: Self.adminPolicy, name: "Push policy of an account, or the defaults",
+                         isAllowed: isAdmin, handler: adminPolicy),
+            AdHocCommand(node: Self.adminStats, name: "Push statistics", isAllowed: isAdmin, handler: adminStats),
+        ]
+    }
+
+    private var bounds: (Int, Int) { (service.settings.coalesceMinSeconds, service.settings.coalesceMaxSeconds) }
+
+    // MARK: Users
+
+    private func ownRegistrations(_ requester: JID) async throws -> [Registration] {
+        try await service.store.registrations(
+            matching: RegistrationFilter(account: requester.bare.description, domain: requester.domainpart),
+            limit: 1000, offset: 0)
+    }
+
+    @Sendable func registrations(_ request: AdHocRequest) async throws -> AdHocResponse {
+        let own = try await ownRegistrations(request.requester)
+        if request.stage == 0 {
+            guard !own.isEmpty else { return .completed(AdHocNote(.info, "This account has no push registrations.")) }
+            var fields: [DataForm.Field] = own.map { .init(variable: nil, type: .fixed, values: [$0.summaryLine]) }
+            fields.append(.init(variable: "remove", type: .listMulti, label: "Remove these registrations",
+                                options: own.map { .init(label: "\($0.fingerprint) · \($0.pushModule)", value: $0.fingerprint) }))
+            fields.append(.init(variable: "remove-all", type: .boolean, label: "Remove all of them", values: ["0"]))
+            let form = DataForm(type: .form, formType: APushNamespace.commands, title: "Your push registrations",
+                                fields: fields)
+            return .next(form)
+        }
+        let form = try requireForm(request)
+        let removeAll = try booleanField(form, "remove-all") ?? false
+        let chosen = Set(form.values("remove"))
+        let known = Set(own.map(\.fingerprint))
+        if let unknown = chosen.subtracting(known).sorted().first {
+            throw StanzaError(.badRequest, text: "remove: \(unknown) is not one of your registrations")
+        }
+        let doomed = own.filter { removeAll || chosen.contains($0.fingerprint) }
+        for registration in doomed {
+            try await service.store.removeRegistration(id: registration.id)
+        }
+        return .completed(AdHocNote(.info, doomed.isEmpty ? "Nothing was removed."
+                                             : "Removed \(doomed.count) registration(s)."))
+    }
+
+    @Sendable func policy(_ request: AdHocRequest) async throws -> AdHocResponse {
+        try await editPolicy(of: request.requester.bare.description, stage: request.stage, form: request.form)
+    }
+
+    @Sendable func test(_ request: AdHocRequest) async throws -> AdHocResponse {
+        if request.stage == 0 {
+            let kinds = PushService.TestKind.allCases.map(\.rawValue)
+            return .next(DataForm(type: .form, formType: APushNamespace.commands, title: "Send a test push",
+                                  fields: [.init(variable: "kind", type: .listSingle, label: "Kind", isRequired: true,
+                                                 values: ["message"],
+                                                 options: kinds.map { .init(label: $0, value: $0) })]))
+        }
+        let form = try requireForm(request)
+        guard let name = form.value("kind"), let kind = PushService.TestKind(rawValue: name) else {
+            throw StanzaError(.badRequest, text: "kind: must be one of message, call, read, wake")
+        }
+        let results = try await service.sendTest(kind, account: request.requester, componentJID: context.componentJID,
+                                                 context: pushContext)
+        guard !results.isEmpty else {
+            return .completed(AdHocNote(.warn, "None of your registrations takes \(kind.rawValue) pushes."))
+        }
+        let lines = results.map { registration, outcome in "\(registration.fingerprint): \(outcome.description)" }
+        return .completed(AdHocNote(.info, "Sent a \(kind.rawValue) test push: " + lines.joined(separator: "; ")))
+    }
+
+    // MARK: Operators
+
+    @Sendable func adminRegistrations(_ request: AdHocRequest) async throws -> AdHocResponse {
+        if request.stage == 0 {
+            return .next(DataForm(type: .form, formType: APushNamespace.commands, title: "Push registrations",
+                                  instructions: ["Filter the list, or name one fingerprint to see it in full."],
+                                  fields: [
+                .init(variable: "account", type: .jidSingle, label: "Account"),
+                .init(variable: "domain", type: .textSingle, label: "Domain"),
+                .init(variable: "module", type: .textSingle, label: "Push module"),
+                .init(variable: "fingerprint", type: .textSingle, label: "Fingerprint (#1a2b3c4d)"),
+                .init(variable: "page", type: .textSingle, label: "Page", values: ["1"]),
+            ]))
+        }
+        let form = try requireForm(request)
+        let filter = try registrationFilter(form)
+        if let fingerprint = nonEmpty(form.value("fingerprint")) {
+            guard let registration = try await find(fingerprint: fingerprint, filter: filter) else {
+                throw StanzaError(.itemNotFound, text: "fingerprint: no registration \(fingerprint)")
+            }
+            return .completed(form: try await details(registration))
+        }
+        let pageText = nonEmpty(form.value("page")) ?? "1"
+        guard let page = Int(pageText), page >= 1 else {
+            throw StanzaError(.badRequest, text: "page: '\(pageText)' is not a page number (1, 2, …)")
+        }
+        let pageSize = 50
+        let total = try await service.store.countRegistrations(matching: filter)
+        let rows = try await service.store.registrations(matching: filter, limit: pageSize, offset: (page - 1) * pageSize)
+        let columns = ["fingerprint", "account", "domain", "module", "kinds", "created", "last-push", "last-error"]
+        let result = DataForm(
+            type: .result, formType: APushNamespace.commands,
+            title: "Registrations \(rows.isEmpty ? 0 : (page - 1) * pageSize + 1)-\((page - 1) * pageSize + rows.count) of \(total)",
+            reported: columns.map { .init(variable: $0) },
+            items: rows.map { registration in
+                [registration.fingerprint, registration.account ?? "", registration.domain, registration.pushModule,
+                 registration.kindsDescription, TimeFormat.describe(registration.createdAt),
+                 TimeFormat.describe(registration.lastPushAt), registration.lastErrorDescription]
+                    .enumerated().map { DataForm.Field(variable: columns[$0.offset], values: [$0.element]) }
+            })
+        return .completed(form: result)
+    }
+
+    private func details(_ registration: Registration) async throws -> DataForm {
+        let chats = try await service.store.chats(registrationID: registration.id)
+        let held = chats.filter { $0.held != nil }.count
+        let values: KeyValuePairs<String, String> = [
+            "fingerprint": registration.fingerprint,
+            "account": registration.account ?? "(unknown: stock publish)",
+            "domain": registration.domain,
+            "module": registration.pushModule,
+            "kinds": registration.kindsDescription,
+            "created": TimeFormat.describe(registration.createdAt),
+            "last-push": TimeFormat.describe(registration.lastPushAt),
+            "last-error": registration.lastErrorDescription,
+            "last-wake": TimeFormat.describe(registration.lastWakeAt),
+            "pushes": String(registration.pushCount),
+            "errors": String(registration.errorCount),
+            "chats": String(chats.count),
+            "held": String(held),
+        ]
+        return DataForm(type: .result, formType: APushNamespace.commands, title: "Registration \(registration.fingerprint)",
+                        fields: values.map { .init(variable: $0.key, type: .textSingle, values: [$0.value]) })
+    }
+
+    @Sendable func adminRemove(_ request: AdHocRequest) async throws -> AdHocResponse {
+        if request.stage == 0 {
+            return .next(DataForm(type: .form, formType: APushNamespace.commands, title: "Remove push registrations",
+                                  instructions: ["Name an account (all of its registrations), a fingerprint, or both."],
+                                  fields: [
+                .init(variable: "account", type: .jidSingle, label: "Account"),
+                .init(variable: "fingerprint", type: .textSingle, label: "Fingerprint (#1a2b3c4d)"),
+            ]))
+        }
+        let form = try requireForm(request)
+        let filter = try registrationFilter(form)
+        let fingerprint = nonEmpty(form.value("fingerprint"))
+        guard filter.account != nil || fingerprint != nil else {
+            throw StanzaError(.badRequest, text: "account or fingerprint: name at least one")
+        }
+        var doomed: [Registration] = []
+        if let fingerprint {
+            guard let registration = try await find(fingerprint: fingerprint, filter: filter) else {
+                throw StanzaError(.itemNotFound, text: "fingerprint: no registration \(fingerprint)")
+            }
+            doomed = [registration]
+        } else {
+            doomed = try await service.store.registrations(matching: filter, limit: 100_000, offset: 0)
+        }
+        for registration in doomed {
+            try await service.store.removeRegistration(id: registration.id)
+        }
+        context.logger.notice("an operator removed \(doomed.count) registration(s)")
+        return .completed(AdHocNote(.info, "Removed \(doomed.count) registration(s)."))
+    }
+
+    @Sendable func adminPolicy(_ request: AdHocRequest) async throws -> AdHocResponse {
+        if request.stage == 0 {
+            return .next(DataForm(type: .form, formType: APushNamespace.commands, title: "Whose push policy?",
+                                  fields: [.init(variable: "account", type: .jidSingle,
+                                                 label: "Account (empty for the defaults)")]),
+                         actions: [.next])
+        }
+        let account: String
+        if request.stage == 1 {
+            let form = try requireForm(request)
+            account = try nonEmpty(form.value("account")).map { text throws(StanzaError) in
+                try servedAccount(text, field: "account").description
+            } ?? ""
+        } else {
+            account = request.state["account"] ?? ""
+        }
+        var response = try await editPolicy(of: account.isEmpty ? nil : account, stage: request.stage - 1,
+                                            form: request.form)
+        response.state["account"] = account
+        return response
+    }
+
+    @Sendable func adminStats(_ request: AdHocRequest) async throws -> AdHocResponse {
+        let sinceStart = service.statistics.sinceStart
+        var totals = try await service.store.counters()
+        for (name, amount) in service.statistics.unflushed { totals[name, default: 0] += amount }
+        let registrations = try await service.store.countRegistrations(matching: RegistrationFilter())
+        var fields: [DataForm.Field] = [
+            .init(variable: "registrations", type: .textSingle, label: "Registrations", values: [String(registrations)]),
+            .init(variable: "in-flight", type: .textSingle, label: "Publishes in flight",
+                  values: [String(service.publishesInFlight)]),
+        ]
+        for (scope, counts) in [("since-start", sinceStart), ("total", totals)] {
+            let answers = counts["upstream.answers"] ?? 0
+            let latency = answers > 0 ? (counts["upstream.latency-ms"] ?? 0) / answers : 0
+            fields.append(.init(variable: "\(scope).upstream.mean-latency-ms", type: .textSingle,
+                                label: "Mean upstream latency (ms), \(scope)", values: [String(latency)]))
+            for name in counts.keys.sorted() {
+                fields.append(.init(variable: "\(scope).\(name)", type: .textSingle, values: [String(counts[name]!)]))
+            }
+        }
+        return .completed(form: DataForm(type: .result, formType: APushNamespace.commands, title: "Push statistics",
+                                         fields: fields))
+    }
+
+    // MARK: Shared
+
+    /// Stage 0 shows the policy form; stage 1 validates the submission and stores what differs from
+    /// the defaults. A bad value changes nothing and names its field.
+    private func editPolicy(of account: String?, stage: Int, form: DataForm?) async throws -> AdHocResponse {
+        let (minimum, maximum) = bounds
+        let current = try await service.policy(for: account)
+        if stage == 0 {
+            let title = account.map { "Push policy of \($0)" } ?? "Default push policy"
+            return .next(current.form(title: title, minimumWindow: minimum, maximumWindow: maximum))
+        }
+        guard let form else { throw StanzaError(.badRequest, text: "submit the policy form") }
+        let updated: PushPolicy
+        do {
+            updated = try current.applying(form, minimumWindow: minimum, maximumWindow: maximum)
+        } catch {
+            throw StanzaError(.badRequest, text: error.description)
+        }
+        if let account {
+            let defaults = try await service.policy(for: nil)
+            try await service.store.setPolicy(account: account, json: updated.override(over: defaults))
+        } else {
+            try await service.store.setPolicy(account: nil, json: updated.override(over: service.settings.defaults))
+        }
+        return .completed(AdHocNote(.info, "Saved. It applies from the next push."))
+    }
+
+    private func requireForm(_ request: AdHocRequest) throws -> DataForm {
+        guard let form = request.form, form.type == .submit else {
+            throw StanzaError(.badRequest, text: "submit the form of the previous stage")
+        }
+        return form
+    }
+
+    private func booleanField(_ form: DataForm, _ name: String) throws -> Bool? {
+        guard let value = form.value(name) else { return nil }
+        switch value.trimmed.lowercased() {
+        case "1", "true": return true
+        case "0", "false": return false
+        default: throw StanzaError(.badRequest, text: "\(name): '\(value)' is not a boolean")
+        }
+    }
+
+    private func nonEmpty(_ value: String?) -> String? {
+        guard let value = value?.trimmed, !value.isEmpty else { return nil }
+        return value
+    }
+
+    /// A bare account JID of a served domain, or `bad-request` naming the field.
+    private func servedAccount(_ text: String, field: String) throws(StanzaError) -> JID {
+        guard let jid = try? JID(text), jid.localpart != nil, jid.isBare else {
+            throw StanzaError(.badRequest, text: "\(field): '\(text)' is not a bare account JID")
+        }
+        guard context.isServed(jid) else {
+            throw StanzaError(.badRequest, text: "\(field): \(jid.domainpart) is not a domain this component serves")
+        }
+        return jid
+    }
+
+    private func registrationFilter(_ form: DataForm) throws -> RegistrationFilter {
+        let account = try nonEmpty(form.value("account")).map { text throws(StanzaError) in
+            try servedAccount(text, field: "account").description
+        }
+        return RegistrationFilter(account: account, domain: nonEmpty(form.value("domain")),
+                                  pushModule: nonEmpty(form.value("module")))
+    }
+
+    /// Fingerprints are not stored: find one by scanning the filtered registrations a page at a time.
+    private func find(fingerprint: String, filter: RegistrationFilter) async throws -> Registration? {
+        let wanted = fingerprint.hasPrefix("#") ? fingerprint : "#" + fingerprint
+        var offset = 0
+        while true {
+            let page = try await service.store.registrations(matching: filter, limit: 500, offset: offset)
+            if let match = page.first(where: { $0.fingerprint == wanted }) { return match }
+            if page.count < 500 { return nil }
+            offset += 500
+        }
+    }
+}
+
+extension UpstreamOutcome: CustomStringConvertible {
+    var description: String {
+        switch self {
+        case .accepted: "accepted"
+        case .deadToken: "the token is dead; removed"
+        case .retry(let reason): "will retry (\(reason))"
+        case .rejected(let reason): "rejected (\(reason))"
+        }
+    }
+}

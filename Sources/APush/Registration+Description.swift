@@ -1,0 +1,39 @@
+import Foundation
+import Sealing
+import Store
+
+extension Registration {
+    /// How a registration is named to people: never the token itself.
+    var fingerprint: String { Fingerprint.of(token) }
+
+    var kindsDescription: String {
+        var kinds: [String] = []
+        if takesMessages { kinds.append("messages") }
+        if takesCalls { kinds.append("calls") }
+        if takesReads { kinds.append("reads") }
+        return kinds.joined(separator: ", ")
+    }
+
+    var lastErrorDescription: String {
+        guard let lastError else { return "none" }
+        return "\(lastError) at \(TimeFormat.describe(lastErrorAt))"
+    }
+
+    /// One line for a list: fingerprint, module, kinds and history.
+    var summaryLine: String {
+        "\(fingerprint) · \(pushModule) · \(kindsDescription) · created \(TimeFormat.describe(createdAt))"
+            + " · last push \(TimeFormat.describe(lastPushAt)) · last error \(lastErrorDescription)"
+    }
+}
+
+enum TimeFormat {
+    /// `2026-11-29 16:00:00 UTC`, or `never`.
+    static func describe(_ timestamp: Timestamp?) -> String {
+        guard let timestamp else { return "never" }
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "UTC")
+        formatter.dateFormat = "yyyy-MM-dd HH:mm:ss 'UTC'"
+        return formatter.string(from: Date(timeIntervalSince1970: TimeInterval(timestamp) / 1000))
+    }
+}
