@@ -28,6 +28,13 @@ public struct APushModule: HostedModule {
     public static func settings(from configuration: Configuration) throws(ConfigurationError) -> APushSettings {
         var settings = APushSettings()
         if let section = configuration.moduleSections["push"] {
+            let object = (try? JSONSerialization.jsonObject(with: section) as? [String: Any]) ?? [:]
+            try Configuration.checkKeys(object, allowed: Set(APushSettings.CodingKeys.allCases.map(\.rawValue)),
+                                        path: "push")
+            if let defaults = object["defaults"] as? [String: Any] {
+                try Configuration.checkKeys(defaults, allowed: Set(PushPolicy.CodingKeys.allCases.map(\.rawValue)),
+                                            path: "push.defaults")
+            }
             do {
                 settings = try JSONDecoder().decode(APushSettings.self, from: section)
             } catch let error as DecodingError {

@@ -32,7 +32,7 @@ public struct APushSettings: Sendable, Equatable, Decodable {
 
     public init() {}
 
-    enum CodingKeys: String, CodingKey {
+    enum CodingKeys: String, CodingKey, CaseIterable {
         case defaults, coalesceMinSeconds, coalesceMaxSeconds, coalesceSeconds, wakeIntervalSeconds, upstreamTimeoutSeconds, maxInFlight, retryMessageSeconds,
              retryCallSeconds, unknownNodeCancelsPerHour, dedupeMinutes, paddingBucket
     }

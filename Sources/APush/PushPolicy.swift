@@ -38,7 +38,7 @@ public struct PushPolicy: Sendable, Equatable, Codable {
 
     public init() {}
 
-    enum CodingKeys: String, CodingKey {
+    enum CodingKeys: String, CodingKey, CaseIterable {
         case messages, calls, reads, wakes, coalesceSeconds, groupchat, muted, quietHours, quietMessages, timezone,
              sender
     }

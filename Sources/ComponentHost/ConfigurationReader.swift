@@ -13,11 +13,14 @@ struct ConfigurationReader {
     static let moduleKeys: Set<String> = ["push"]
 
     func configuration() throws(ConfigurationError) -> Configuration {
-        for key in tree.keys where !Self.knownKeys.contains(key) && !Self.moduleKeys.contains(key)
-            && !key.hasPrefix("//") {
-            throw ConfigurationError(key: key, reason: "unknown key (keys starting with // are comments)")
-        }
+        try Configuration.checkKeys(tree, allowed: Self.knownKeys.union(Self.moduleKeys), path: "")
         let component = try object("component")
+        try Configuration.checkKeys(component, allowed: ["jid", "secret"], path: "component")
+        for (key, allowed) in [("reconnect", ["initialMs", "maxMs"]), ("keepalive", ["intervalSeconds", "timeoutSeconds"])] {
+            if let section = tree[key] as? [String: Any] {
+                try Configuration.checkKeys(section, allowed: Set(allowed), path: key)
+            }
+        }
         let jid = try string("component.jid", component["jid"])
         do {
             let parsed = try JID(jid)
@@ -128,6 +131,17 @@ struct ConfigurationReader {
             throw ConfigurationError(decoding: error, section: key)
         } catch {
             throw ConfigurationError(key: key, reason: "\(error)")
+        }
+    }
+}
+
+extension Configuration {
+    /// A misspelt key is an error, not a silently ignored setting. Keys starting with `//` are comments.
+    public static func checkKeys(_ object: [String: Any], allowed: Set<String>, path: String)
+        throws(ConfigurationError) {
+        for key in object.keys.sorted() where !allowed.contains(key) && !key.hasPrefix("//") {
+            throw ConfigurationError(key: path.isEmpty ? key : "\(path).\(key)",
+                                     reason: "unknown key (keys starting with // are comments)")
         }
     }
 }

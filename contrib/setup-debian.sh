@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# Installs what apush-component needs on Debian bookworm (as root; Swift unpacked at /opt/swift):
+# the C libraries it links, the servers its tests and demo start, and Python's cryptography for the
+# independent envelope opener. Idempotent; quick when everything is there already. No system service
+# is left running: tests and the demo start their own servers on loopback ports of their own.
+set -euo pipefail
+
+# The C libraries behind CXML2, CSodium, CCrypto, CSQLite; the servers the integration tests start
+# (prosody pulls lua5.4 and its Lua libraries in; prosody-modules carries mod_cloud_notify).
+PACKAGES=(
+    pkg-config libxml2-dev libsodium-dev libssl-dev libsqlite3-dev
+    prosody prosody-modules ejabberd
+    python3 python3-cryptography
+    # What the Swift toolchain and Foundation themselves need on Debian.
+    binutils libc6-dev libgcc-12-dev libstdc++-12-dev libcurl4 libedit2 libpython3-dev
+    libz3-dev zlib1g-dev tzdata ca-certificates
+)
+
+# Without a policy, installing prosody and ejabberd would start their system services on 5222/5347.
+created_policy=false
+if [ ! -e /usr/sbin/policy-rc.d ]; then
+    printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d
+    chmod +x /usr/sbin/policy-rc.d
+    created_policy=true
+fi
+
+missing=()
+for package in "${PACKAGES[@]}"; do
+    dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
+done
+if [ "${#missing[@]}" -gt 0 ]; then
+    apt-get update
+    DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}"
+fi
+
+if [ "$created_policy" = true ]; then
+    rm -f /usr/sbin/policy-rc.d
+fi
+
+# Stop a system service the installation may have started anyway (e.g. under a running systemd).
+stop_service() {
+    if [ -d /run/systemd/system ]; then
+        systemctl stop "$1" || true
+        systemctl disable "$1" 2>/dev/null || true
+    else
+        /etc/init.d/"$1" stop || true
+    fi
+}
+if [ -s /run/prosody/prosody.pid ] && kill -0 "$(cat /run/prosody/prosody.pid)" 2>/dev/null; then
+    stop_service prosody
+fi
+if [ -s /run/ejabberd/ejabberd.pid ] && kill -0 "$(cat /run/ejabberd/ejabberd.pid)" 2>/dev/null; then
+    stop_service ejabberd
+fi
+
+if ! python3 -c 'import cryptography' 2>/dev/null; then
+    DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends python3-pip
+    python3 -m pip install --break-system-packages cryptography
+fi
+
