@@ -33,6 +33,9 @@ var targets: [Target] = [
     // The push module itself.
     .target(name: "APush", dependencies: ["ComponentHost", "XMPP", "Sealing", "Store"]),
     .executableTarget(name: "apush-component", dependencies: ["ComponentHost", "APush"]),
+    // The main job in one command: Prosody with the bridge, the component, a demo App Server, a client.
+    .executableTarget(name: "apush-demo",
+                      dependencies: ["XMPPTesting", "ComponentHost", "APush", "Store", "Sealing", "Logging", "XMPP"]),
     // Stand-ins and real-server launchers for tests and the demo.
     .target(name: "XMPPTesting", dependencies: ["XMPP", "XMLStream", "Sealing"]),
 
@@ -55,6 +58,7 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .executable(name: "apush-component", targets: ["apush-component"]),
+        .executable(name: "apush-demo", targets: ["apush-demo"]),
     ],
     targets: targets,
     swiftLanguageModes: [.v6]

@@ -1,0 +1,162 @@
+import APush
+import ComponentHost
+import Foundation
+import Logging
+import Sealing
+import Store
+import XMLStream
+import XMPP
+import XMPPTesting
+
+/// The whole mission on one screen, on loopback only: a real Prosody with mod_cloud_notify and the
+/// bridge, apush-component with an SQLite store, a demo App Server that opens each push with the demo
+/// device's private key, and real clients. Nothing is sent anywhere else.
+@main
+struct Demo {
+    static let window = 3
+
+    static func main() async {
+        do {
+            try await run()
+        } catch {
+            FileHandle.standardError.write(Data("demo failed: \(error)\n".utf8))
+            exit(1)
+        }
+    }
+
+    static func run() async throws {
+        let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+        let componentSecret = "demo-component-\(UInt32.random(in: .min ... .max))"
+        let appServerSecret = "demo-appserver-\(UInt32.random(in: .min ... .max))"
+        let verbose = CommandLine.arguments.contains("--verbose")
+
+        section("apush-component demo: everything on 127.0.0.1, nothing leaves this machine")
+        let prosody = try ProsodyServer(
+            componentJID: "apush.localhost", componentSecret: componentSecret,
+            modules: ProsodyServer.defaultModules + ["apush_bridge"],
+            hostConfig: "    apush_bridge_component = \"apush.localhost\"",
+            extraComponentConfig: "Component \"push.localhost\"\n    component_secret = \"\(appServerSecret)\"",
+            pluginPaths: [repository.appendingPathComponent("contrib/prosody").path])
+        try await prosody.start()
+        defer { Task { await prosody.stop() } }
+        for user in ["alice", "bob"] { try await prosody.register(user: user, password: "demo-\(user)") }
+        step("Prosody 0.12 (pid \(await prosody.pid ?? 0)) with mod_cloud_notify and mod_apush_bridge, "
+             + "c2s on port \(prosody.c2sPort), components on \(prosody.componentPort)")
+
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("apush-demo-\(getpid())")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let storePath = directory.appendingPathComponent("apush.sqlite").path
+        let configuration = try Configuration.load(file: nil, environment: [
+            "APUSH_COMPONENT_JID": "apush.localhost", "APUSH_COMPONENT_SECRET": componentSecret,
+            "APUSH_SERVER": "127.0.0.1:\(prosody.componentPort)", "APUSH_DOMAINS": "localhost",
+            "APUSH_APP_SERVER": "push.localhost", "APUSH_STORE": storePath, "APUSH_LOG": verbose ? "debug" : "warning",
+        ])
+        var settings = try APushModule.settings(from: configuration)
+        settings.coalesceSeconds = window
+        let logger = Logger(label: "apush", level: configuration.logLevel, sink: StandardErrorLogSink())
+        let module = try APushModule(store: try SQLitePushStore(.file(path: storePath)), settings: settings,
+                                     logger: logger)
+        let component = try ComponentService(configuration: configuration, modules: [module], logger: logger)
+        let connected = AsyncStream<Void>.makeStream()
+        let componentTask = Task {
+            await component.run { event in if event == .connected { connected.continuation.yield() } }
+        }
+        defer { componentTask.cancel() }
+        for await _ in connected.stream { break }
+        step("apush-component as apush.localhost: SQLite store \(storePath), coalescing window \(window) s")
+
+        let appServer = StandInAppServer(jid: "push.localhost", secret: appServerSecret,
+                                         port: prosody.componentPort)
+        appServer.start()
+        try await appServer.waitUntilConnected()
+        let device = KeyPair.generate()
+        step("demo App Server as push.localhost: opens each push with the demo device's private key "
+             + "(public key \(Fingerprint.of(device.publicKey)))")
+
+        section("1. alice's phone enables push and goes offline")
+        let token = "demo-token-\(UInt32.random(in: .min ... .max))"
+        let phone = try await C2SClient.connect(port: prosody.c2sPort, domain: "localhost", user: "alice",
+                                                password: "demo-alice", resource: "phone")
+        try await phone.enablePush(service: "apush.localhost", node: token, publishOptions: .submit(
+            formType: Namespace.pubsubPublishOptions,
+            values: ["pushModule": "demo-fcm", "apushEncryptionPublicKey": Base64.encode(device.publicKey),
+                     "apushCalls": "1", "apushRead": "1"]))
+        await phone.close()
+        step("token \(Fingerprint.of(token)), module demo-fcm, messages + calls + reads; the phone disconnects")
+
+        let bob = try await C2SClient.connect(port: prosody.c2sPort, domain: "localhost", user: "bob",
+                                              password: "demo-bob", resource: "laptop")
+        var shown = 0
+        var secrets: [String] = []
+        func show(_ count: Int) async throws {
+            for _ in 0..<count {
+                let push = try await appServer.nextPush(timeout: .seconds(Self.window + 10))
+                shown += 1
+                let opened = try Envelope.open(push.envelope, privateKey: device.privateKey)
+                let json = String(decoding: opened, as: UTF8.self).trimmingCharacters(in: .whitespaces)
+                for secret in secrets where json.contains(secret) || push.envelope.contains(secret) {
+                    throw DemoError("message text reached the App Server")
+                }
+                let kind = push.kind ?? "message"
+                let collapse = push.collapse.map { " collapse \($0.prefix(10))…" } ?? ""
+                print("   ⇐ push \(shown) [\(kind)] \(push.envelope.count)-char envelope\(collapse)")
+                print("     opened: \(json)")
+            }
+        }
+
+        section("2. bob sends alice a burst of 5 messages")
+        for index in 1...5 {
+            let text = "Secret text number \(index) that must never leave the server"
+            secrets.append(text)
+            try bob.send(Element.message(type: .chat, id: "burst-\(index)", to: try JID("alice@localhost"), children: [
+                Element("body", namespace: Namespace.client, [:], text: text),
+            ], namespace: Namespace.client))
+        }
+        try await show(1)
+        print("     … 4 more held by coalescing; when the \(window) s window ends, one more with the latest count:")
+        try await show(1)
+
+        section("3. bob calls alice (XEP-0353 propose)")
+        let sid = "call-\(UInt32.random(in: .min ... .max))"
+        try bob.send(Element.message(type: .chat, id: "propose-1", to: try JID("alice@localhost"), children: [
+            Element("propose", namespace: Namespace.jingleMessage, ["id": sid], children: [
+                Element("description", namespace: Namespace.jingleRTP, ["media": "audio"]),
+            ]),
+            Element("store", namespace: Namespace.hints),
+        ], namespace: Namespace.client))
+        try await show(1)
+
+        section("4. alice reads the chat on her laptop (the phone is still offline)")
+        let laptop = try await C2SClient.connect(port: prosody.c2sPort, domain: "localhost", user: "alice",
+                                                 password: "demo-alice", resource: "laptop")
+        try laptop.send(Element.message(type: .chat, id: "read-1", to: try JID("bob@localhost"), children: [
+            Element("displayed", namespace: Namespace.chatMarkers, ["id": "burst-5"]),
+        ], namespace: Namespace.client))
+        try await show(1)
+
+        section("Done")
+        print("   \(shown) pushes; every one a sealed apush-v2 envelope that only the device's key opens,")
+        print("   none carrying message text. Apple and Google would see only that a device was woken.")
+        await laptop.close()
+        await bob.close()
+        await appServer.stop()
+        componentTask.cancel()
+        await componentTask.value
+        await prosody.stop()
+    }
+
+    static func section(_ title: String) {
+        print("\n\(title)")
+    }
+
+    static func step(_ text: String) {
+        print("   ▸ \(text)")
+    }
+}
+
+struct DemoError: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}
