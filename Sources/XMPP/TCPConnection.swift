@@ -21,7 +21,8 @@ public final class TCPConnection: Sendable {
         var descriptorReleased = false
     }
 
-    init(descriptor: Int32) {
+    /// Takes ownership of a connected socket, e.g. one a test listener accepted.
+    package init(descriptor: Int32) {
         self.descriptor = descriptor
     }
 

@@ -1,0 +1,187 @@
+public import Logging
+import Sealing
+import XMLStream
+import XMPP
+import Synchronization
+
+/// A push the App Server accepted as well-formed (PROTOCOL.md §3).
+public struct ReceivedPush: Sendable, Equatable {
+    /// The device token the push is for.
+    public var node: String
+    public var pushModule: String
+    /// The sealed summary, standard base64.
+    public var envelope: String
+    /// `voip`, `read` or `wake`; nil for a message.
+    public var kind: String?
+    /// The collapse tag (base64url), messages only.
+    public var collapse: String?
+    /// The component that published it.
+    public var from: String
+}
+
+/// The App Server (apushd) as a second component of a real XMPP server: it takes the apush
+/// component's upstream publishes, checks them the way apushd does, records them, and answers each
+/// node as scripted. Usable by tests and by the demo alike.
+public final class StandInAppServer: Sendable {
+    /// How a publish to a node is answered.
+    public enum Answer: Sendable, Equatable {
+        /// Taken.
+        case result
+        /// The token is dead: `cancel` + `item-not-found`.
+        case cancel
+        /// Try later: `wait` + `resource-constraint`.
+        case wait
+        /// No answer at all, as from an App Server that hangs.
+        case silence
+    }
+
+    public let jid: String
+    private let connection: ComponentConnection
+    private let state = Mutex(State())
+    private let received = Mailbox<ReceivedPush>(name: "a push at the App Server")
+    private let events = Mailbox<ConnectionEvent>(name: "the App Server's link to connect")
+
+    private struct State {
+        var answers: [String: Answer] = [:]
+        var pushes: [ReceivedPush] = []
+        var violations: [String] = []
+        var runner: Task<Void, Never>?
+    }
+
+    /// `host:port` is the server's component port, where `jid` is configured with `secret`.
+    public init(jid: String = "push.localhost", secret: String, host: String = "127.0.0.1", port: Int,
+                logger: Logger = .disabled) {
+        self.jid = jid
+        connection = ComponentConnection(
+            settings: ComponentConnectionSettings(componentJID: jid, secret: secret, host: host, port: UInt16(port),
+                                                  keepaliveTarget: host),
+            logger: logger)
+    }
+
+    /// Connects (and keeps reconnecting) in the background until `stop()`.
+    public func start() {
+        let runner = Task { [connection, events] in
+            await connection.run(onStanza: { [weak self] stanza in
+                guard let self, let reply = self.handle(stanza) else { return }
+                try? connection.send(reply)
+            }, onEvent: { event in
+                events.put(event)
+            })
+        }
+        state.withLock { $0.runner = runner }
+    }
+
+    /// Waits until the link is up (the next `connected` event not yet waited for).
+    public func waitUntilConnected(timeout: Duration = .seconds(10)) async throws {
+        _ = try await events.take(matching: { $0 == .connected }, timeout: timeout)
+    }
+
+    /// Closes the link politely and waits until it is closed.
+    public func stop() async {
+        let runner = state.withLock { state in
+            defer { state.runner = nil }
+            return state.runner
+        }
+        runner?.cancel()
+        await runner?.value
+    }
+
+    /// Answers every later publish to `node` with `answer` (`.result` unless scripted).
+    public func script(node: String, answer: Answer) {
+        state.withLock { $0.answers[node] = answer }
+    }
+
+    /// Every well-formed push so far, oldest first.
+    public var pushes: [ReceivedPush] { state.withLock { $0.pushes } }
+
+    /// What was wrong with each malformed publish, oldest first (each was answered `bad-request`).
+    public var violations: [String] { state.withLock { $0.violations } }
+
+    /// The next well-formed push not yet taken.
+    public func nextPush(timeout: Duration = .seconds(10)) async throws -> ReceivedPush {
+        try await received.take(timeout: timeout)
+    }
+
+    /// The reply to one stanza from the server, if any.
+    func handle(_ stanza: Element) -> Element? {
+        guard stanza.isIQRequest else { return nil }
+        guard stanza.iqType == .set, stanza.check("{\(Namespace.pubsub)}pubsub/publish") else {
+            return stanza.errorReply(StanzaError(.serviceUnavailable))
+        }
+        let push: ReceivedPush
+        switch Self.validate(stanza) {
+        case .success(let valid):
+            push = valid
+        case .failure(let violation):
+            state.withLock { $0.violations.append(violation.reason) }
+            return stanza.errorReply(StanzaError(.badRequest, text: violation.reason))
+        }
+        let answer = state.withLock { state in
+            state.pushes.append(push)
+            return state.answers[push.node] ?? .result
+        }
+        received.put(push)
+        switch answer {
+        case .result: return stanza.resultReply()
+        case .cancel: return stanza.errorReply(StanzaError(.itemNotFound, type: .cancel))
+        case .wait: return stanza.errorReply(StanzaError(.resourceConstraint, type: .wait))
+        case .silence: return nil
+        }
+    }
+
+    struct Violation: Error {
+        let reason: String
+    }
+
+    static let summaryFields: Set<String> = [DataForm.formTypeVariable, "apushEncrypted", "apushKind", "apushCollapse"]
+    static let kinds: Set<String> = ["voip", "read", "wake"]
+
+    /// apushd's rules (PROTOCOL.md §3): exactly the summary fields, a bounded base64 envelope, a short
+    /// base64url collapse tag on messages only, and a pushModule in the publish-options.
+    static func validate(_ iq: Element) -> Result<ReceivedPush, Violation> {
+        let pubsub = "{\(Namespace.pubsub)}pubsub"
+        guard let node = iq.findString("\(pubsub)/publish@node"), !node.isEmpty else {
+            return .failure(Violation(reason: "the publish has no node"))
+        }
+        let forms = iq.findElements(#"\#(pubsub)/publish/item/{\#(Namespace.push)}notification/\{\#(Namespace.pushSummary)}submit\"#)
+        guard forms.count == 1, let summary = try? DataForm(element: forms[0]) else {
+            return .failure(Violation(reason: "the notification needs exactly one submitted summary form"))
+        }
+        let variables = summary.fields.compactMap(\.variable)
+        if let unknown = variables.first(where: { !summaryFields.contains($0) }) {
+            return .failure(Violation(reason: "unexpected summary field \(unknown)"))
+        }
+        guard Set(variables).count == variables.count else {
+            return .failure(Violation(reason: "a summary field appears twice"))
+        }
+        guard let envelope = summary.value("apushEncrypted"), !envelope.isEmpty else {
+            return .failure(Violation(reason: "apushEncrypted is missing"))
+        }
+        guard envelope.count <= 3072 else {
+            return .failure(Violation(reason: "apushEncrypted has \(envelope.count) characters, over 3072"))
+        }
+        guard Base64.decode(envelope) != nil else {
+            return .failure(Violation(reason: "apushEncrypted is not standard base64"))
+        }
+        let kind = summary.value("apushKind")
+        if let kind, !kinds.contains(kind) {
+            return .failure(Violation(reason: "apushKind '\(kind)' is not voip, read or wake"))
+        }
+        let collapse = summary.value("apushCollapse")
+        if let collapse {
+            guard kind == nil else {
+                return .failure(Violation(reason: "apushCollapse on a \(kind ?? "") push (messages only)"))
+            }
+            guard let tag = Base64.decodeURL(collapse), !tag.isEmpty, tag.count <= 64 else {
+                return .failure(Violation(reason: "apushCollapse is not base64url of at most 64 bytes"))
+            }
+        }
+        let pushModule = iq.findString(
+            #"\#(pubsub)/publish-options/\{\#(Namespace.pubsubPublishOptions)}submit@pushModule\"#)
+        guard let pushModule, !pushModule.isEmpty else {
+            return .failure(Violation(reason: "the publish-options have no pushModule"))
+        }
+        return .success(ReceivedPush(node: node, pushModule: pushModule, envelope: envelope, kind: kind,
+                                     collapse: collapse, from: iq.fromString ?? ""))
+    }
+}
