@@ -69,7 +69,7 @@ struct APushCommands: Sendable {
         }
         let doomed = own.filter { removeAll || chosen.contains($0.fingerprint) }
         for registration in doomed {
-            try await service.store.removeRegistration(id: registration.id)
+            try await service.retire(registration, at: service.now())
         }
         return .completed(AdHocNote(.info, doomed.isEmpty ? "Nothing was removed."
                                              : "Removed \(doomed.count) registration(s)."))
@@ -190,7 +190,7 @@ struct APushCommands: Sendable {
             doomed = try await service.store.registrations(matching: filter, limit: 100_000, offset: 0)
         }
         for registration in doomed {
-            try await service.store.removeRegistration(id: registration.id)
+            try await service.retire(registration, at: service.now())
         }
         context.logger.notice("an operator removed \(doomed.count) registration(s)")
         return .completed(AdHocNote(.info, "Removed \(doomed.count) registration(s)."))

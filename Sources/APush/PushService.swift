@@ -272,8 +272,7 @@ final class PushService: Sendable {
         case .deadToken:
             statistics.count("pushes.\(kind).dead-token")
             logger.notice("the App Server says token \(token) (\(registration.pushModule)) is dead: removing it")
-            try await store.removeRegistration(id: registration.id)
-            try await store.bury(token: registration.token, pushModule: registration.pushModule, at: at)
+            try await retire(registration, at: at)
         case .rejected(let reason):
             statistics.count("pushes.\(kind).rejected")
             logger.warning("the App Server rejected a push for \(token): \(reason)")
@@ -302,6 +301,13 @@ final class PushService: Sendable {
                 try await store.updateRetry(item)
             }
         }
+    }
+
+    /// Removes a registration and leaves a tombstone, so the server's next publishes for it are answered
+    /// `cancel` and the server drops its own copy (until the client enables again, or a day passes).
+    func retire(_ registration: Registration, at: Timestamp) async throws {
+        try await store.removeRegistration(id: registration.id)
+        try await store.bury(token: registration.token, pushModule: registration.pushModule, at: at)
     }
 
     /// 2 s, 4 s, 8 s … capped at 30 s between attempts.

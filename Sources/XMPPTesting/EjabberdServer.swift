@@ -23,10 +23,12 @@ public actor EjabberdServer {
     ///   - extraModulesConfig: YAML lines added inside `modules:` (indented by the caller as `  mod_x: {}`).
     ///   - extraConfig: YAML lines added at the top level.
     ///   - codePaths: directories of `.beam` files (e.g. a bridge module) added to the code path.
+    ///   - otherComponents: more components (JID → secret) on the same port, e.g. a stand-in App Server.
     public init(
         domain: String = "localhost",
         componentJID: String,
         componentSecret: String,
+        otherComponents: [String: String] = [:],
         extraModulesConfig: String = "",
         extraConfig: String = "",
         codePaths: [String] = []
@@ -72,8 +74,9 @@ public actor EjabberdServer {
                 ip: "127.0.0.1"
                 module: ejabberd_service
                 hosts:
-                  \(quote(componentJID)):
-                    password: \(quote(componentSecret))
+            \(([(componentJID, componentSecret)] + otherComponents.sorted { $0.key < $1.key }).map { jid, secret in
+                "      \(quote(jid)):\n        password: \(quote(secret))"
+            }.joined(separator: "\n"))
             modules:
               mod_disco: {}
               mod_roster: {}

@@ -23,6 +23,7 @@ public actor ProsodyServer {
     ///   - hostConfig: Lua lines inside the VirtualHost section.
     ///   - extraComponentConfig: Lua lines inside the Component section.
     ///   - pluginPaths: directories searched for modules before Prosody's own.
+    ///   - otherComponents: more components (JID → secret), e.g. a stand-in App Server.
     public init(
         domain: String = "localhost",
         componentJID: String,
@@ -31,7 +32,8 @@ public actor ProsodyServer {
         extraGlobalConfig: String = "",
         hostConfig: String = "",
         extraComponentConfig: String = "",
-        pluginPaths: [String] = []
+        pluginPaths: [String] = [],
+        otherComponents: [String: String] = [:]
     ) throws {
         self.domain = domain
         self.componentJID = componentJID
@@ -73,6 +75,9 @@ public actor ProsodyServer {
             Component \(Self.lua(componentJID))
                 component_secret = \(Self.lua(componentSecret))
             \(extraComponentConfig)
+            \(otherComponents.sorted { $0.key < $1.key }.map { jid, secret in
+                "Component \(Self.lua(jid))\n    component_secret = \(Self.lua(secret))"
+            }.joined(separator: "\n"))
 
             """
         try config.write(to: configURL, atomically: true, encoding: .utf8)
@@ -119,10 +124,11 @@ public actor ProsodyServer {
     }
 
     /// Creates the account `user@domain`; works whether or not the server runs.
-    public func register(user: String, password: String) async throws {
+    /// Creates an account on `domain` (the VirtualHost's by default; another must be configured).
+    public func register(user: String, password: String, domain: String? = nil) async throws {
         let prosodyctl = try ExternalCommand.locate("prosodyctl", installHint: Self.installHint)
         let result = try await ExternalCommand.run(
-            prosodyctl, ["--config", configURL.path, "register", user, domain, password],
+            prosodyctl, ["--config", configURL.path, "register", user, domain ?? self.domain, password],
             workingDirectory: baseDirectory)
         guard result.status == 0 else {
             throw ServerProcessError(

@@ -36,8 +36,8 @@ struct Demo {
             componentJID: "apush.localhost", componentSecret: componentSecret,
             modules: ProsodyServer.defaultModules + ["apush_bridge"],
             hostConfig: "    apush_bridge_component = \"apush.localhost\"",
-            extraComponentConfig: "Component \"push.localhost\"\n    component_secret = \"\(appServerSecret)\"",
-            pluginPaths: [repository.appendingPathComponent("contrib/prosody").path])
+            pluginPaths: [repository.appendingPathComponent("contrib/prosody").path],
+            otherComponents: ["push.localhost": appServerSecret])
         try await prosody.start()
         defer { Task { await prosody.stop() } }
         for user in ["alice", "bob"] { try await prosody.register(user: user, password: "demo-\(user)") }
