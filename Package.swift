@@ -43,7 +43,7 @@ var targets: [Target] = [
     .testTarget(name: "XMLStreamTests", dependencies: ["XMLStream"]),
     .testTarget(name: "XMPPTests", dependencies: ["XMPP", "XMPPTesting"]),
     .testTarget(name: "ComponentHostTests", dependencies: ["ComponentHost", "XMPPTesting"]),
-    .testTarget(name: "SealingTests", dependencies: ["Sealing"], resources: [.copy("Vectors")]),
+    .testTarget(name: "SealingTests", dependencies: ["Sealing", "XMPPTesting"], resources: [.copy("Vectors")]),
     .testTarget(name: "StoreTests", dependencies: ["Store"]),
     .testTarget(name: "APushTests", dependencies: ["APush", "XMPPTesting"]),
     .testTarget(name: "IntegrationTests", dependencies: ["ComponentHost", "APush", "XMPPTesting"]),

@@ -1,4 +1,5 @@
 import Testing
+import XMPPTesting
 @testable import Sealing
 
 @Suite struct EnvelopeTests {
@@ -65,14 +66,14 @@ import Testing
         let recipient = KeyPair.generate()
         let plaintext = Sodium.randomBytes(plaintextLength)
         let envelope = try Envelope.seal(plaintext, to: recipient.publicKey)
-        let outcome = try PythonOpener.open(envelope, privateKey: recipient.privateKey)
+        let outcome = try IndependentOpener.run(envelope, privateKey: recipient.privateKey)
         #expect(outcome.status == 0, "\(outcome.diagnostics)")
         #expect(outcome.plaintext == plaintext)
     }
 
     @Test func independentPythonOpenerRejectsAnEnvelopeForAnotherKey() throws {
         let envelope = try Envelope.seal(Array("{}".utf8), to: KeyPair.generate().publicKey)
-        let outcome = try PythonOpener.open(envelope, privateKey: KeyPair.generate().privateKey)
+        let outcome = try IndependentOpener.run(envelope, privateKey: KeyPair.generate().privateKey)
         #expect(outcome.status == 1)
         #expect(outcome.plaintext.isEmpty)
     }

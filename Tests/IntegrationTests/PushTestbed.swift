@@ -1,0 +1,265 @@
+@testable import APush
+import ComponentHost
+import Foundation
+import Logging
+import Sealing
+import Store
+import Synchronization
+import Testing
+import XMLStream
+import XMPP
+import XMPPTesting
+
+/// A real server (Prosody with or without the bridge, or ejabberd), the component (in this process,
+/// or as its own process so a test can `kill -9` it), a stand-in App Server on the same server, and
+/// real c2s clients. Everything on loopback ports of its own.
+final class PushTestbed: Sendable {
+    enum Server: Sendable {
+        case prosodyBridged
+        case prosodyStock
+        case ejabberd
+    }
+
+    enum Placement: Sendable {
+        /// In this process: fast, and the test can read the module's counters.
+        case inProcess
+        /// The built `apush-component` binary, so the test can kill it with SIGKILL.
+        case process
+    }
+
+    static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
+    static let domain = "localhost"
+    static let componentJID = "apush.localhost"
+    static let appServerJID = "push.localhost"
+    /// A domain the server hosts but the component does not serve.
+    static let foreignDomain = "elsewhere.localhost"
+
+    let server: any TestServer
+    let appServer: StandInAppServer
+    let storePath: String
+    let directory: URL
+    let logSink = InMemoryLogSink()
+    let settings: APushSettings
+    private let componentSecret: String
+    private let running = RunningComponent()
+
+    init(_ kind: Server, coalesceSeconds: Int = 2, admins: [String] = ["carol@localhost"],
+         placement: Placement = .inProcess) async throws {
+        componentSecret = "component-\(UInt64.random(in: .min ... .max))"
+        let appServerSecret = "appserver-\(UInt64.random(in: .min ... .max))"
+        switch kind {
+        case .prosodyBridged, .prosodyStock:
+            let bridged = kind == .prosodyBridged
+            server = try ProsodyServer(
+                componentJID: Self.componentJID, componentSecret: componentSecret,
+                modules: ProsodyServer.defaultModules + (bridged ? ["apush_bridge"] : []),
+                extraGlobalConfig: "VirtualHost \"\(Self.foreignDomain)\"",
+                hostConfig: bridged ? "    apush_bridge_component = \"\(Self.componentJID)\"" : "",
+                pluginPaths: [Self.repository.appendingPathComponent("contrib/prosody").path],
+                otherComponents: [Self.appServerJID: appServerSecret])
+        case .ejabberd:
+            server = try EjabberdServer(componentJID: Self.componentJID, componentSecret: componentSecret,
+                                        otherComponents: [Self.appServerJID: appServerSecret])
+        }
+        try await server.start()
+        for user in ["alice", "bob", "carol"] {
+            try await server.register(user: user, password: "pw-\(user)")
+        }
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("apush-e2e-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        storePath = directory.appendingPathComponent("apush.sqlite").path
+        var settings = APushSettings()
+        settings.appServer = Self.appServerJID
+        settings.coalesceSeconds = coalesceSeconds
+        settings.retryMessageSeconds = 30
+        self.settings = settings
+        appServer = StandInAppServer(jid: Self.appServerJID, secret: appServerSecret, port: server.componentPort)
+        appServer.start()
+        try await appServer.waitUntilConnected()
+        try await startComponent(placement, admins: admins)
+    }
+
+    private var environment: [String: String] {
+        [
+            "APUSH_COMPONENT_JID": Self.componentJID, "APUSH_COMPONENT_SECRET": componentSecret,
+            "APUSH_SERVER": "127.0.0.1:\(server.componentPort)", "APUSH_DOMAINS": Self.domain,
+            "APUSH_APP_SERVER": Self.appServerJID, "APUSH_STORE": storePath, "APUSH_LOG": "debug",
+        ]
+    }
+
+    /// Starts the component and waits until the server routes to it (a disco answer through c2s).
+    func startComponent(_ placement: Placement, admins: [String] = ["carol@localhost"]) async throws {
+        var environment = environment
+        environment["APUSH_ADMINS"] = admins.joined(separator: ",")
+        switch placement {
+        case .inProcess:
+            let configuration = try Configuration.load(file: nil, environment: environment)
+            let logger = Logger(label: "apush", level: .debug, sink: logSink)
+            let module = try APushModule(store: try SQLitePushStore(.file(path: storePath)), settings: settings,
+                                         logger: logger)
+            let service = try ComponentService(configuration: configuration, modules: [module], logger: logger)
+            let connected = AsyncStream<Void>.makeStream()
+            let task = Task { await service.run { if $0 == .connected { connected.continuation.yield() } } }
+            running.set(.inProcess(task, module))
+            for await _ in connected.stream { break }
+        case .process:
+            let binary = Self.repository.appendingPathComponent(".build/debug/apush-component")
+            guard FileManager.default.isExecutableFile(atPath: binary.path) else {
+                Issue.record("\(binary.path) is missing: run `swift build --build-tests` first")
+                throw TimedOut(waitingFor: "the apush-component binary", after: .zero)
+            }
+            // A config file carries the push section (the environment has no key for it).
+            let config = directory.appendingPathComponent("apush.json")
+            try #"{"push": {"coalesceSeconds": \#(settings.coalesceSeconds), "retryMessageSeconds": 30}}"#
+                .write(to: config, atomically: true, encoding: .utf8)
+            let process = try ServerProcess(
+                name: "apush-component", executable: binary.path, arguments: ["run", "--config", config.path],
+                environment: environment, workingDirectory: directory,
+                outputURL: directory.appendingPathComponent("component.log"))
+            running.set(.process(process))
+        }
+        try await waitUntilRouted()
+    }
+
+    /// The server routes to the component once a client's disco#info through it is answered.
+    private func waitUntilRouted() async throws {
+        let probe = try await client("carol", resource: "probe")
+        defer { Task { await probe.close() } }
+        let deadline = ContinuousClock.now + .seconds(15)
+        while ContinuousClock.now < deadline {
+            if let info = try? await probe.discoInfo(of: Self.componentJID), info.hasFeature(Namespace.push) {
+                return
+            }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        throw TimedOut(waitingFor: "the component to answer through the server", after: .seconds(15))
+    }
+
+    /// Stops the component: politely in process, with SIGKILL as a process.
+    func stopComponent() async {
+        switch running.take() {
+        case .inProcess(let task, _)?:
+            task.cancel()
+            await task.value
+        case .process(let process)?:
+            let pid = await process.pid
+            kill(pid, SIGKILL)
+            await process.stop(gracePeriod: .seconds(1))
+        case nil:
+            break
+        }
+    }
+
+    /// The module running in this process, for its counters.
+    var module: APushModule? {
+        if case .inProcess(_, let module)? = running.current { return module }
+        return nil
+    }
+
+    func statistic(_ name: String) -> Int64 {
+        module?.service.statistics.sinceStart[name] ?? 0
+    }
+
+    func client(_ user: String, resource: String = "tests", domain: String = PushTestbed.domain,
+                presence: Bool = true) async throws -> C2SClient {
+        try await C2SClient.connect(port: server.c2sPort, domain: domain, user: user, password: "pw-\(user)",
+                                    resource: resource, presence: presence)
+    }
+
+    /// A device of `user` enables push at the component and goes offline.
+    @discardableResult
+    func enableDevice(_ user: String = "alice", token: String, resource: String = "phone", calls: String? = nil,
+                      reads: Bool = false, module: String = "fcm-test") async throws -> KeyPair {
+        let key = KeyPair.generate()
+        var values: [(String, String)] = [("pushModule", module), ("apushEncryptionPublicKey", Base64.encode(key.publicKey))]
+        if let calls { values.append(("apushCalls", calls)) }
+        if reads { values.append(("apushRead", "1")) }
+        let form = DataForm(type: .submit, formType: Namespace.pubsubPublishOptions,
+                            fields: values.map { DataForm.Field.value($0.0, $0.1) })
+        let device = try await client(user, resource: resource)
+        try await device.enablePush(service: Self.componentJID, node: token, publishOptions: form)
+        await device.close()
+        return key
+    }
+
+    func message(from sender: C2SClient, to recipient: String, body: String, id: String? = nil,
+                 type: MessageType = .chat) throws {
+        try sender.send(Element.message(
+            type: type, id: id ?? "m-\(UInt32.random(in: .min ... .max))", to: try JID(recipient),
+            children: [Element("body", namespace: Namespace.client, [:], text: body),
+                       Element("origin-id", namespace: Namespace.sid, ["id": id ?? UUID().uuidString])],
+            namespace: Namespace.client))
+    }
+
+    func propose(from caller: C2SClient, to callee: String, sid: String, media: [String] = ["audio"]) throws {
+        try caller.send(Element.message(
+            type: .chat, id: "p-\(sid)", to: try JID(callee), children: [
+                Element("propose", namespace: Namespace.jingleMessage, ["id": sid],
+                        children: media.map { Element("description", namespace: Namespace.jingleRTP, ["media": $0]) }),
+                Element("store", namespace: Namespace.hints),
+            ], namespace: Namespace.client))
+    }
+
+    /// The next push at the App Server, opened with the device's key here and by the independent
+    /// Python opener, and checked to hold none of `secrets`.
+    func nextPush(key: KeyPair, secrets: [String] = [], timeout: Duration = .seconds(15)) async throws
+        -> (push: ReceivedPush, summary: [String: Any]) {
+        let push = try await appServer.nextPush(timeout: timeout)
+        let opened = try Envelope.open(push.envelope, privateKey: key.privateKey)
+        let independent = try IndependentOpener.open(push.envelope, privateKey: key.privateKey)
+        #expect(independent == opened, "the Python opener must read the same plaintext")
+        let json = String(decoding: opened, as: UTF8.self)
+        for secret in secrets {
+            #expect(!json.contains(secret) && !push.envelope.contains(secret), "message text reached the App Server")
+        }
+        let summary = try #require(try JSONSerialization.jsonObject(with: Data(opened)) as? [String: Any])
+        return (push, summary)
+    }
+
+    /// No push arrives within `window`.
+    func expectNoPush(within window: Duration = .seconds(1), sourceLocation: SourceLocation = #_sourceLocation) async {
+        if let push = try? await appServer.nextPush(timeout: window) {
+            Issue.record("an unexpected push arrived: kind \(push.kind ?? "message") for node \(push.node)",
+                         sourceLocation: sourceLocation)
+        }
+    }
+
+    func shutdown() async {
+        await stopComponent()
+        await appServer.stop()
+        await server.stop()
+        try? FileManager.default.removeItem(at: directory)
+    }
+}
+
+/// The component under test, as it runs.
+private final class RunningComponent: Sendable {
+    enum State: Sendable {
+        case inProcess(Task<Void, Never>, APushModule)
+        case process(ServerProcess)
+    }
+
+    private let state = Mutex<State?>(nil)
+
+    func set(_ value: State) { state.withLock { $0 = value } }
+    func take() -> State? { state.withLock { state in defer { state = nil }; return state } }
+    var current: State? { state.withLock { $0 } }
+}
+
+/// What the testbed needs of Prosody and ejabberd alike.
+protocol TestServer: Sendable {
+    var c2sPort: Int { get }
+    var componentPort: Int { get }
+    func start() async throws
+    func stop() async
+    func register(user: String, password: String) async throws
+}
+
+extension ProsodyServer: TestServer {
+    func register(user: String, password: String) async throws {
+        try await register(user: user, password: password, domain: nil)
+    }
+}
+
+extension EjabberdServer: TestServer {}
