@@ -101,6 +101,33 @@ import XMPP
             == .callEnded(sid: "s9", answeredElsewhere: true))
     }
 
+    @Test(arguments: ["accept", "proceed", "reject"])
+    func aCarbonOfAnAnswerFromAnotherDeviceEndsTheCallAnsweredElsewhere(_ action: String) throws {
+        let carbon = "<message xmlns='jabber:client' from='alice@localhost' to='alice@localhost/phone' type='chat'>"
+            + "<sent xmlns='urn:xmpp:carbons:2'><forwarded xmlns='urn:xmpp:forward:0'>"
+            + "<message xmlns='jabber:client' from='alice@localhost/desktop' to='bob@localhost/laptop' type='chat'>"
+            + "<\(action) xmlns='urn:xmpp:jingle-message:0' id='s9'/></message></forwarded></sent></message>"
+        #expect(try Self.classify(bridged: carbon) == .callEnded(sid: "s9", answeredElsewhere: true))
+    }
+
+    @Test func aReceivedCarbonIsClassifiedByTheMessageItCopies() throws {
+        let carbon = "<message xmlns='jabber:client' from='alice@localhost' to='alice@localhost/phone' type='chat'>"
+            + "<received xmlns='urn:xmpp:carbons:2'><forwarded xmlns='urn:xmpp:forward:0'>"
+            + Stanzas.chat(id: "r1", to: "alice@localhost/desktop")
+            + "</forwarded></received></message>"
+        #expect(try Self.classify(bridged: carbon) == .message(MessageNotice(
+            chat: "bob@localhost", from: "bob@localhost", groupchat: false, mention: false, id: "s-r1",
+            dedupeKey: "bob@localhost/r1")))
+    }
+
+    @Test func aReceivedCarbonFromAnyoneButTheAccountIsNotTrusted() throws {
+        let forged = "<message xmlns='jabber:client' from='mallory@localhost/x' to='alice@localhost/phone' type='chat'>"
+            + "<received xmlns='urn:xmpp:carbons:2'><forwarded xmlns='urn:xmpp:forward:0'>"
+            + Stanzas.propose(sid: "fake")
+            + "</forwarded></received></message>"
+        #expect(try Self.classify(bridged: forged) == .wake)
+    }
+
     @Test func aCarbonOfADisplayedNamesTheInnerRecipientAsTheChat() throws {
         #expect(try Self.classify(bridged: Stanzas.displayedCarbon(chat: "carol@localhost/tablet"))
             == .read(chat: "carol@localhost"))
