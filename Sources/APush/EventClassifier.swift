@@ -28,12 +28,20 @@ enum EventClassifier {
         if let sid = message.findString("{urn:xmpp:jingle-message:0}retract@id") {
             return .callEnded(sid: sid, answeredElsewhere: false)
         }
-        for answer in ["accept", "proceed", "reject"] {
-            if let sid = message.findString("{urn:xmpp:jingle-message:0}\(answer)@id") {
-                return .callEnded(sid: sid, answeredElsewhere: true)
-            }
+        if let sid = answeredCallSID(message) {
+            return .callEnded(sid: sid, answeredElsewhere: true)
+        }
+        if let account, fromBare == account, let received = message.findElement(
+            "{urn:xmpp:carbons:2}received/{urn:xmpp:forward:0}forwarded/{jabber:client}message") {
+            // A message to another device of the account, copied to this one (XEP-0280): the copy is
+            // what the server pushed for (mod_cloud_notify unwraps it too).
+            return classify(forwarded: received, account: account)
         }
         if let sent = message.findElement("{urn:xmpp:carbons:2}sent/{urn:xmpp:forward:0}forwarded/{jabber:client}message") {
+            // A call accepted or declined on another device reaches this one as a copy of what it sent.
+            if let sid = answeredCallSID(sent) {
+                return .callEnded(sid: sid, answeredElsewhere: true)
+            }
             if isReadSignal(sent), let chat = sent.toString.flatMap(bareJID) {
                 return .read(chat: chat)
             }
@@ -72,6 +80,12 @@ enum EventClassifier {
         let chat = notification.findString(summary + #"@last-message-sender\"#).flatMap(bareJID) ?? ""
         return .message(MessageNotice(chat: chat, from: chat, groupchat: false, mention: false, id: nil,
                                       dedupeKey: nil))
+    }
+
+    /// The SID of a Jingle Message Initiation answer (XEP-0353): the call was taken care of.
+    private static func answeredCallSID(_ message: Element) -> String? {
+        ["accept", "proceed", "reject"].lazy
+            .compactMap { message.findString("{urn:xmpp:jingle-message:0}\($0)@id") }.first
     }
 
     /// A body or an encrypted payload: something a person would be notified of.

@@ -20,11 +20,17 @@ enum UpstreamOutcome: Sendable, Equatable {
         let error = StanzaError(stanza: answer) ?? StanzaError(.undefinedCondition, type: .cancel)
         let reason = "\(error.type.rawValue)/\(error.condition.rawValue)"
         switch error.type {
+        // The App Server was not reached: ejabberd answers for an unreachable domain (the App Server's
+        // component down, say) with cancel/remote-server-not-found. Not the App Server's word on the
+        // token: taking it as one would bury every token at once.
+        case .cancel where Self.unreachable.contains(error.condition): self = .retry(reason: reason)
         case .cancel: self = .deadToken
         case .wait: self = .retry(reason: reason)
         default: self = .rejected(reason: reason)
         }
     }
+
+    static let unreachable: Set<StanzaError.Condition> = [.remoteServerNotFound, .remoteServerTimeout]
 
     init(failure: any Error) {
         switch failure {

@@ -1,0 +1,112 @@
+import ComponentHost
+import Foundation
+import Logging
+import Sealing
+import Store
+import Testing
+import XMLStream
+import XMPP
+@testable import APush
+
+@Suite struct APushModuleTests {
+    static func configuration(_ json: String, appServer: String? = "push.example.org") throws -> Configuration {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("apush-\(UInt64.random(in: 0...UInt64.max)).json").path
+        #expect(FileManager.default.createFile(atPath: path, contents: Data(json.utf8)))
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        var environment = ["APUSH_COMPONENT_JID": "apush.localhost", "APUSH_COMPONENT_SECRET": "s",
+                           "APUSH_DOMAINS": "localhost"]
+        environment["APUSH_APP_SERVER"] = appServer
+        return try Configuration.load(file: path, environment: environment)
+    }
+
+    static func module(store: SQLitePushStore, clock: ManualClock) throws -> APushModule {
+        var settings = APushSettings()
+        settings.appServer = "push.example.org"
+        return try APushModule(store: store, settings: settings, logger: .disabled, now: clock.read)
+    }
+
+    static func context(_ sender: RecordingSender) throws -> ModuleContext {
+        ModuleContext(componentJID: try JID("apush.localhost"), servedDomains: ["localhost"], admins: [],
+                      sender: sender, logger: .disabled)
+    }
+
+    @Test func readsThePushSectionAndTheAppServer() throws {
+        let settings = try APushModule.settings(from: Self.configuration(#"{"push": {"coalesceSeconds": 4}}"#))
+        #expect(settings.coalesceSeconds == 4)
+        #expect(settings.appServer == "push.example.org")
+    }
+
+    @Test func withoutAPushSectionTheDefaultsApply() throws {
+        let settings = try APushModule.settings(from: Self.configuration("{}"))
+        var expected = APushSettings()
+        expected.appServer = "push.example.org"
+        #expect(settings == expected)
+    }
+
+    @Test func aBadValueNamesItsKeyPath() throws {
+        let configuration = try Self.configuration(#"{"push": {"coalesceSeconds": 99999}}"#)
+        let error = #expect(throws: ConfigurationError.self) { try APushModule.settings(from: configuration) }
+        #expect(error?.key == "push.coalesceSeconds")
+    }
+
+    @Test func theAppServerIsRequired() throws {
+        let configuration = try Self.configuration("{}", appServer: nil)
+        let error = #expect(throws: ConfigurationError.self) { try APushModule.settings(from: configuration) }
+        #expect(error?.key == "appServer")
+        #expect(throws: ConfigurationError.self) {
+            try APushModule(store: SQLitePushStore(.memory), settings: APushSettings(), logger: .disabled)
+        }
+    }
+
+    @Test func declaresAPushServiceAndItsRoutes() throws {
+        let module = try Self.module(store: SQLitePushStore(.memory), clock: ManualClock())
+        #expect(module.discoIdentities.map(\.category) == ["pubsub"])
+        #expect(module.discoIdentities.map(\.type) == ["push"])
+        #expect(module.discoFeatures == ["urn:xmpp:push:0", "urn:xmpp:apush:bridge:0"])
+        #expect(module.iqRoutes.map(\.name) == ["pubsub"])
+        #expect(module.iqRoutes.map(\.kind) == [.set])
+        #expect(module.iqRoutes.map(\.namespace) == ["http://jabber.org/protocol/pubsub"])
+        #expect(module.messageRoutes.map(\.namespace) == ["urn:xmpp:apush:bridge:0"])
+    }
+
+    @Test func theRoutesRegisterAndPublishThroughTheHostsSender() async throws {
+        let store = try SQLitePushStore(.memory)
+        let module = try Self.module(store: store, clock: ManualClock())
+        let sender = RecordingSender()
+        let context = try Self.context(sender)
+        let device = KeyPair.generate()
+        let options = Stanzas.Options(key: Base64.encode(device.publicKey))
+        try await module.messageRoutes[0].handler(try Element.parse(Stanzas.registered(options: options)), context)
+        #expect(try await store.registration(domain: "localhost", token: "tok123")?.account == "alice@localhost")
+
+        let publish = Stanzas.publish(notification: Stanzas.bridged(Stanzas.chat(id: "m1")), options: nil)
+        let payload = try await module.iqRoutes[0].handler(try Element.parse(publish), context)
+        #expect(payload == nil)
+        let upstream = try #require(sender.requests.first.map(UpstreamPublish.init))
+        #expect(upstream.iq[attribute: "to"] == "push.example.org")
+        #expect(upstream.iq[attribute: "from"] == "apush.localhost")
+        #expect(try upstream.summaryObject(with: device)["kind"] as? String == "message")
+    }
+
+    @Test func itsBackgroundWorkSendsAWindowThatCameDue() async throws {
+        let store = try SQLitePushStore(.memory)
+        let clock = ManualClock()
+        let module = try Self.module(store: store, clock: clock)
+        let sender = RecordingSender()
+        let context = try Self.context(sender)
+        let device = KeyPair.generate()
+        let options = Stanzas.Options(key: Base64.encode(device.publicKey))
+        for id in ["m1", "m2"] {
+            let publish = Stanzas.publish(notification: Stanzas.bridged(Stanzas.chat(id: id)), options: options)
+            _ = try await module.iqRoutes[0].handler(try Element.parse(publish), context)
+        }
+        #expect(sender.requests.count == 1)
+        clock.advance(seconds: 10)
+        let background = Task { try await module.run(context: context) }
+        try await sender.waitForRequests(2)
+        background.cancel()
+        _ = await background.result
+        let counts = try sender.requests.map { try UpstreamPublish($0).summaryObject(with: device)["count"] as? Int }
+        #expect(counts == [1, 2])
+    }
+}

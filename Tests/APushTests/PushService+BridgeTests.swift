@@ -1,0 +1,102 @@
+import Sealing
+import Store
+import Testing
+import XMLStream
+import XMPP
+@testable import APush
+
+@Suite struct PushServiceBridgeTests {
+    @Test func theCapturedRegisteredCreatesARegistrationForTheAccount() async throws {
+        let harness = try Harness()
+        try await harness.bridge(Fixture.bridgeRegistered)
+        let registration = try #require(try await harness.store.registration(domain: "localhost", token: "tok123"))
+        #expect(registration.account == "alice@localhost")
+        #expect(registration.pushModule == "apush")
+        #expect(registration.calls == .also)
+        #expect(registration.wantsReads)
+        #expect(registration.deviceKey == Base64.decode(Stanzas.fixtureKey))
+        #expect(registration.collapseKey.count == 32)
+    }
+
+    @Test func registeredLiftsATombstone() async throws {
+        let harness = try Harness()
+        try await harness.store.bury(token: "tok123", pushModule: "apush", at: ManualClock.start)
+        #expect(try await harness.publishBridged(Stanzas.chat(id: "m1")) == StanzaError(.itemNotFound, type: .cancel))
+        try await harness.bridge(Stanzas.registered(options: harness.options()))
+        #expect(!(try await harness.store.isBuried(token: "tok123", pushModule: "apush", since: 0)))
+        #expect(try await harness.publishBridged(Stanzas.chat(id: "m2")) == nil)
+        #expect(harness.upstream.count == 1)
+    }
+
+    @Test func registeredAgainWithANewKeyRenewsTheCollapseKey() async throws {
+        let harness = try Harness()
+        try await harness.bridge(Stanzas.registered(options: harness.options()))
+        let first = try #require(try await harness.store.registration(domain: "localhost", token: "tok123"))
+        try await harness.bridge(Stanzas.registered(options: harness.options()))
+        let same = try #require(try await harness.store.registration(domain: "localhost", token: "tok123"))
+        #expect(same.collapseKey == first.collapseKey)
+        let other = Stanzas.Options(key: Base64.encode(KeyPair.generate().publicKey))
+        try await harness.bridge(Stanzas.registered(options: other))
+        let renewed = try #require(try await harness.store.registration(domain: "localhost", token: "tok123"))
+        #expect(renewed.collapseKey != first.collapseKey)
+        #expect(renewed.id == first.id)
+    }
+
+    @Test func theCapturedUnregisteredRemovesThatNode() async throws {
+        let harness = try Harness()
+        try await harness.bridge(Stanzas.registered(token: "tokR", options: harness.options()))
+        try await harness.bridge(Stanzas.registered(token: "tokKeep", options: harness.options()))
+        try await harness.bridge(Fixture.bridgeUnregistered)
+        #expect(try await harness.store.registration(domain: "localhost", token: "tokR") == nil)
+        #expect(try await harness.store.registration(domain: "localhost", token: "tokKeep") != nil)
+    }
+
+    @Test func unregisteredWithoutANodeRemovesEveryRegistrationOfTheAccount() async throws {
+        let harness = try Harness()
+        for token in ["t1", "t2"] {
+            try await harness.bridge(Stanzas.registered(token: token, options: harness.options()))
+        }
+        try await harness.bridge(Stanzas.registered(token: "t3", account: "bob@localhost", options: harness.options()))
+        try await harness.bridge(Stanzas.unregistered(token: nil))
+        #expect(try await harness.store.registration(domain: "localhost", token: "t1") == nil)
+        #expect(try await harness.store.registration(domain: "localhost", token: "t2") == nil)
+        #expect(try await harness.store.registration(domain: "localhost", token: "t3") != nil)
+    }
+
+    @Test func unregisteredOfAnotherAccountLeavesTheNodeAlone() async throws {
+        let harness = try Harness()
+        try await harness.bridge(Stanzas.registered(token: "t1", options: harness.options()))
+        try await harness.bridge(Stanzas.unregistered(token: "t1", account: "mallory@localhost"))
+        #expect(try await harness.store.registration(domain: "localhost", token: "t1") != nil)
+    }
+
+    @Test(arguments: ["evil.example", "alice@localhost", "localhost/bridge"])
+    func aBridgeStanzaFromAnythingButAServedDomainIsForbidden(_ from: String) async throws {
+        let harness = try Harness()
+        let error = await #expect(throws: StanzaError.self) {
+            try await harness.bridge(Stanzas.registered(from: from, options: harness.options()))
+        }
+        #expect(error?.condition == .forbidden)
+        #expect(try await harness.store.registration(domain: "localhost", token: "tok123") == nil)
+    }
+
+    @Test(arguments: [
+        "<message from='localhost' type='normal'><registered xmlns='urn:xmpp:apush:bridge:0' account='alice@localhost'/></message>",
+        "<message from='localhost' type='normal'><registered xmlns='urn:xmpp:apush:bridge:0'><enable xmlns='urn:xmpp:push:0' node='t'><x xmlns='jabber:x:data' type='submit'/></enable></registered></message>",
+        "<message from='localhost' type='normal'><unregistered xmlns='urn:xmpp:apush:bridge:0'/></message>",
+    ])
+    func anIncompleteBridgeStanzaIsABadRequest(_ xml: String) async throws {
+        let harness = try Harness()
+        let error = await #expect(throws: StanzaError.self) { try await harness.bridge(xml) }
+        #expect(error?.condition == .badRequest)
+    }
+
+    @Test func registeredWithBadOptionsIsABadRequestNamingTheField() async throws {
+        let harness = try Harness()
+        let error = await #expect(throws: StanzaError.self) {
+            try await harness.bridge(Stanzas.registered(options: Stanzas.Options(key: "short")))
+        }
+        #expect(error?.condition == .badRequest)
+        #expect(error?.text?.contains("apushEncryptionPublicKey") == true)
+    }
+}

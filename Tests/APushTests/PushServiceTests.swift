@@ -1,0 +1,270 @@
+import Foundation
+import Logging
+import Sealing
+import Store
+import Testing
+import XMLStream
+import XMPP
+@testable import APush
+
+@Suite struct PushServiceTests {
+    static let body = "secret body text"
+    static let gone = StanzaError(.itemNotFound, type: .cancel)
+
+    @Test func aMessageBecomesOneSealedPushWithoutItsText() async throws {
+        let harness = try Harness()
+        let options = harness.options(pushModule: "anotherimIOSprod")
+        #expect(try await harness.publishBridged(Stanzas.chat(id: "m1", body: Self.body), options: options) == nil)
+
+        let pushes = harness.upstream
+        try #require(pushes.count == 1)
+        let push = pushes[0]
+        #expect(push.node == "tok123")
+        #expect(push.pushModule == "anotherimIOSprod")
+        #expect(push.kind == nil)
+        #expect(push.iq[attribute: "to"] == Harness.appServer)
+        let json = try push.summary(with: harness.device)
+        #expect(json == #"{"v":2,"kind":"message","account":"alice@localhost","chat":"bob@localhost","from":"bob@localhost","count":1,"id":"s-m1","ts":1764430000}"#)
+        let registration = try #require(try await harness.store.registration(domain: "localhost", token: "tok123"))
+        #expect(registration.account == "alice@localhost")
+        #expect(push.collapse
+            == (try CollapseKey(bytes: registration.collapseKey).tag(account: "alice@localhost", chat: "bob@localhost")))
+        #expect(!json.contains(Self.body))
+        #expect(!push.iq.serialized().contains(Self.body))
+        let stored = try await harness.store.chats(registrationID: registration.id)
+        #expect(!"\(stored)".contains(Self.body))
+    }
+
+    @Test func theEnvelopeIsPaddedToABucket() async throws {
+        let harness = try Harness()
+        try await harness.publishBridged(Stanzas.chat(id: "m1"))
+        let envelope = try #require(harness.upstream.first?.envelope)
+        let plaintext = try Envelope.open(envelope, privateKey: harness.device.privateKey)
+        #expect(plaintext.count % 128 == 0)
+    }
+
+    @Test func aStockPublishIsAMessageForAnUnknownAccount() async throws {
+        let harness = try Harness()
+        let xml = Fixture.stockMessage.replacingOccurrences(of: Stanzas.fixtureKey,
+                                                            with: Base64.encode(harness.device.publicKey))
+        #expect(try await harness.publish(xml) == nil)
+        let summary = try #require(try harness.summaries().first)
+        #expect(summary["account"] as? String == "")
+        #expect(summary["chat"] as? String == "bob@localhost")
+        #expect(summary["from"] as? String == "bob@localhost")
+        #expect(summary["count"] as? Int == 1)
+        #expect(!harness.upstream[0].iq.serialized().contains("New Message!"))
+    }
+
+    @Test func aCallsOnlyRegistrationGetsTheCallAndNothingElse() async throws {
+        let harness = try Harness()
+        let options = harness.options(calls: "only", read: "1")
+        try await harness.publishBridged(Stanzas.chat(id: "m1"), options: options)
+        try await harness.publishBridged(Stanzas.propose(sid: "s1", media: ["audio", "video"]), options: options)
+        try await harness.publishBridged(Stanzas.displayedCarbon(), options: options)
+        try await harness.publishBridged(Stanzas.presence(), options: options)
+        try await harness.publishBridged(Stanzas.jingle("retract", sid: "s1"), options: options)
+        harness.clock.advance(seconds: 30)
+        try await harness.service.processDueWork(context: harness.context)
+
+        try #require(harness.upstream.count == 1)
+        let push = harness.upstream[0]
+        #expect(push.kind == "voip")
+        #expect(push.collapse == nil)
+        #expect(try push.summary(with: harness.device)
+            == #"{"v":2,"kind":"call","account":"alice@localhost","chat":"bob@localhost","from":"bob@localhost/laptop","call":{"sid":"s1","media":["audio","video"]},"ts":1764430000}"#)
+    }
+
+    @Test func withoutApushCallsAPushedCallRetractedBecomesAMissedCallMessage() async throws {
+        let harness = try Harness()
+        let options = harness.options(calls: nil)
+        try await harness.publishBridged(Stanzas.propose(sid: "s1"), options: options)
+        #expect(harness.upstream.isEmpty)
+        harness.clock.advance(seconds: 20)
+        try await harness.publishBridged(Stanzas.jingle("retract", sid: "s1"), options: options)
+
+        try #require(harness.upstream.count == 1)
+        let push = harness.upstream[0]
+        #expect(push.kind == nil)
+        #expect(push.collapse != nil)
+        #expect(try push.summary(with: harness.device)
+            == #"{"v":2,"kind":"message","account":"alice@localhost","chat":"bob@localhost","from":"bob@localhost","count":1,"missed":true,"call":{"sid":"s1","media":["audio"]},"ts":1764430020}"#)
+    }
+
+    @Test(arguments: ["accept", "proceed", "reject"])
+    func aCallAnsweredElsewhereIsNoMissedCall(_ action: String) async throws {
+        let harness = try Harness()
+        let options = harness.options(calls: "1")
+        try await harness.publishBridged(Stanzas.propose(sid: "s1"), options: options)
+        try await harness.publishBridged(Stanzas.jingle(action, sid: "s1", from: "alice@localhost/desktop"),
+                                         options: options)
+        try await harness.publishBridged(Stanzas.jingle("retract", sid: "s1"), options: options)
+        #expect(harness.upstream.map(\.kind) == ["voip"])
+    }
+
+    @Test func theSameMessageTwiceIsPushedOnce() async throws {
+        let harness = try Harness()
+        for _ in 0..<2 {
+            try await harness.publishBridged(Stanzas.chat(id: "m1"))
+            harness.clock.advance(seconds: 11)
+            try await harness.service.processDueWork(context: harness.context)
+        }
+        #expect(harness.upstream.count == 1)
+        #expect(harness.service.statistics.sinceStart["deduplicated"] == 1)
+    }
+
+    @Test func theSameCallTwiceRingsOnce() async throws {
+        let harness = try Harness()
+        let key = Base64.encode(harness.device.publicKey)
+        for xml in [Fixture.bridgeCall, Fixture.bridgeCallAgain] {
+            #expect(try await harness.publish(xml.replacingOccurrences(of: Stanzas.fixtureKey, with: key)) == nil)
+        }
+        #expect(harness.upstream.map(\.kind) == ["voip"])
+    }
+
+    @Test func aReadCancelsTheHeldPushAndGoesOnlyToRegistrationsThatAskedForReads() async throws {
+        let harness = try Harness()
+        let wantsReads = harness.options(read: "1")
+        let noReads = harness.options(read: nil)
+        for id in ["m1", "m2", "m3"] {
+            try await harness.publishBridged(Stanzas.chat(id: id), node: "tokA", options: wantsReads)
+            try await harness.publishBridged(Stanzas.chat(id: id), node: "tokB", options: noReads)
+        }
+        #expect(harness.upstream.count == 2)
+        harness.clock.advance(seconds: 1)
+        try await harness.publishBridged(Stanzas.displayedCarbon(), node: "tokA", options: wantsReads)
+        try await harness.publishBridged(Stanzas.displayedCarbon(), node: "tokB", options: noReads)
+        harness.clock.advance(seconds: 20)
+        try await harness.service.processDueWork(context: harness.context)
+
+        let pushes = harness.upstream
+        #expect(pushes.map(\.node) == ["tokA", "tokB", "tokA"])
+        let read = try #require(pushes.last)
+        #expect(read.kind == "read")
+        #expect(read.collapse == nil)
+        #expect(try read.summary(with: harness.device)
+            == #"{"v":2,"kind":"read","account":"alice@localhost","chat":"bob@localhost","ts":1764430001}"#)
+
+        // The count restarted: the next message is count 1.
+        try await harness.publishBridged(Stanzas.chat(id: "m4"), node: "tokA", options: wantsReads)
+        #expect(try harness.summaries().last?["count"] as? Int == 1)
+    }
+
+    @Test func aDeadTokenIsRemovedBuriedAndAnsweredCancelUntilEnabledAgain() async throws {
+        let harness = try Harness()
+        harness.sender.script(.error(type: "cancel", condition: "item-not-found"))
+        #expect(try await harness.publishBridged(Stanzas.chat(id: "m1")) == Self.gone)
+        #expect(try await harness.store.registration(domain: "localhost", token: "tok123") == nil)
+        #expect(try await harness.store.isBuried(token: "tok123", pushModule: "apush", since: 0))
+
+        harness.clock.advance(seconds: 60)
+        #expect(try await harness.publishBridged(Stanzas.chat(id: "m2")) == Self.gone)
+        #expect(harness.upstream.count == 1)
+        #expect(try await harness.store.registration(domain: "localhost", token: "tok123") == nil)
+
+        // The same token for another module is a different registration.
+        #expect(try await harness.publishBridged(Stanzas.chat(id: "m3"), options: harness.options(pushModule: "other")) == nil)
+        #expect(harness.upstream.count == 2)
+
+        // After a day the tombstone no longer answers.
+        harness.clock.advance(seconds: 86_400)
+        #expect(try await harness.publishBridged(Stanzas.chat(id: "m4")) == nil)
+    }
+
+    @Test func anUnknownNodeIsAnsweredCancelUpToTheHourlyCapThenWait() async throws {
+        var settings = APushSettings()
+        settings.unknownNodeCancelsPerHour = 2
+        let harness = try Harness(settings: settings)
+        let publish = Stanzas.publish(node: "lost", notification: "", options: nil)
+        #expect(try await harness.publish(publish) == Self.gone)
+        #expect(try await harness.publish(publish) == Self.gone)
+        #expect(try await harness.publish(publish) == StanzaError(.resourceConstraint, type: .wait))
+        harness.clock.advance(seconds: 3601)
+        #expect(try await harness.publish(publish) == Self.gone)
+        #expect(harness.upstream.isEmpty)
+    }
+
+    @Test func aKnownNodeWithoutOptionsUsesTheStoredRegistration() async throws {
+        let harness = try Harness()
+        try await harness.bridge(Stanzas.registered(options: harness.options()))
+        let publish = Stanzas.publish(notification: Stanzas.bridged(Stanzas.chat(id: "m1")), options: nil)
+        #expect(try await harness.publish(publish) == nil)
+        #expect(try harness.summaries().first?["kind"] as? String == "message")
+    }
+
+    @Test(arguments: [
+        Stanzas.publish(notification: "", options: Stanzas.Options(key: "AAAA")),
+        Stanzas.publish(notification: "", options: Stanzas.Options(pushModule: "", key: Stanzas.fixtureKey)),
+        "<iq type='set' from='localhost' id='1'><pubsub xmlns='http://jabber.org/protocol/pubsub'><publish/></pubsub></iq>",
+    ])
+    func aMalformedPublishIsABadRequest(_ xml: String) async throws {
+        let harness = try Harness()
+        let error = try await harness.publish(xml)
+        #expect(error?.condition == .badRequest)
+        #expect(error?.type == .modify)
+        #expect(harness.upstream.isEmpty)
+    }
+
+    @Test func aPublishFromAnotherDomainIsForbidden() async throws {
+        let harness = try Harness()
+        let error = try await harness.publish(Stanzas.publish(from: "evil.example", notification: "",
+                                                              options: harness.options()))
+        #expect(error?.condition == .forbidden)
+        #expect(try await harness.store.registration(domain: "evil.example", token: "tok123") == nil)
+    }
+
+    @Test func pastTheInFlightCapThePublishIsAnsweredWait() async throws {
+        var settings = APushSettings()
+        settings.maxInFlight = 1
+        let harness = try Harness(settings: settings)
+        harness.sender.script(.held)
+        let first = Task { try await harness.publishBridged(Stanzas.chat(id: "m1")) }
+        try await harness.sender.waitForRequests(1)
+        #expect(harness.service.publishesInFlight == 1)
+        let second = try await harness.publishBridged(Stanzas.chat(id: "m2"))
+        #expect(second == StanzaError(.resourceConstraint, type: .wait))
+        harness.sender.release()
+        #expect(try await first.value == nil)
+        #expect(harness.service.publishesInFlight == 0)
+        #expect(try await harness.publishBridged(Stanzas.chat(id: "m3")) == nil)
+    }
+
+    @Test func wakesAreRateLimited() async throws {
+        let harness = try Harness()
+        try await harness.publishBridged(Stanzas.presence())
+        harness.clock.advance(seconds: 59)
+        #expect(try await harness.publishBridged(Stanzas.presence()) == nil)
+        #expect(harness.upstream.count == 1)
+        harness.clock.advance(seconds: 1)
+        try await harness.publishBridged(Stanzas.presence())
+        #expect(harness.upstream.map(\.kind) == ["wake", "wake"])
+        #expect(try harness.upstream[0].summary(with: harness.device)
+            == #"{"v":2,"kind":"wake","account":"alice@localhost","ts":1764430000}"#)
+    }
+
+    @Test func noLogLineNamesATokenAKeyOrAMessage() async throws {
+        let harness = try Harness()
+        let token = "tokSECRET123"
+        harness.sender.script(.error(type: "wait", condition: "resource-constraint"),
+                              .error(type: "modify", condition: "bad-request"),
+                              .error(type: "cancel", condition: "item-not-found"))
+        try await harness.bridge(Stanzas.registered(token: token, options: harness.options()))
+        try await harness.publishBridged(Stanzas.chat(id: "m1", body: Self.body), node: token)
+        harness.clock.advance(seconds: 2)
+        try await harness.service.processDueWork(context: harness.context)
+        harness.clock.advance(seconds: 11)
+        try await harness.publishBridged(Stanzas.chat(id: "m2", body: Self.body), node: token)
+        try await harness.publishBridged(Stanzas.chat(id: "m3", body: Self.body), node: token)
+        try await harness.publish(Stanzas.publish(node: token, notification: "", options: nil))
+        try await harness.publish(Stanzas.publish(node: token, notification: "",
+                                                  options: Stanzas.Options(key: "bad" + Self.body)))
+        try await harness.bridge(Stanzas.unregistered(token: token))
+
+        let text = harness.logs.text
+        #expect(harness.logs.events.count >= 5)
+        #expect(text.contains(Fingerprint.of(token)))
+        for secret in [token, Base64.encode(harness.device.publicKey), Self.body] {
+            #expect(!text.contains(secret), "\(secret) is logged")
+        }
+    }
+}

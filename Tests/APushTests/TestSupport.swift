@@ -1,0 +1,282 @@
+import Foundation
+import Logging
+import Sealing
+import Store
+import Synchronization
+import Testing
+import XMLStream
+import XMPP
+@testable import APush
+
+/// The clock the service reads, moved by hand.
+final class ManualClock: Sendable {
+    /// 2025-11-29T15:26:40Z, the time of the §4 examples.
+    static let start: Timestamp = 1_764_430_000_000
+    private let current = Mutex(ManualClock.start)
+
+    var now: Timestamp { current.withLock { $0 } }
+    var read: @Sendable () -> Timestamp { { self.now } }
+
+    func advance(seconds: Double) {
+        current.withLock { $0 += Timestamp(seconds * 1000) }
+    }
+}
+
+/// A StanzaSender standing in for the link to the App Server: it records every request and answers
+/// each as scripted (by default with a result).
+final class RecordingSender: StanzaSender {
+    enum Answer: Sendable, Equatable {
+        case result
+        case error(type: String, condition: String)
+        case timeout
+        case disconnected
+        /// Answers with a result only when `release()` is called.
+        case held
+    }
+
+    private struct State {
+        var requests: [Element] = []
+        var sent: [Element] = []
+        var script: [Answer] = []
+        var fallback = Answer.result
+        var waiting: [CheckedContinuation<Void, Never>] = []
+        var released = false
+    }
+
+    private let state = Mutex(State())
+
+    /// The next answers, in order; after them, `fallback`.
+    func script(_ answers: Answer...) { state.withLock { $0.script += answers } }
+    func answerAll(_ answer: Answer) { state.withLock { $0.fallback = answer } }
+
+    var requests: [Element] { state.withLock { $0.requests } }
+
+    func send(_ stanza: Element) throws { state.withLock { $0.sent.append(stanza) } }
+
+    func request(_ iq: Element, timeout: Duration) async throws -> Element {
+        let answer = state.withLock { state in
+            state.requests.append(iq)
+            return state.script.isEmpty ? state.fallback : state.script.removeFirst()
+        }
+        switch answer {
+        case .result:
+            return try Element.parse("<iq type='result' from='push.example.org' to='apush.localhost' id='x'/>")
+        case .error(let type, let condition):
+            return try Element.parse("""
+                <iq type='error' from='push.example.org' to='apush.localhost' id='x'><error type='\(type)'>\
+                <\(condition) xmlns='urn:ietf:params:xml:ns:xmpp-stanzas'/></error></iq>
+                """)
+        case .timeout:
+            throw ComponentLinkError.timedOut
+        case .disconnected:
+            throw ComponentLinkError.disconnected
+        case .held:
+            await withCheckedContinuation { continuation in
+                let resumeNow = state.withLock { state in
+                    if state.released { return true }
+                    state.waiting.append(continuation)
+                    return false
+                }
+                if resumeNow { continuation.resume() }
+            }
+            return try Element.parse("<iq type='result' from='push.example.org' to='apush.localhost' id='x'/>")
+        }
+    }
+
+    /// Lets every held request (and any later one) be answered.
+    func release() {
+        let waiting = state.withLock { state in
+            state.released = true
+            defer { state.waiting = [] }
+            return state.waiting
+        }
+        for continuation in waiting { continuation.resume() }
+    }
+
+    /// Waits (briefly) until `count` requests have arrived.
+    func waitForRequests(_ count: Int) async throws {
+        for _ in 0..<2000 where requests.count < count {
+            try await Task.sleep(for: .milliseconds(1))
+        }
+    }
+}
+
+/// One upstream publish as the App Server would read it.
+struct UpstreamPublish {
+    var iq: Element
+    var node: String?
+    var pushModule: String?
+    var envelope: String?
+    var kind: String?
+    var collapse: String?
+
+    init(_ iq: Element) {
+        self.iq = iq
+        node = iq.findString("{http://jabber.org/protocol/pubsub}pubsub/publish@node")
+        let fields = #"{http://jabber.org/protocol/pubsub}pubsub/publish/item/{urn:xmpp:push:0}notification/\{urn:xmpp:push:summary}submit@"#
+        envelope = iq.findString(fields + #"apushEncrypted\"#)
+        kind = iq.findString(fields + #"apushKind\"#)
+        collapse = iq.findString(fields + #"apushCollapse\"#)
+        pushModule = iq.findString(
+            #"{http://jabber.org/protocol/pubsub}pubsub/publish-options/\{http://jabber.org/protocol/pubsub#publish-options}submit@pushModule\"#)
+    }
+
+    /// The sealed summary, opened with the device's key, padding removed.
+    func summary(with device: KeyPair) throws -> String {
+        let envelope = try #require(envelope)
+        let plaintext = try Envelope.open(envelope, privateKey: device.privateKey)
+        let text = try #require(String(bytes: plaintext, encoding: .utf8))
+        return String(text.reversed().drop(while: { $0 == " " }).reversed())
+    }
+
+    func summaryObject(with device: KeyPair) throws -> [String: Any] {
+        let json = try summary(with: device)
+        return try #require(try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any])
+    }
+}
+
+/// Publishes and bridge stanzas as a served server sends them.
+enum Stanzas {
+    static let fixtureKey = "q83vEjRWeJq83vEjRWeJq83vEjRWeJq83vEjRWeJq8M="
+
+    struct Options {
+        var pushModule = "apush"
+        var key: String
+        var calls: String? = "1"
+        var read: String? = "1"
+
+        var form: String {
+            var fields = "<field var='FORM_TYPE'><value>http://jabber.org/protocol/pubsub#publish-options</value></field>"
+            fields += "<field var='pushModule'><value>\(pushModule)</value></field>"
+            fields += "<field var='apushEncryptionPublicKey'><value>\(key)</value></field>"
+            if let calls { fields += "<field var='apushCalls'><value>\(calls)</value></field>" }
+            if let read { fields += "<field var='apushRead'><value>\(read)</value></field>" }
+            return "<x xmlns='jabber:x:data' type='submit'>\(fields)</x>"
+        }
+    }
+
+    static func publish(node: String = "tok123", from: String = "localhost", notification: String,
+                        options: Options?) -> String {
+        let publishOptions = options.map { "<publish-options>\($0.form)</publish-options>" } ?? ""
+        return """
+            <iq type='set' from='\(from)' to='apush.localhost' id='p1'><pubsub xmlns='http://jabber.org/protocol/pubsub'>\
+            <publish node='\(node)'><item><notification xmlns='urn:xmpp:push:0'>\(notification)</notification></item>\
+            </publish>\(publishOptions)</pubsub></iq>
+            """
+    }
+
+    /// A bridged notification: the account and the forwarded stanza.
+    static func bridged(_ stanza: String, account: String = "alice@localhost") -> String {
+        "<account xmlns='urn:xmpp:apush:bridge:0' jid='\(account)' important='true'/>"
+            + "<forwarded xmlns='urn:xmpp:forward:0'>\(stanza)</forwarded>"
+    }
+
+    static func chat(id: String, body: String = "secret body text", from: String = "bob@localhost/laptop",
+                     to: String = "alice@localhost") -> String {
+        "<message xmlns='jabber:client' type='chat' id='\(id)' from='\(from)' to='\(to)'><body>\(body)</body>"
+            + "<origin-id xmlns='urn:xmpp:sid:0' id='\(id)'/>"
+            + "<stanza-id xmlns='urn:xmpp:sid:0' id='s-\(id)' by='alice@localhost'/></message>"
+    }
+
+    static func propose(sid: String, media: [String] = ["audio"]) -> String {
+        "<message xmlns='jabber:client' type='chat' id='c-\(sid)' from='bob@localhost/laptop' to='alice@localhost'>"
+            + "<propose xmlns='urn:xmpp:jingle-message:0' id='\(sid)'>"
+            + media.map { "<description xmlns='urn:xmpp:jingle:apps:rtp:1' media='\($0)'/>" }.joined()
+            + "</propose></message>"
+    }
+
+    static func jingle(_ action: String, sid: String, from: String = "bob@localhost/laptop") -> String {
+        "<message xmlns='jabber:client' type='chat' from='\(from)' to='alice@localhost'>"
+            + "<\(action) xmlns='urn:xmpp:jingle-message:0' id='\(sid)'/></message>"
+    }
+
+    /// The account's desktop marks the chat with `chat` displayed (the carbon its phone would get).
+    static func displayedCarbon(chat: String = "bob@localhost") -> String {
+        "<message xmlns='jabber:client' from='alice@localhost' to='alice@localhost/phone' type='chat'>"
+            + "<sent xmlns='urn:xmpp:carbons:2'><forwarded xmlns='urn:xmpp:forward:0'>"
+            + "<message xmlns='jabber:client' from='alice@localhost/desktop' to='\(chat)' type='chat' id='d1'>"
+            + "<displayed xmlns='urn:xmpp:chat-markers:0' id='m1'/></message></forwarded></sent></message>"
+    }
+
+    static func presence() -> String {
+        "<presence xmlns='jabber:client' from='carol@localhost/x' to='alice@localhost/phone'/>"
+    }
+
+    static func registered(token: String = "tok123", account: String = "alice@localhost", from: String = "localhost",
+                           options: Options) -> String {
+        """
+        <message from='\(from)' to='apush.localhost' type='normal'><registered xmlns='urn:xmpp:apush:bridge:0' \
+        account='\(account)' resource='phone'><enable xmlns='urn:xmpp:push:0' jid='apush.localhost' node='\(token)'>\
+        \(options.form)</enable></registered></message>
+        """
+    }
+
+    static func unregistered(token: String?, account: String = "alice@localhost") -> String {
+        let disable = token.map { "<disable xmlns='urn:xmpp:push:0' jid='apush.localhost' node='\($0)'/>" } ?? ""
+        return """
+            <message from='localhost' to='apush.localhost' type='normal'><unregistered xmlns='urn:xmpp:apush:bridge:0' \
+            account='\(account)'>\(disable)</unregistered></message>
+            """
+    }
+}
+
+/// A PushService on a real SQLite store, a manual clock, a recording App Server and an in-memory log.
+struct Harness {
+    static let appServer = "push.example.org"
+
+    let store: SQLitePushStore
+    let clock: ManualClock
+    let sender = RecordingSender()
+    let logs = InMemoryLogSink()
+    let service: PushService
+    let device: KeyPair
+    let context: PushContext
+
+    init(settings: APushSettings = APushSettings(), store: SQLitePushStore? = nil, clock: ManualClock = ManualClock(),
+         device: KeyPair? = nil) throws {
+        self.store = try store ?? SQLitePushStore(.memory)
+        self.clock = clock
+        var settings = settings
+        settings.appServer = Self.appServer
+        service = PushService(store: self.store, settings: settings,
+                              logger: Logger(label: "test", level: .trace, sink: logs), now: clock.read)
+        context = PushContext(servedDomains: ["localhost"],
+                              upstream: Upstream(sender: sender, componentJID: try JID("apush.localhost"),
+                                                 appServer: try JID(Self.appServer), timeout: .seconds(25)))
+        self.device = device ?? KeyPair.generate()
+    }
+
+    func options(calls: String? = "1", read: String? = "1", pushModule: String = "apush") -> Stanzas.Options {
+        Stanzas.Options(pushModule: pushModule, key: Base64.encode(device.publicKey), calls: calls, read: read)
+    }
+
+    /// Sends the server's publish; returns nil for a result, else the error the server is answered.
+    @discardableResult
+    func publish(_ xml: String) async throws -> StanzaError? {
+        let iq = try Element.parse(xml)
+        do {
+            try await service.handlePublish(iq, context: context)
+            return nil
+        } catch {
+            return error
+        }
+    }
+
+    /// A bridged publish for the account, with this registration's options.
+    @discardableResult
+    func publishBridged(_ stanza: String, node: String = "tok123", options: Stanzas.Options? = nil) async throws
+        -> StanzaError? {
+        try await publish(Stanzas.publish(node: node, notification: Stanzas.bridged(stanza),
+                                          options: options ?? self.options()))
+    }
+
+    func bridge(_ xml: String) async throws {
+        try await service.handleBridge(try Element.parse(xml), servedDomains: ["localhost"])
+    }
+
+    var upstream: [UpstreamPublish] { sender.requests.map(UpstreamPublish.init) }
+
+    func summaries() throws -> [[String: Any]] {
+        try upstream.map { try $0.summaryObject(with: device) }
+    }
+}
