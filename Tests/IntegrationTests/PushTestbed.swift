@@ -106,15 +106,14 @@ final class PushTestbed: Sendable {
         case .process:
             let binary = Self.repository.appendingPathComponent(".build/debug/apush-component")
             guard FileManager.default.isExecutableFile(atPath: binary.path) else {
-                Issue.record("\(binary.path) is missing: run `swift build --build-tests` first")
-                throw TimedOut(waitingFor: "the apush-component binary", after: .zero)
+                throw ServerProcessError(.notInstalled, "\(binary.path) is missing: run `swift build --build-tests` first")
             }
             // A config file carries the push section (the environment has no key for it).
             let config = directory.appendingPathComponent("apush.json")
             try #"{"push": {"coalesceSeconds": \#(settings.coalesceSeconds), "retryMessageSeconds": 30}}"#
                 .write(to: config, atomically: true, encoding: .utf8)
             let process = try ServerProcess(
-                name: "apush-component", executable: binary.path, arguments: ["run", "--config", config.path],
+                name: "apush-component", executable: binary, arguments: ["run", "--config", config.path],
                 environment: environment, workingDirectory: directory,
                 outputURL: directory.appendingPathComponent("component.log"))
             running.set(.process(process))
@@ -133,7 +132,7 @@ final class PushTestbed: Sendable {
             }
             try await Task.sleep(for: .milliseconds(100))
         }
-        throw TimedOut(waitingFor: "the component to answer through the server", after: .seconds(15))
+        throw ServerProcessError(.portTimeout, "the component did not answer through the server within 15 s")
     }
 
     /// Stops the component: politely in process, with SIGKILL as a process.
