@@ -13,11 +13,14 @@ struct ConfigurationReader {
     static let moduleKeys: Set<String> = ["push"]
 
     func configuration() throws(ConfigurationError) -> Configuration {
-        for key in tree.keys where !Self.knownKeys.contains(key) && !Self.moduleKeys.contains(key)
-            && !key.hasPrefix("//") {
-            throw ConfigurationError(key: key, reason: "unknown key (keys starting with // are comments)")
-        }
+        try Self.rejectUnknownKeys(of: tree, allowed: Self.knownKeys.union(Self.moduleKeys), prefix: "")
         let component = try object("component")
+        try Self.rejectUnknownKeys(of: component, allowed: ["jid", "secret"], prefix: "component.")
+        for (section, allowed) in Self.sectionKeys {
+            if let object = tree[section] as? [String: Any] {
+                try Self.rejectUnknownKeys(of: object, allowed: allowed, prefix: section + ".")
+            }
+        }
         let jid = try string("component.jid", component["jid"])
         do {
             let parsed = try JID(jid)
@@ -82,6 +85,20 @@ struct ConfigurationReader {
         return Configuration(component: .init(jid: jid, secret: secret), server: server, domains: domains,
                              appServer: appServer, store: store, admins: admins, logLevel: level, http: http,
                              reconnect: reconnect, keepalive: keepalive, moduleSections: sections)
+    }
+
+    /// The keys of the host's own nested sections: a misspelt one (`initialMS`) would otherwise be
+    /// ignored silently and its default used.
+    static let sectionKeys: [String: Set<String>] = [
+        "reconnect": ["initialMs", "maxMs"],
+        "keepalive": ["intervalSeconds", "timeoutSeconds"],
+    ]
+
+    private static func rejectUnknownKeys(of object: [String: Any], allowed: Set<String>,
+                                          prefix: String) throws(ConfigurationError) {
+        for key in object.keys.sorted() where !allowed.contains(key) && !key.hasPrefix("//") {
+            throw ConfigurationError(key: prefix + key, reason: "unknown key (keys starting with // are comments)")
+        }
     }
 
     private func object(_ key: String) throws(ConfigurationError) -> [String: Any] {
