@@ -9,6 +9,12 @@ struct ConfigurationReader {
     static let knownKeys: Set<String> = [
         "component", "server", "domains", "appServer", "store", "admins", "log", "http", "reconnect", "keepalive",
     ]
+    /// The keys of the host's own nested sections: a misspelt one (`initialMS`) would otherwise be
+    /// ignored silently and its default used.
+    static let sectionKeys: [String: Set<String>] = [
+        "reconnect": ["initialMs", "maxMs"],
+        "keepalive": ["intervalSeconds", "timeoutSeconds"],
+    ]
     /// Sections that belong to hosted modules, passed on undecoded.
     static let moduleKeys: Set<String> = ["push"]
 
@@ -16,9 +22,9 @@ struct ConfigurationReader {
         try Configuration.checkKeys(tree, allowed: Self.knownKeys.union(Self.moduleKeys), path: "")
         let component = try object("component")
         try Configuration.checkKeys(component, allowed: ["jid", "secret"], path: "component")
-        for (key, allowed) in [("reconnect", ["initialMs", "maxMs"]), ("keepalive", ["intervalSeconds", "timeoutSeconds"])] {
+        for (key, allowed) in Self.sectionKeys {
             if let section = tree[key] as? [String: Any] {
-                try Configuration.checkKeys(section, allowed: Set(allowed), path: key)
+                try Configuration.checkKeys(section, allowed: allowed, path: key)
             }
         }
         let jid = try string("component.jid", component["jid"])

@@ -17,6 +17,15 @@ public struct ReceivedPush: Sendable, Equatable {
     public var collapse: String?
     /// The component that published it.
     public var from: String
+
+    public init(node: String, pushModule: String, envelope: String, kind: String?, collapse: String?, from: String) {
+        self.node = node
+        self.pushModule = pushModule
+        self.envelope = envelope
+        self.kind = kind
+        self.collapse = collapse
+        self.from = from
+    }
 }
 
 /// The App Server (apushd) as a second component of a real XMPP server: it takes the apush

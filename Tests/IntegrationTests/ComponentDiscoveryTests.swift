@@ -1,0 +1,112 @@
+import ComponentHost
+import Foundation
+import Logging
+import Testing
+import XMLStream
+import XMPP
+@testable import XMPPTesting
+
+/// The host as a component of a REAL Prosody and a REAL ejabberd: a user who logs in over c2s
+/// discovers the component and runs its command through the server, also after the server restarts.
+/// A missing server fails these tests: never skipped.
+@Suite(.serialized, .timeLimit(.minutes(3)))
+struct ComponentDiscoveryTests {
+    static let componentJID = "apush.localhost"
+    static let secret = "discovery-secret"
+    static let feature = "urn:example:discovery"
+
+    struct DiscoveryModule: HostedModule {
+        var discoIdentities: [DiscoIdentity] { [DiscoIdentity(category: "pubsub", type: "push", name: "apush test")] }
+        var discoFeatures: [String] { [ComponentDiscoveryTests.feature] }
+        var commands: [AdHocCommand] {
+            [AdHocCommand(node: "greet", name: "Greet", isAllowed: { $0.domainpart == "localhost" }) { request in
+                .completed(AdHocNote(.info, "hello \(request.requester.bare)"))
+            }]
+        }
+    }
+
+    /// A real server as the test sees it.
+    struct RealServer {
+        let c2sPort: Int
+        let componentPort: Int
+        let start: () async throws -> Void
+        let register: (String, String) async throws -> Void
+        let restart: () async throws -> Void
+        let stop: () async -> Void
+        let logs: () async -> String
+    }
+
+    @Test func prosody() async throws {
+        let server = try ProsodyServer(componentJID: Self.componentJID, componentSecret: Self.secret)
+        try await discoverAndSurviveARestart(RealServer(
+            c2sPort: server.c2sPort, componentPort: server.componentPort,
+            start: { try await server.start() },
+            register: { try await server.register(user: $0, password: $1) },
+            restart: { try await server.restart() },
+            stop: { await server.stop() },
+            logs: { await server.logContents(lastLines: 60) }))
+    }
+
+    @Test func ejabberd() async throws {
+        let server = try EjabberdServer(componentJID: Self.componentJID, componentSecret: Self.secret)
+        try await discoverAndSurviveARestart(RealServer(
+            c2sPort: server.c2sPort, componentPort: server.componentPort,
+            start: { try await server.start() },
+            register: { try await server.register(user: $0, password: $1) },
+            restart: { try await server.restart() },
+            stop: { await server.stop() },
+            logs: { await server.logContents(lastLines: 60) }))
+    }
+
+    private func discoverAndSurviveARestart(_ server: RealServer) async throws {
+        try await server.start()
+        let events = Mailbox<ConnectionEvent>(name: "a component link event")
+        var running: Task<Void, Never>?
+        do {
+            try await server.register("alice", "wonderland")
+            let configuration = try Configuration.load(file: nil, environment: [
+                "APUSH_COMPONENT_JID": Self.componentJID,
+                "APUSH_COMPONENT_SECRET": Self.secret,
+                "APUSH_DOMAINS": "localhost",
+                "APUSH_SERVER": "127.0.0.1:\(server.componentPort)",
+            ])
+            let service = try ComponentService(configuration: configuration, modules: [DiscoveryModule()],
+                                               logger: .disabled)
+            running = Task { await service.run(onEvent: { events.put($0) }) }
+            _ = try await events.take(matching: { $0 == .connected }, timeout: .seconds(10))
+
+            try await discover(through: server)
+
+            try await server.restart()
+            let back = ContinuousClock.now
+            _ = try await events.take(matching: { $0 == .connected }, timeout: .seconds(10),
+                                      what: "the component's second connection")
+            #expect(ContinuousClock.now - back < .seconds(3), "reconnected within a few seconds of the restart")
+            try await discover(through: server)
+        } catch {
+            Issue.record("\(error)\n\(await server.logs())")
+        }
+        running?.cancel()
+        await running?.value
+        await server.stop()
+    }
+
+    private func discover(through server: RealServer) async throws {
+        let client = try await C2SClient.connect(port: server.c2sPort, domain: "localhost", user: "alice",
+                                                 password: "wonderland")
+        #expect(client.jid.bare == (try JID("alice@localhost")))
+
+        let info = try await client.discoInfo(of: Self.componentJID)
+        #expect(info.identities.contains(DiscoIdentity(category: "pubsub", type: "push", name: "apush test")))
+        #expect(info.hasFeature(Self.feature))
+        #expect(info.hasFeature(Namespace.commands))
+
+        let items = try await client.discoItems(of: Self.componentJID, node: Namespace.commands)
+        #expect(items.items == [DiscoItem(jid: try JID(Self.componentJID), node: "greet", name: "Greet")])
+
+        let answer = try await client.executeCommand(on: Self.componentJID, node: "greet")
+        #expect(answer[attribute: "status"] == "completed")
+        #expect(answer.findString("note#") == "hello alice@localhost")
+        await client.close()
+    }
+}

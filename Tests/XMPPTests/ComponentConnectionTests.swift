@@ -1,0 +1,263 @@
+import Logging
+import Synchronization
+import Testing
+import XMLStream
+import XMPP
+@testable import XMPPTesting
+
+/// The component's link against the stand-in server on loopback.
+@Suite(.timeLimit(.minutes(1)))
+struct ComponentConnectionTests {
+    static let component = try! JID("apush.localhost")
+    static let server = try! JID("localhost")
+
+    /// A running link to a stand-in, with what it delivered and reported.
+    final class Link: Sendable {
+        let server: StandInComponentServer
+        let connection: ComponentConnection
+        let events = Mailbox<ConnectionEvent>(name: "a connection event")
+        let delivered = Mailbox<Element>(name: "a stanza delivered to the component")
+        private let runner = MutexTask()
+
+        init(secret: String = "stand-in-secret", configure: (inout ComponentConnectionSettings) -> Void = { _ in })
+            throws {
+            server = try StandInComponentServer(componentJID: "apush.localhost", secret: "stand-in-secret")
+            var settings = ComponentConnectionSettings(componentJID: "apush.localhost", secret: secret,
+                                                       host: "127.0.0.1", port: server.port, keepaliveTarget: "localhost")
+            configure(&settings)
+            connection = ComponentConnection(settings: settings, logger: .disabled)
+            let (connection, events, delivered) = (connection, events, delivered)
+            runner.set(Task {
+                await connection.run(onStanza: { delivered.put($0) }, onEvent: { events.put($0) })
+            })
+        }
+
+        func connected(timeout: Duration = .seconds(5)) async throws {
+            _ = try await events.take(matching: { $0 == .connected }, timeout: timeout)
+        }
+
+        func disconnected(timeout: Duration = .seconds(5)) async throws -> ComponentStreamFailure {
+            let event = try await events.take(matching: { $0 != .connected }, timeout: timeout)
+            guard case .disconnected(let failure) = event else { preconditionFailure("filtered") }
+            return failure
+        }
+
+        func stop() async {
+            await runner.cancelAndWait()
+            server.stop()
+        }
+    }
+
+    private func message(_ text: String) -> Element {
+        .message(type: .normal, id: text, from: Self.server, to: Self.component)
+    }
+
+    @Test func connectsHandshakesAndReceivesStanzas() async throws {
+        let link = try Link()
+        try await link.connected()
+        #expect(link.server.connectionCount == 1)
+        #expect(link.server.isConnected)
+        try link.server.send(message("one"))
+        try link.server.send(message("two"))
+        let first = try await link.delivered.take(timeout: .seconds(5))
+        let second = try await link.delivered.take(timeout: .seconds(5))
+        #expect(Set([first.stanzaID, second.stanzaID]) == ["one", "two"])
+        #expect(first.namespace == Namespace.componentAccept)
+        await link.stop()
+    }
+
+    @Test func sendsStanzasToTheServer() async throws {
+        let link = try Link()
+        #expect(throws: ComponentLinkError.notConnected) {
+            try ComponentConnection(settings: ComponentConnectionSettings(
+                componentJID: "x.localhost", secret: "s", host: "127.0.0.1", port: 1, keepaliveTarget: "localhost"),
+                                    logger: .disabled).send(Element("message"))
+        }
+        try await link.connected()
+        try link.connection.send(Element.message(id: "out", from: Self.component, to: Self.server))
+        let received = try await link.server.nextStanza()
+        #expect(received.name == "message" && received.stanzaID == "out")
+        await link.stop()
+    }
+
+    @Test func requestsAreMatchedByIDAndNeverReachTheHandler() async throws {
+        let link = try Link()
+        try await link.connected()
+        async let answer = link.connection.request(
+            Element.iq(type: .get, id: "q1", from: Self.component, to: Self.server,
+                       payload: Element("query", namespace: Namespace.version)), timeout: .seconds(5))
+        let request = try await link.server.nextStanza()
+        #expect(request.stanzaID == "q1")
+        try link.server.send(.iq(type: .result, id: "other", from: Self.server, to: Self.component))
+        try link.server.send(try #require(request.resultReply(payload: Element("query", namespace: Namespace.version))))
+        let result = try await answer
+        #expect(result.iqType == .result && result.stanzaID == "q1")
+        let unrelated = try await link.delivered.take(timeout: .seconds(5))
+        #expect(unrelated.stanzaID == "other", "an answer nobody waits for goes to the handler")
+        await link.stop()
+    }
+
+    @Test func aRequestWithoutIDGetsOne() async throws {
+        let link = try Link()
+        try await link.connected()
+        var iq = Element.iq(type: .get, id: "", from: Self.component, to: Self.server,
+                            payload: Element("query", namespace: Namespace.version))
+        iq[attribute: "id"] = nil
+        async let answer = link.connection.request(iq, timeout: .seconds(5))
+        let request = try await link.server.nextStanza()
+        #expect(request.stanzaID?.isEmpty == false)
+        try link.server.send(try #require(request.resultReply()))
+        #expect(try await answer.stanzaID == request.stanzaID)
+        await link.stop()
+    }
+
+    @Test func aRequestWithoutAnswerTimesOut() async throws {
+        let link = try Link()
+        try await link.connected()
+        let started = ContinuousClock.now
+        await #expect(throws: ComponentLinkError.timedOut) {
+            try await link.connection.request(
+                Element.iq(type: .get, id: "lost", from: Self.component, to: Self.server,
+                           payload: Element("query", namespace: Namespace.version)), timeout: .milliseconds(200))
+        }
+        #expect(ContinuousClock.now - started < .seconds(2))
+        await link.stop()
+    }
+
+    @Test func aRequestInFlightFailsWhenTheConnectionDrops() async throws {
+        let link = try Link()
+        try await link.connected()
+        let connection = link.connection
+        let answer = Task {
+            try await connection.request(
+                Element.iq(type: .get, id: "doomed", from: Self.component, to: Self.server,
+                           payload: Element("query", namespace: Namespace.version)), timeout: .seconds(10))
+        }
+        _ = try await link.server.nextStanza()
+        link.server.dropConnection()
+        await #expect(throws: ComponentLinkError.disconnected) { try await answer.value }
+        await link.stop()
+    }
+
+    @Test func reconnectsWithinASecondAfterTheConnectionDrops() async throws {
+        let link = try Link()
+        try await link.connected()
+        try await link.server.waitForConnection()
+        link.server.dropConnection()
+        let dropped = ContinuousClock.now
+        let failure = try await link.disconnected()
+        #expect(!failure.isRejection)
+        try await link.connected(timeout: .seconds(3))
+        #expect(ContinuousClock.now - dropped < .milliseconds(1200))
+        #expect(try await link.server.waitForConnection() == 2)
+        try link.server.send(message("again"))
+        #expect(try await link.delivered.take(timeout: .seconds(5)).stanzaID == "again")
+        await link.stop()
+    }
+
+    @Test func aWrongSecretBacksOffForLong() async throws {
+        let link = try Link(secret: "wrong")
+        let failure = try await link.disconnected()
+        #expect(failure == .streamError(StreamError(.notAuthorized)))
+        try await Task.sleep(for: .seconds(2))
+        #expect(link.server.connectionCount == 1, "no retry within the rejection backoff")
+        await link.stop()
+    }
+
+    @Test func aConflictBacksOffForLongButAShortRejectionBackoffRetries() async throws {
+        let link = try Link { settings in
+            settings.rejectionBackoff = Backoff(initial: .milliseconds(300), maximum: .milliseconds(300), jitter: 0)
+        }
+        link.server.script(handshake: .conflict)
+        #expect(try await link.disconnected() == .streamError(StreamError(.conflict)))
+        #expect(try await link.disconnected() == .streamError(StreamError(.conflict)))
+        #expect(link.server.connectionCount == 2)
+        link.server.script(handshake: .accept)
+        try await link.connected(timeout: .seconds(3))
+        await link.stop()
+    }
+
+    @Test func malformedXMLIsAnsweredWithNotWellFormedAndTheLinkReconnects() async throws {
+        let link = try Link()
+        try await link.connected()
+        try await link.server.waitForConnection()
+        try link.server.sendRaw("<message from='localhost' to='apush.localhost'><body>x</message>")
+        guard case .protocolViolation(let error) = try await link.disconnected() else {
+            Issue.record("expected our own stream error")
+            return
+        }
+        #expect(error.condition == .notWellFormed)
+        try await link.connected()
+        try await link.server.waitForConnection()
+        #expect(link.server.streamErrors.map(\.condition) == [.notWellFormed])
+        await link.stop()
+    }
+
+    @Test func anOversizedStanzaIsAPolicyViolationAndTheLinkReconnects() async throws {
+        let link = try Link()
+        try await link.connected()
+        try await link.server.waitForConnection()
+        let server = link.server
+        let huge = "<message from='localhost' to='apush.localhost'><body>"
+            + String(repeating: "a", count: 300_000) + "</body></message>"
+        // The component hangs up mid-stanza, so the write may fail: that is expected.
+        Task.detached { try? server.sendRaw(huge) }
+        guard case .protocolViolation(let error) = try await link.disconnected() else {
+            Issue.record("expected our own stream error")
+            return
+        }
+        #expect(error.condition == .policyViolation)
+        try await link.connected()
+        try await link.server.waitForConnection()
+        #expect(link.server.streamErrors.map(\.condition) == [.policyViolation])
+        #expect(link.server.connectionCount == 2)
+        await link.stop()
+    }
+
+    @Test func keepalivePingsKeepAnAnsweringServer() async throws {
+        let link = try Link { settings in
+            settings.keepaliveInterval = .milliseconds(100)
+            settings.keepaliveTimeout = .milliseconds(300)
+        }
+        try await link.connected()
+        await #expect(throws: TimedOut.self) { _ = try await link.disconnected(timeout: .seconds(1)) }
+        #expect(link.server.connectionCount == 1)
+        await link.stop()
+    }
+
+    @Test func keepaliveDetectsAServerThatStopsAnswering() async throws {
+        let link = try Link { settings in
+            settings.keepaliveInterval = .milliseconds(100)
+            settings.keepaliveTimeout = .milliseconds(300)
+        }
+        link.server.answerPings(false)
+        try await link.connected()
+        let ping = try await link.server.nextStanza()
+        #expect(ping.child("ping", namespace: Namespace.ping) != nil)
+        #expect(ping.toString == "localhost")
+        #expect(try await link.disconnected(timeout: .seconds(3)) == .keepaliveTimeout)
+        try await link.connected()
+        await link.stop()
+    }
+
+    @Test func stoppingClosesTheStreamPolitely() async throws {
+        let link = try Link()
+        try await link.connected()
+        try await link.server.waitForConnection()
+        await link.stop()
+        #expect(link.server.streamErrors.isEmpty)
+    }
+}
+
+/// The link's runner task, kept so a test can cancel it and wait for `run` to return.
+final class MutexTask: Sendable {
+    private let task = Mutex<Task<Void, Never>?>(nil)
+
+    func set(_ newTask: Task<Void, Never>) { task.withLock { $0 = newTask } }
+
+    func cancelAndWait() async {
+        let running = task.withLock { $0 }
+        running?.cancel()
+        await running?.value
+    }
+}
