@@ -1,4 +1,5 @@
 public import XMLStream
+import Foundation
 import XMPP
 
 /// Classifies a notification (PROTOCOL.md §2.3): from the forwarded stanza when the bridge sent one,
@@ -62,13 +63,16 @@ enum EventClassifier {
         guard hasContent(message), let from else { return .wake }
         let groupchat = message.stanzaType == "groupchat"
         let originID = message.findString("{urn:xmpp:sid:0}origin-id@id") ?? message.stanzaID
-        let stanzaID = account.flatMap { message.findString("{urn:xmpp:sid:0}stanza-id<by=\($0)>@id") }
+        // The id the app can fetch: the archive's stanza-id, stamped by the room for a group chat and
+        // by the account otherwise.
+        let archive = groupchat ? from.bare.description : account
+        let stanzaID = archive.flatMap { message.findString("{urn:xmpp:sid:0}stanza-id<by=\($0)>@id") }
         return .message(MessageNotice(
             chat: from.bare.description,
-            from: groupchat ? (from.resourcepart ?? "") : from.bare.description,
+            from: bounded(groupchat ? (from.resourcepart ?? "") : from.bare.description),
             groupchat: groupchat,
             mention: groupchat && mentions(account, in: message),
-            id: stanzaID ?? message.stanzaID,
+            id: (stanzaID ?? message.stanzaID).flatMap { $0.utf8.count <= maximumIDLength ? $0 : nil },
             dedupeKey: originID.map { "\(from.bare)/\($0)" }))
     }
 
@@ -110,7 +114,31 @@ enum EventClassifier {
             return true
         }
         guard let name = jid.localpart, let body = message.findString("body#") else { return false }
-        return body.lowercased().contains(name.lowercased())
+        return containsWord(name.lowercased(), in: body.lowercased())
+    }
+
+    /// `word` standing on its own: "alice" in "hi alice!" but not in "malice".
+    static func containsWord(_ word: String, in text: String) -> Bool {
+        var searchStart = text.startIndex
+        while let range = text.range(of: word, range: searchStart..<text.endIndex) {
+            let before = range.lowerBound == text.startIndex ? nil : text[text.index(before: range.lowerBound)]
+            let after = range.upperBound == text.endIndex ? nil : text[range.upperBound]
+            if !(before?.isLetter ?? false) && !(before?.isNumber ?? false)
+                && !(after?.isLetter ?? false) && !(after?.isNumber ?? false) {
+                return true
+            }
+            searchStart = range.upperBound
+        }
+        return false
+    }
+
+    /// Ids longer than this are left out, so a sender cannot push the summary past the envelope's limit.
+    static let maximumIDLength = 256
+    /// Nicks and JIDs are cut to this many characters for the same reason.
+    static let maximumNameLength = 256
+
+    private static func bounded(_ name: String) -> String {
+        name.count <= maximumNameLength ? name : String(name.prefix(maximumNameLength))
     }
 
     static func bareJID(_ text: String) -> String? {

@@ -39,16 +39,6 @@ final class PushService: Sendable {
 
     /// Answers one publish from the server: returns for a `result`, throws the error to answer with.
     func handlePublish(_ iq: Element, context: PushContext) async throws(StanzaError) {
-        let admitted = inFlight.withLock { count in
-            guard count < settings.maxInFlight else { return false }
-            count += 1
-            return true
-        }
-        guard admitted else {
-            statistics.count("answers.wait.in-flight")
-            throw ServerAnswer.wait(.resourceConstraint).error!
-        }
-        defer { inFlight.withLock { $0 -= 1 } }
         let answer: ServerAnswer
         do {
             let publish = try IncomingPublish(iq: iq, servedDomains: context.servedDomains)
@@ -63,6 +53,15 @@ final class PushService: Sendable {
         }
         statistics.count("answers.\(answer.statisticsName)")
         if let error = answer.error { throw error }
+    }
+
+    /// Takes one of the `maxInFlight` upstream slots, or says there is none free.
+    private func takeSlot() -> Bool {
+        inFlight.withLock { count in
+            guard count < settings.maxInFlight else { return false }
+            count += 1
+            return true
+        }
     }
 
     var publishesInFlight: Int { inFlight.withLock { $0 } }
@@ -81,6 +80,9 @@ final class PushService: Sendable {
                 freshCollapseKey: CollapseKey.random().bytes, now: at)
         } else if let stored = try await store.registration(domain: publish.domain, token: publish.token) {
             registration = stored
+        } else if try await store.isBuried(token: publish.token, pushModule: nil, since: at - Self.day) {
+            statistics.count("answers.tombstone")
+            return .gone
         } else {
             return try await answerUnknownNode(at: at, token: publish.token)
         }
@@ -89,7 +91,9 @@ final class PushService: Sendable {
         for push in pushes {
             let outcome = await deliver(push, to: registration, context: context, at: at)
             if outcome == .deadToken { answer = .gone }
-            if case .retry = outcome, answer == .accepted { answer = .wait(.remoteServerTimeout) }
+            if case .retry(let reason) = outcome, answer == .accepted {
+                answer = .wait(reason == "wait/in-flight-cap" ? .resourceConstraint : .remoteServerTimeout)
+            }
         }
         return answer
     }
@@ -245,13 +249,21 @@ final class PushService: Sendable {
             if let retry { try? await store.deleteRetry(id: retry.id) }
             return .rejected(reason: "seal")
         }
-        let started = ContinuousClock.now
-        let outcome = await context.upstream.publish(node: registration.token, pushModule: registration.pushModule,
+        let outcome: UpstreamOutcome
+        if takeSlot() {
+            let started = ContinuousClock.now
+            outcome = await context.upstream.publish(node: registration.token, pushModule: registration.pushModule,
                                                      fields: fields)
-        let latency = ContinuousClock.now - started
-        statistics.count("upstream.latency-ms", by: latency.components.seconds * 1000
-            + latency.components.attoseconds / 1_000_000_000_000_000)
-        statistics.count("upstream.answers")
+            inFlight.withLock { $0 -= 1 }
+            let latency = ContinuousClock.now - started
+            statistics.count("upstream.latency-ms", by: latency.components.seconds * 1000
+                + latency.components.attoseconds / 1_000_000_000_000_000)
+            statistics.count("upstream.answers")
+        } else {
+            // Past the cap: not sent now, but stored and retried, since the server never retries.
+            statistics.count("upstream.in-flight-cap")
+            outcome = .retry(reason: "wait/in-flight-cap")
+        }
         do {
             try await record(outcome, of: push, for: registration, at: at, retry: retry)
         } catch {

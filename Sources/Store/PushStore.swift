@@ -27,8 +27,8 @@ public protocol PushStore: Sendable {
     // MARK: Tombstones of dead tokens
 
     func bury(token: String, pushModule: String, at: Timestamp) async throws
-    /// True if (token, module) died after `since`.
-    func isBuried(token: String, pushModule: String, since: Timestamp) async throws -> Bool
+    /// True if (token, module) died after `since`; a nil module matches any.
+    func isBuried(token: String, pushModule: String?, since: Timestamp) async throws -> Bool
     func exhume(token: String, pushModule: String) async throws
 
     // MARK: Chats

@@ -199,10 +199,10 @@ public actor SQLitePushStore: PushStore {
                              [.text(token), .text(pushModule), .integer(at)])
     }
 
-    public func isBuried(token: String, pushModule: String, since: Timestamp) throws -> Bool {
+    public func isBuried(token: String, pushModule: String?, since: Timestamp) throws -> Bool {
         try !database.query("""
-            SELECT 1 FROM tombstones WHERE token = ? AND push_module = ? AND buried_at >= ?
-            """, [.text(token), .text(pushModule), .integer(since)]).isEmpty
+            SELECT 1 FROM tombstones WHERE token = ?1 AND (?2 IS NULL OR push_module = ?2) AND buried_at >= ?3
+            """, [.text(token), Self.optional(pushModule), .integer(since)]).isEmpty
     }
 
     public func exhume(token: String, pushModule: String) throws {

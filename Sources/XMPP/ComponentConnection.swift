@@ -70,6 +70,7 @@ public final class ComponentConnection: StanzaSender {
         var ready = false
         var nextID: UInt64 = 0
         var pending: [String: CheckedContinuation<Element, any Error>] = [:]
+        var timers: [String: Task<Void, any Error>] = [:]
         var endReason: ComponentStreamFailure?
     }
 
@@ -113,11 +114,6 @@ public final class ComponentConnection: StanzaSender {
             return "\(idPrefix)-\(link.nextID)"
         }
         iq[attribute: "id"] = id
-        let timer = Task {
-            try await Task.sleep(for: timeout)
-            self.resolve(id: id, with: .failure(ComponentLinkError.timedOut))
-        }
-        defer { timer.cancel() }
         return try await withCheckedThrowingContinuation { continuation in
             let accepted = link.withLock { link in
                 guard link.ready else { return false }
@@ -128,6 +124,12 @@ public final class ComponentConnection: StanzaSender {
                 continuation.resume(throwing: ComponentLinkError.notConnected)
                 return
             }
+            // The timer starts only once the request is registered, so it can never fire first.
+            let timer = Task {
+                try await Task.sleep(for: timeout)
+                self.resolve(id: id, with: .failure(ComponentLinkError.timedOut))
+            }
+            link.withLock { $0.timers[id] = timer }
             do {
                 try send(iq)
             } catch {
@@ -137,7 +139,8 @@ public final class ComponentConnection: StanzaSender {
     }
 
     private func resolve(id: String, with result: Result<Element, any Error>) {
-        let continuation = link.withLock { $0.pending.removeValue(forKey: id) }
+        let (continuation, timer) = link.withLock { ($0.pending.removeValue(forKey: id), $0.timers.removeValue(forKey: id)) }
+        timer?.cancel()
         continuation?.resume(with: result)
     }
 
@@ -209,6 +212,7 @@ public final class ComponentConnection: StanzaSender {
         let ended = link.withLock { link in
             let pending = link.pending
             let reason = link.endReason
+            link.timers.values.forEach { $0.cancel() }
             link = Link(nextID: link.nextID)
             return (pending, reason)
         }
@@ -223,9 +227,8 @@ public final class ComponentConnection: StanzaSender {
     private func deliverAnswer(_ stanza: Element) -> Bool {
         guard stanza.name == "iq", let type = stanza[attribute: "type"], type == "result" || type == "error",
               let id = stanza[attribute: "id"] else { return false }
-        let continuation = link.withLock { $0.pending.removeValue(forKey: id) }
-        guard let continuation else { return false }
-        continuation.resume(returning: stanza)
+        guard link.withLock({ $0.pending[id] != nil }) else { return false }
+        resolve(id: id, with: .success(stanza))
         return true
     }
 

@@ -13,6 +13,8 @@ public actor EjabberdServer {
     public nonisolated let componentPort: Int
     /// The Erlang distribution port that `ejabberdctl` commands reach the node on (no epmd runs).
     public nonisolated let distributionPort: Int
+    /// The component port of each of `otherComponents` (each has a listener of its own).
+    public nonisolated let otherComponentPorts: [String: Int]
     public nonisolated let nodeName: String
     /// Holds `ejabberd.yml`, `ejabberdctl.cfg`, `spool/` (Mnesia), `logs/` and the pidfile.
     public nonisolated let baseDirectory: URL
@@ -36,10 +38,11 @@ public actor EjabberdServer {
         self.domain = domain
         self.componentJID = componentJID
         self.componentSecret = componentSecret
-        let ports = try TestPorts.next(3)
+        let ports = try TestPorts.next(3 + otherComponents.count)
         c2sPort = ports[0]
         componentPort = ports[1]
         distributionPort = ports[2]
+        otherComponentPorts = Dictionary(uniqueKeysWithValues: zip(otherComponents.keys.sorted(), ports.dropFirst(3)))
         let unique = UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
         nodeName = "apush\(unique.prefix(10))@localhost"
         baseDirectory = try ServerDirectory.create(prefix: "ejabberd")
@@ -74,8 +77,18 @@ public actor EjabberdServer {
                 ip: "127.0.0.1"
                 module: ejabberd_service
                 hosts:
-            \(([(componentJID, componentSecret)] + otherComponents.sorted { $0.key < $1.key }).map { jid, secret in
-                "      \(quote(jid)):\n        password: \(quote(secret))"
+                  \(quote(componentJID)):
+                    password: \(quote(componentSecret))
+            \(otherComponents.sorted { $0.key < $1.key }.map { jid, secret in
+                // A listener of its own: ejabberd routes every host of a listener to each connection on it.
+                """
+                  - port: \(otherComponentPorts[jid]!)
+                    ip: "127.0.0.1"
+                    module: ejabberd_service
+                    hosts:
+                      \(quote(jid)):
+                        password: \(quote(secret))
+                """
             }.joined(separator: "\n"))
             modules:
               mod_disco: {}

@@ -41,7 +41,7 @@ struct TestModule: HostedModule {
         ]
     }
 
-    var commands: [AdHocCommand] {
+    func commands(context: ModuleContext) -> [AdHocCommand] {
         [
             AdHocCommand(node: "hello", name: "Say hello", isAllowed: { _ in true }) { request in
                 .completed(AdHocNote(.info, "hello \(request.requester.bare)"))

@@ -18,7 +18,7 @@ struct ComponentDiscoveryTests {
     struct DiscoveryModule: HostedModule {
         var discoIdentities: [DiscoIdentity] { [DiscoIdentity(category: "pubsub", type: "push", name: "apush test")] }
         var discoFeatures: [String] { [ComponentDiscoveryTests.feature] }
-        var commands: [AdHocCommand] {
+        func commands(context: ModuleContext) -> [AdHocCommand] {
             [AdHocCommand(node: "greet", name: "Greet", isAllowed: { $0.domainpart == "localhost" }) { request in
                 .completed(AdHocNote(.info, "hello \(request.requester.bare)"))
             }]

@@ -74,7 +74,8 @@ final class PushTestbed: Sendable {
         settings.coalesceSeconds = coalesceSeconds
         settings.retryMessageSeconds = 30
         self.settings = settings
-        appServer = StandInAppServer(jid: Self.appServerJID, secret: appServerSecret, port: server.componentPort)
+        appServer = StandInAppServer(jid: Self.appServerJID, secret: appServerSecret,
+                                     port: server.componentPort(for: Self.appServerJID))
         appServer.start()
         try await appServer.waitUntilConnected()
         try await startComponent(placement, admins: admins)
@@ -142,8 +143,7 @@ final class PushTestbed: Sendable {
             task.cancel()
             await task.value
         case .process(let process)?:
-            let pid = await process.pid
-            kill(pid, SIGKILL)
+            kill(process.pid, SIGKILL)
             await process.stop(gracePeriod: .seconds(1))
         case nil:
             break
@@ -204,7 +204,14 @@ final class PushTestbed: Sendable {
     /// Python opener, and checked to hold none of `secrets`.
     func nextPush(key: KeyPair, secrets: [String] = [], timeout: Duration = .seconds(15)) async throws
         -> (push: ReceivedPush, summary: [String: Any]) {
-        let push = try await appServer.nextPush(timeout: timeout)
+        let push: ReceivedPush
+        do {
+            push = try await appServer.nextPush(timeout: timeout)
+        } catch {
+            let serverLog = await server.logContents(lastLines: 60)
+            Issue.record("no push arrived. The component's log:\n\(String(logSink.text.suffix(6000)))\nThe server's log:\n\(serverLog)")
+            throw error
+        }
         let opened = try Envelope.open(push.envelope, privateKey: key.privateKey)
         let independent = try IndependentOpener.open(push.envelope, privateKey: key.privateKey)
         #expect(independent == opened, "the Python opener must read the same plaintext")
@@ -253,12 +260,20 @@ protocol TestServer: Sendable {
     func start() async throws
     func stop() async
     func register(user: String, password: String) async throws
+    func logContents(lastLines: Int?) async -> String
+    /// Where another component of the server connects.
+    func componentPort(for jid: String) -> Int
 }
 
 extension ProsodyServer: TestServer {
+    /// Prosody takes every component on one port.
+    nonisolated func componentPort(for jid: String) -> Int { componentPort }
+
     func register(user: String, password: String) async throws {
         try await register(user: user, password: password, domain: nil)
     }
 }
 
-extension EjabberdServer: TestServer {}
+extension EjabberdServer: TestServer {
+    nonisolated func componentPort(for jid: String) -> Int { otherComponentPorts[jid] ?? componentPort }
+}
