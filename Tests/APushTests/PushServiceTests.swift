@@ -221,12 +221,15 @@ import XMPP
         let first = Task { try await harness.publishBridged(Stanzas.chat(id: "m1")) }
         try await harness.sender.waitForRequests(1)
         #expect(harness.service.publishesInFlight == 1)
-        let second = try await harness.publishBridged(Stanzas.chat(id: "m2"))
+        // Another chat, so it would push now: past the cap it is stored for retry, not sent.
+        let second = try await harness.publishBridged(Stanzas.chat(id: "m2", from: "carol@localhost/pc"))
         #expect(second == StanzaError(.resourceConstraint, type: .wait))
+        #expect(harness.sender.requests.count == 1)
+        #expect(try await harness.store.nextRetry() != nil, "the push waits in the store, since the server never retries")
         harness.sender.release()
         #expect(try await first.value == nil)
         #expect(harness.service.publishesInFlight == 0)
-        #expect(try await harness.publishBridged(Stanzas.chat(id: "m3")) == nil)
+        #expect(try await harness.publishBridged(Stanzas.chat(id: "m3", from: "dave@localhost/pc")) == nil)
     }
 
     @Test func wakesAreRateLimited() async throws {

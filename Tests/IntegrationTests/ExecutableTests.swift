@@ -1,0 +1,101 @@
+import Foundation
+import Testing
+import XMPPTesting
+
+/// The `apush-component` binary as an operator meets it: usage, check-config, a bad config, and a
+/// graceful stop on SIGTERM while connected to a real Prosody.
+@Suite(.serialized, .timeLimit(.minutes(2)))
+struct ExecutableTests {
+    static let binary = PushTestbed.repository.appendingPathComponent(".build/debug/apush-component")
+
+    struct Run {
+        var status: Int32
+        var output: String
+    }
+
+    private func run(_ arguments: [String], environment: [String: String] = [:]) throws -> Run {
+        guard FileManager.default.isExecutableFile(atPath: Self.binary.path) else {
+            throw ServerProcessError(.notInstalled, "\(Self.binary.path) is missing: run `swift build --build-tests` first")
+        }
+        let process = Process()
+        process.executableURL = Self.binary
+        process.arguments = arguments
+        process.environment = environment
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = pipe
+        try process.run()
+        let data = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return Run(status: process.terminationStatus, output: String(decoding: data, as: UTF8.self))
+    }
+
+    @Test func helpAndVersionExitZero() throws {
+        let help = try run(["--help"])
+        #expect(help.status == 0)
+        #expect(help.output.contains("check-config"))
+        let version = try run(["--version"])
+        #expect(version.status == 0)
+        #expect(version.output.hasPrefix("apush-component "))
+    }
+
+    @Test(arguments: [["bogus"], ["--config"], ["run", "--nonsense"], ["check-config", "--config", "a", "--config", "b"]])
+    func usageErrorsExit64(arguments: [String]) throws {
+        let result = try run(arguments)
+        #expect(result.status == 64)
+        #expect(result.output.contains("usage:"))
+    }
+
+    @Test func aBadConfigurationFailsAtStartNamingTheKey() throws {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("apush-bad-\(UUID().uuidString).json")
+        defer { try? FileManager.default.removeItem(at: file) }
+        try #"{"component": {"jid": "apush.localhost", "secret": "s"}, "domains": ["localhost"], "appServer": "push.localhost", "push": {"coalesceSeconds": -1}}"#
+            .write(to: file, atomically: true, encoding: .utf8)
+        let result = try run(["run", "--config", file.path])
+        #expect(result.status == 78)
+        #expect(result.output.contains("push.coalesceSeconds"))
+        let missing = try run(["check-config"], environment: ["APUSH_COMPONENT_JID": "apush.localhost"])
+        #expect(missing.status == 78)
+        #expect(missing.output.contains("component.secret"))
+    }
+
+    @Test func theExampleConfigurationIsValid() throws {
+        let example = PushTestbed.repository.appendingPathComponent("config/apush-component.example.json")
+        let result = try run(["check-config", "--config", example.path])
+        #expect(result.status == 0, "\(result.output)")
+        #expect(result.output.contains("configuration is valid"))
+    }
+
+    @Test func itRunsFromTheEnvironmentAloneAndStopsGracefullyOnSIGTERM() async throws {
+        let secret = "exec-\(UInt32.random(in: .min ... .max))"
+        let prosody = try ProsodyServer(componentJID: "apush.localhost", componentSecret: secret)
+        try await prosody.start()
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("apush-exec-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let log = directory.appendingPathComponent("component.log")
+        let component = try ServerProcess(
+            name: "apush-component", executable: Self.binary, arguments: ["run"],
+            environment: [
+                "APUSH_COMPONENT_JID": "apush.localhost", "APUSH_COMPONENT_SECRET": secret,
+                "APUSH_SERVER": "127.0.0.1:\(prosody.componentPort)", "APUSH_DOMAINS": "localhost",
+                "APUSH_APP_SERVER": "push.localhost", "APUSH_STORE": directory.appendingPathComponent("s.sqlite").path,
+            ],
+            workingDirectory: directory, outputURL: log)
+        try await waitUntil("the component connects") {
+            (try? String(contentsOf: log, encoding: .utf8))?.contains("connected to 127.0.0.1") ?? false
+        }
+        let started = ContinuousClock.now
+        kill(component.pid, SIGTERM)
+        try await waitUntil("the component exits", timeout: .seconds(5)) { await !component.isRunning }
+        #expect(ContinuousClock.now - started < .seconds(3))
+        #expect(await component.terminationStatus == 0)
+        let output = try String(contentsOf: log, encoding: .utf8)
+        #expect(output.contains("SIGTERM received: stopping"))
+        #expect(output.contains("stopped"))
+        let mode = try FileManager.default.attributesOfItem(atPath: directory.appendingPathComponent("s.sqlite").path)[.posixPermissions] as? Int
+        #expect(mode == 0o600)
+        await component.stop()
+        await prosody.stop()
+        try? FileManager.default.removeItem(at: directory)
+    }
+}
