@@ -36,6 +36,9 @@ var targets: [Target] = [
     // The main job in one command: Prosody with the bridge, the component, a demo App Server, a client.
     .executableTarget(name: "apush-demo",
                       dependencies: ["XMPPTesting", "ComponentHost", "APush", "Store", "Sealing", "Logging", "XMPP"]),
+    // Throughput of the push path against the cost of the seal itself; prints figures and ratios.
+    .executableTarget(name: "apush-bench",
+                      dependencies: ["APush", "ComponentHost", "Store", "Sealing", "XMPP", "XMLStream", "Logging"]),
     // Stand-ins and real-server launchers for tests and the demo.
     .target(name: "XMPPTesting", dependencies: ["XMPP", "XMLStream", "Sealing"]),
 

@@ -1,0 +1,146 @@
+import APush
+import ComponentHost
+import Foundation
+import Logging
+import Sealing
+import Store
+import XMLStream
+import Synchronization
+import XMPP
+
+/// Measures the push path against the seal that bounds it: a sealed push costs two X25519
+/// multiplications (the ephemeral key and the shared secret), so the figure that matters is how close
+/// a whole publish (parse → classify → store → coalesce → seal → build the upstream IQ) comes to that.
+/// Prints figures and ratios; it never fails on a timing. Build with `-c release` for real numbers.
+@main
+struct Bench {
+    static func main() async throws {
+        let count = Int(CommandLine.arguments.dropFirst().first ?? "") ?? 2000
+        print("apush-bench: \(count) operations each (\(isDebug ? "DEBUG build: use -c release" : "release build"))")
+
+        let device = KeyPair.generate()
+        let x25519 = measure("X25519 key generation (one scalar multiplication)", count) { _ in
+            _ = KeyPair.generate()
+        }
+        let summary = Array(#"{"v":2,"kind":"message","account":"alice@example.org","chat":"bob@example.org","from":"bob@example.org","count":3,"id":"2f1c7d1e-91a4-4cde-a0b7-2b6e8a1f0c55","ts":1764430000}"#.utf8)
+        let seal = try measure("Envelope.seal of a 174-byte summary", count) { _ in
+            _ = try Envelope.seal(summary, to: device.publicKey)
+        }
+        let collapse = try CollapseKey(bytes: Array(repeating: 7, count: 32))
+        let tag = measure("collapse tag (HMAC-SHA256)", count) { index in
+            _ = collapse.tag(account: "alice@example.org", chat: "chat\(index)@example.org")
+        }
+
+        let stanzas = (0..<count).map { index in
+            publish(token: "bench-token-\(index % 64)", sender: "user\(index)@example.org", key: device.publicKey)
+        }
+        let parse = try measure("parse a bridged publish (libxml2 → Element)", count) { index in
+            _ = try Element.parse(stanzas[index])
+        }
+        let elements = try stanzas.map { try Element.parse($0) }
+
+        var rows: [(String, Double)] = []
+        for (name, location) in [("SQLite in memory", DatabaseLocation.memory),
+                                 ("SQLite file (WAL)", .file(path: temporaryStore()))] {
+            let sender = AnsweringSender()
+            var settings = APushSettings()
+            settings.appServer = "push.example.org"
+            let module = try APushModule(store: try SQLitePushStore(location), settings: settings, logger: .disabled)
+            let context = ModuleContext(componentJID: try JID("apush.example.org"), servedDomains: ["example.org"],
+                                        admins: [], sender: sender, logger: .disabled)
+            let route = module.iqRoutes[0]
+            let rate = try await measureAsync("whole publish, each one sealed and sent (\(name))", count) { index in
+                _ = try await route.handler(elements[index], context)
+            }
+            precondition(sender.sent == count, "every publish must reach the App Server")
+            rows.append((name, rate))
+        }
+
+        print("")
+        print("ratios")
+        ratio("seal rate / X25519 rate (a seal is 2 multiplications: 0.5 is the floor)", seal / x25519)
+        for (name, rate) in rows {
+            ratio("publish rate / seal rate, \(name) (1.0: the seal is all the cost)", rate / seal)
+        }
+        ratio("parse rate / seal rate", parse / seal)
+        ratio("collapse tag rate / seal rate", tag / seal)
+        print(String(format: "resident memory after the run: %.1f MiB", residentMiB()))
+    }
+
+    static var isDebug: Bool {
+        #if DEBUG
+        true
+        #else
+        false
+        #endif
+    }
+
+    /// Runs `body` `count` times and prints the rate; returns operations per second.
+    static func measure(_ name: String, _ count: Int, _ body: (Int) throws -> Void) rethrows -> Double {
+        let start = ContinuousClock.now
+        for index in 0..<count { try body(index) }
+        return report(name, count, ContinuousClock.now - start)
+    }
+
+    static func measureAsync(_ name: String, _ count: Int, _ body: @Sendable (Int) async throws -> Void) async rethrows -> Double {
+        let start = ContinuousClock.now
+        for index in 0..<count { try await body(index) }
+        return report(name, count, ContinuousClock.now - start)
+    }
+
+    static func report(_ name: String, _ count: Int, _ elapsed: Duration) -> Double {
+        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        let rate = Double(count) / seconds
+        print("  " + padded(name, 66) + String(format: "%9.0f/s %8.1f µs each", rate, seconds / Double(count) * 1e6))
+        return rate
+    }
+
+    static func ratio(_ name: String, _ value: Double) {
+        print("  " + padded(name, 76) + String(format: "%6.2f", value))
+    }
+
+    static func padded(_ text: String, _ width: Int) -> String {
+        text + String(repeating: " ", count: max(1, width - text.count))
+    }
+
+    /// A bridged publish for a message from `sender` (a new chat each time, so each one is pushed).
+    static func publish(token: String, sender: String, key: [UInt8]) -> String {
+        """
+        <iq xmlns='jabber:component:accept' type='set' from='example.org' to='apush.example.org' id='\(sender)'>\
+        <pubsub xmlns='http://jabber.org/protocol/pubsub'><publish node='\(token)'><item>\
+        <notification xmlns='urn:xmpp:push:0'><account xmlns='urn:xmpp:apush:bridge:0' jid='alice@example.org'/>\
+        <forwarded xmlns='urn:xmpp:forward:0'><message xmlns='jabber:client' type='chat' id='m-\(sender)' \
+        from='\(sender)/phone' to='alice@example.org'><body>not measured, never kept</body>\
+        <origin-id xmlns='urn:xmpp:sid:0' id='o-\(sender)'/></message></forwarded></notification></item></publish>\
+        <publish-options><x xmlns='jabber:x:data' type='submit'>\
+        <field var='FORM_TYPE'><value>http://jabber.org/protocol/pubsub#publish-options</value></field>\
+        <field var='pushModule'><value>bench</value></field>\
+        <field var='apushEncryptionPublicKey'><value>\(Base64.encode(key))</value></field></x></publish-options>\
+        </pubsub></iq>
+        """
+    }
+
+    static func temporaryStore() -> String {
+        FileManager.default.temporaryDirectory.appendingPathComponent("apush-bench-\(getpid()).sqlite").path
+    }
+
+    static func residentMiB() -> Double {
+        guard let statm = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8),
+              let pages = statm.split(separator: " ").dropFirst().first.flatMap({ Double($0) }) else { return 0 }
+        return pages * Double(sysconf(Int32(_SC_PAGESIZE))) / 1_048_576
+    }
+}
+
+/// The App Server, answering every publish at once with a result: only our own cost is measured.
+final class AnsweringSender: StanzaSender {
+    private let count = Mutex(0)
+
+    func send(_ stanza: Element) throws {}
+
+    func request(_ iq: Element, timeout: Duration) async throws -> Element {
+        count.withLock { $0 += 1 }
+        return Element("iq", namespace: Namespace.componentAccept, ["type": "result", "id": iq[attribute: "id"]])
+    }
+
+    var sent: Int { count.withLock { $0 } }
+}
