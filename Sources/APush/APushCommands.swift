@@ -130,9 +130,11 @@ struct APushCommands: Sendable {
         let total = try await service.store.countRegistrations(matching: filter)
         let rows = try await service.store.registrations(matching: filter, limit: pageSize, offset: (page - 1) * pageSize)
         let columns = ["fingerprint", "account", "domain", "module", "kinds", "created", "last-push", "last-error"]
+        let first = (page - 1) * pageSize + 1
         let result = DataForm(
             type: .result, formType: APushNamespace.commands,
-            title: "Registrations \(rows.isEmpty ? 0 : (page - 1) * pageSize + 1)-\((page - 1) * pageSize + rows.count) of \(total)",
+            title: rows.isEmpty ? "No registrations on page \(page) of \(total)"
+                                : "Registrations \(first)-\(first + rows.count - 1) of \(total)",
             reported: columns.map { .init(variable: $0) },
             items: rows.map { registration in
                 [registration.fingerprint, registration.account ?? "", registration.domain, registration.pushModule,

@@ -26,7 +26,8 @@ enum PolicyDecision {
                 }
             }
             if isQuiet(policy, at: at) {
-                return policy.quietMessages == .wake ? .wakeInstead : .silence
+                // The wake is a push of its own kind: an account that turned wakes off gets none.
+                return policy.quietMessages == .wake && policy.wakes ? .wakeInstead : .silence
             }
             return .deliver
         case .call:

@@ -55,7 +55,12 @@ public struct PushPolicy: Sendable, Equatable, Codable {
         coalesceSeconds = try container.decodeIfPresent(Int.self, forKey: .coalesceSeconds) ?? base.coalesceSeconds
         groupchat = try container.decodeIfPresent(GroupchatMode.self, forKey: .groupchat) ?? base.groupchat
         let mutedChats = try container.decodeIfPresent([String].self, forKey: .muted) ?? []
-        muted = try Self.normalisedChats(mutedChats).get()
+        switch Self.normalisedChats(mutedChats) {
+        case .success(let chats): muted = chats
+        case .failure(let error):
+            // A DecodingError, so the configuration reader names the full key path.
+            throw DecodingError.dataCorruptedError(forKey: .muted, in: container, debugDescription: error.reason)
+        }
         if let text = try container.decodeIfPresent(String.self, forKey: .quietHours), !text.isEmpty {
             guard let hours = QuietHours(text) else {
                 throw DecodingError.dataCorruptedError(forKey: .quietHours, in: container,

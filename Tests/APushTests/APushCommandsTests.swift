@@ -1,0 +1,579 @@
+import ComponentHost
+import Foundation
+import Logging
+import Sealing
+import Store
+import Testing
+import XMLStream
+import XMPP
+@testable import APush
+
+/// The commands run through AdHocSessions, so stages, sessions and access are the real ones.
+@Suite struct APushCommandsTests {
+    static let alice = try! JID("alice@localhost/phone")
+    static let bob = try! JID("bob@localhost/laptop")
+    static let carol = try! JID("carol@localhost/desk")
+    static let foreigner = try! JID("mallory@elsewhere.example/x")
+
+    static let userNodes: Set<String> = [APushCommands.registrations, APushCommands.policy, APushCommands.test]
+    static let adminNodes: Set<String> = [APushCommands.adminRegistrations, APushCommands.adminRemove,
+                                          APushCommands.adminPolicy, APushCommands.adminStats]
+
+    /// One answer of a command.
+    struct Reply {
+        var element: Element
+        var status: String? { element[attribute: "status"] }
+        var sessionID: String? { element[attribute: "sessionid"] }
+        var notes: [(type: String?, text: String)] {
+            element.elements.filter { $0.name == "note" }.map { ($0[attribute: "type"], $0.text) }
+        }
+        func form() throws -> DataForm {
+            try DataForm(element: try #require(element.child("x", namespace: Namespace.dataForms)))
+        }
+    }
+
+    struct Setup {
+        let harness: Harness
+        let sessions: AdHocSessions
+
+        init(settings: APushSettings = APushSettings()) throws {
+            harness = try Harness(settings: settings)
+            let context = ModuleContext(componentJID: try JID("apush.localhost"), servedDomains: ["localhost"],
+                                        admins: [try JID("carol@localhost")], sender: harness.sender,
+                                        logger: .disabled)
+            let commands = APushCommands(service: harness.service, context: context, pushContext: harness.context)
+            sessions = AdHocSessions(commands: commands.all)
+        }
+
+        var store: SQLitePushStore { harness.store }
+
+        func execute(_ node: String, as requester: JID, session: String? = nil, action: AdHocAction? = nil,
+                     _ fields: DataForm.Field...) async throws -> Reply {
+            var command = Element("command", namespace: Namespace.commands,
+                                  ["node": node, "sessionid": session, "action": action?.rawValue])
+            if !fields.isEmpty {
+                command.append(DataForm(type: .submit, fields: fields).element)
+            }
+            return Reply(element: try await sessions.execute(command, from: requester))
+        }
+
+        /// Starts `node` and submits `fields` to its second stage.
+        func run(_ node: String, as requester: JID, _ fields: DataForm.Field...) async throws -> Reply {
+            let first = try await execute(node, as: requester)
+            #expect(first.status == "executing")
+            var command = Element("command", namespace: Namespace.commands,
+                                  ["node": node, "sessionid": first.sessionID, "action": "complete"])
+            command.append(DataForm(type: .submit, fields: fields).element)
+            return Reply(element: try await sessions.execute(command, from: requester))
+        }
+
+        @discardableResult
+        func register(_ token: String, account: String? = "alice@localhost", domain: String = "localhost",
+                      pushModule: String = "apush", calls: CallsMode = .also) async throws -> Registration {
+            try await store.register(
+                RegistrationRequest(domain: domain, token: token, pushModule: pushModule, account: account,
+                                    deviceKey: harness.device.publicKey, calls: calls, wantsReads: true),
+                freshCollapseKey: Array(repeating: 3, count: 32), now: harness.clock.now)
+        }
+
+        func tokens() async throws -> Set<String> {
+            Set(try await store.registrations(matching: RegistrationFilter(), limit: 1000, offset: 0).map(\.token))
+        }
+    }
+
+    static func stanzaError<Result>(_ body: () async throws -> Result) async -> StanzaError? {
+        do {
+            _ = try await body()
+            return nil
+        } catch {
+            return error as? StanzaError
+        }
+    }
+
+    // MARK: Access
+
+    @Test func theListDependsOnWhoAsks() throws {
+        let setup = try Setup()
+        #expect(Set(setup.sessions.available(to: Self.alice).map(\.node)) == Self.userNodes)
+        #expect(Set(setup.sessions.available(to: Self.carol).map(\.node)) == Self.userNodes.union(Self.adminNodes))
+        #expect(setup.sessions.available(to: Self.foreigner).isEmpty)
+        #expect(setup.sessions.available(to: try JID("localhost")).isEmpty)
+        #expect(Self.userNodes.union(Self.adminNodes).allSatisfy { $0.hasPrefix("urn:xmpp:apush:0#") })
+    }
+
+    @Test func othersAreRefusedEvenWhenTheyNameTheNode() async throws {
+        let setup = try Setup()
+        for node in Self.adminNodes {
+            #expect(await Self.stanzaError { try await setup.execute(node, as: Self.alice) }?.condition == .forbidden)
+        }
+        for node in Self.userNodes {
+            #expect(await Self.stanzaError { try await setup.execute(node, as: Self.foreigner) }?.condition
+                == .forbidden)
+        }
+    }
+
+    // MARK: #registrations
+
+    @Test func registrationsListsOnlyTheRequestersOwnByFingerprint() async throws {
+        let setup = try Setup()
+        try await setup.register("alice-phone")
+        try await setup.register("alice-tablet", pushModule: "anotherimIOSprod", calls: .only)
+        try await setup.register("bob-phone", account: "bob@localhost")
+
+        let reply = try await setup.execute(APushCommands.registrations, as: Self.alice)
+        #expect(reply.status == "executing")
+        let form = try reply.form()
+        let lines = form.fields.filter { $0.type == .fixed }.compactMap(\.value)
+        #expect(lines.count == 2)
+        #expect(lines.contains { $0.hasPrefix(Fingerprint.of("alice-phone") + " · apush · messages, calls, reads") })
+        #expect(lines.contains { $0.hasPrefix(Fingerprint.of("alice-tablet") + " · anotherimIOSprod · calls") })
+        #expect(Set(form.field("remove")?.options.map(\.value) ?? [])
+            == [Fingerprint.of("alice-phone"), Fingerprint.of("alice-tablet")])
+        #expect(form.field("remove")?.type == .listMulti)
+        let text = reply.element.serialized()
+        for token in ["alice-phone", "alice-tablet", "bob-phone"] {
+            #expect(!text.contains(token))
+        }
+        #expect(!text.contains(Fingerprint.of("bob-phone")))
+    }
+
+    @Test func removingAnotherAccountsRegistrationIsRefusedAndTheSessionGoesOn() async throws {
+        let setup = try Setup()
+        try await setup.register("alice-phone")
+        try await setup.register("alice-tablet")
+        try await setup.register("bob-phone", account: "bob@localhost")
+
+        let first = try await setup.execute(APushCommands.registrations, as: Self.alice)
+        let error = await Self.stanzaError {
+            try await setup.execute(APushCommands.registrations, as: Self.alice, session: first.sessionID,
+                                    action: .complete,
+                                    .init(variable: "remove", type: .listMulti,
+                                          values: [Fingerprint.of("alice-phone"), Fingerprint.of("bob-phone")]))
+        }
+        #expect(error?.condition == .badRequest)
+        #expect(error?.text?.hasPrefix("remove:") == true, "\(String(describing: error))")
+        #expect(try await setup.tokens() == ["alice-phone", "alice-tablet", "bob-phone"])
+
+        let done = try await setup.execute(APushCommands.registrations, as: Self.alice, session: first.sessionID,
+                                           action: .complete,
+                                           .init(variable: "remove", values: [Fingerprint.of("alice-phone")]))
+        #expect(done.status == "completed")
+        #expect(done.notes.map(\.text) == ["Removed 1 registration(s)."])
+        #expect(try await setup.tokens() == ["alice-tablet", "bob-phone"])
+        #expect(try await setup.store.isBuried(token: "alice-phone", pushModule: "apush", since: 0))
+        #expect(!(try await setup.store.isBuried(token: "alice-tablet", pushModule: "apush", since: 0)))
+    }
+
+    @Test func removeAllRemovesEveryOneOfTheRequestersOwn() async throws {
+        let setup = try Setup()
+        try await setup.register("alice-phone")
+        try await setup.register("alice-tablet")
+        try await setup.register("bob-phone", account: "bob@localhost")
+        let reply = try await setup.run(APushCommands.registrations, as: Self.alice, .boolean("remove-all", true))
+        #expect(reply.notes.map(\.text) == ["Removed 2 registration(s)."])
+        #expect(try await setup.tokens() == ["bob-phone"])
+        #expect(try await setup.store.isBuried(token: "alice-tablet", pushModule: "apush", since: 0))
+    }
+
+    @Test func submittingNothingRemovesNothing() async throws {
+        let setup = try Setup()
+        try await setup.register("alice-phone")
+        let reply = try await setup.run(APushCommands.registrations, as: Self.alice, .boolean("remove-all", false))
+        #expect(reply.notes.map(\.text) == ["Nothing was removed."])
+        #expect(try await setup.tokens() == ["alice-phone"])
+    }
+
+    @Test func withoutRegistrationsTheCommandSaysSoAndEnds() async throws {
+        let setup = try Setup()
+        try await setup.register("bob-phone", account: "bob@localhost")
+        let reply = try await setup.execute(APushCommands.registrations, as: Self.alice)
+        #expect(reply.status == "completed")
+        #expect(reply.notes.first?.type == "info")
+    }
+
+    // MARK: #policy
+
+    @Test func policyShowsTheCurrentValues() async throws {
+        let setup = try Setup()
+        try await setup.store.setPolicy(account: nil, json: #"{"timezone":"Europe/Prague"}"#)
+        try await setup.store.setPolicy(account: "alice@localhost", json: #"{"messages":false,"muted":["bob@localhost"]}"#)
+        let reply = try await setup.execute(APushCommands.policy, as: Self.alice)
+        #expect(reply.status == "executing")
+        let form = try reply.form()
+        #expect(form.formType == APushNamespace.policyForm)
+        #expect(form.value("messages") == "0")
+        #expect(form.value("calls") == "1")
+        #expect(form.values("muted") == ["bob@localhost"])
+        #expect(form.value("timezone") == "Europe/Prague")
+        #expect(form.value("coalesce-seconds") == "10")
+    }
+
+    @Test func policySavesOnlyWhatDiffersFromTheDefaults() async throws {
+        let setup = try Setup()
+        try await setup.store.setPolicy(account: nil, json: #"{"sender":"hidden"}"#)
+        let shown = try await setup.execute(APushCommands.policy, as: Self.alice)
+        var submitted = try shown.form()
+        submitted.type = .submit
+        submitted.set("messages", values: ["0"])
+        submitted.set("muted", values: ["Bob@localhost/laptop"])
+        var command = Element("command", namespace: Namespace.commands,
+                              ["node": APushCommands.policy, "sessionid": shown.sessionID, "action": "complete"])
+        command.append(submitted.element)
+        let reply = Reply(element: try await setup.sessions.execute(command, from: Self.alice))
+        #expect(reply.status == "completed")
+        #expect(try await setup.store.policy(account: "alice@localhost") == #"{"messages":false,"muted":["bob@localhost"]}"#)
+        #expect(try await setup.store.policy(account: nil) == #"{"sender":"hidden"}"#)
+        #expect(try await setup.store.policy(account: "bob@localhost") == nil)
+    }
+
+    @Test func submittingTheDefaultsStoresNoOverride() async throws {
+        let setup = try Setup()
+        try await setup.store.setPolicy(account: "alice@localhost", json: #"{"messages":false}"#)
+        let reply = try await setup.run(APushCommands.policy, as: Self.alice, .boolean("messages", true))
+        #expect(reply.status == "completed")
+        #expect(try await setup.store.policy(account: "alice@localhost") == nil)
+    }
+
+    @Test func aBadPolicyValueIsRefusedNamingTheFieldAndACorrectedSubmitSaves() async throws {
+        let setup = try Setup()
+        let first = try await setup.execute(APushCommands.policy, as: Self.alice)
+        for (variable, value) in [("coalesce-seconds", "9999"), ("quiet-hours", "late"), ("timezone", "Nowhere/City"),
+                                  ("muted", "@localhost"), ("groupchat", "sometimes")] {
+            let error = await Self.stanzaError {
+                try await setup.execute(APushCommands.policy, as: Self.alice, session: first.sessionID,
+                                        action: .complete, .boolean("messages", false), .value(variable, value))
+            }
+            #expect(error?.condition == .badRequest)
+            #expect(error?.text?.hasPrefix(variable + ":") == true, "\(String(describing: error?.text))")
+            #expect(try await setup.store.policy(account: "alice@localhost") == nil)
+        }
+        let reply = try await setup.execute(APushCommands.policy, as: Self.alice, session: first.sessionID,
+                                            action: .complete, .boolean("messages", false),
+                                            .value("quiet-hours", "22:00-07:00"))
+        #expect(reply.status == "completed")
+        #expect(try await setup.store.policy(account: "alice@localhost")
+            == #"{"messages":false,"quietHours":"22:00-07:00"}"#)
+    }
+
+    @Test func theSavedPolicyAppliesToTheNextPush() async throws {
+        let setup = try Setup()
+        try await setup.harness.publishBridged(Stanzas.chat(id: "m1"))
+        #expect(setup.harness.upstream.count == 1)
+        _ = try await setup.run(APushCommands.policy, as: Self.alice, .value("muted", "bob@localhost"))
+        setup.harness.clock.advance(seconds: 60)
+        try await setup.harness.publishBridged(Stanzas.chat(id: "m2"))
+        #expect(setup.harness.upstream.count == 1)
+    }
+
+    // MARK: #test
+
+    @Test(arguments: [("message", String?.none), ("call", "voip"), ("read", "read"), ("wake", "wake")])
+    func testSendsTheKindToTheRequestersRegistrations(kind: String, apushKind: String?) async throws {
+        let setup = try Setup()
+        try await setup.register("alice-phone")
+        try await setup.register("bob-phone", account: "bob@localhost")
+        let first = try await setup.execute(APushCommands.test, as: Self.alice)
+        #expect(Set(try first.form().field("kind")?.options.map(\.value) ?? []) == ["message", "call", "read", "wake"])
+        let reply = try await setup.execute(APushCommands.test, as: Self.alice, session: first.sessionID,
+                                            action: .complete, .value("kind", kind))
+        #expect(reply.status == "completed")
+        #expect(reply.notes.first?.type == "info")
+        #expect(reply.notes.first?.text.contains(Fingerprint.of("alice-phone") + ": accepted") == true)
+        let upstream = setup.harness.upstream
+        try #require(upstream.count == 1)
+        #expect(upstream[0].node == "alice-phone")
+        #expect(upstream[0].kind == apushKind)
+        let summary = try upstream[0].summaryObject(with: setup.harness.device)
+        #expect(summary["test"] as? Bool == true)
+        #expect(summary["account"] as? String == "alice@localhost")
+        #expect(summary["kind"] as? String == (kind == "call" ? "call" : kind))
+    }
+
+    @Test func testWarnsWhenNoRegistrationTakesTheKind() async throws {
+        let setup = try Setup()
+        try await setup.register("alice-phone", calls: .none)
+        let reply = try await setup.run(APushCommands.test, as: Self.alice, .value("kind", "call"))
+        #expect(reply.status == "completed")
+        #expect(reply.notes.first?.type == "warn")
+        #expect(setup.harness.upstream.isEmpty)
+    }
+
+    @Test func testRefusesAnUnknownKind() async throws {
+        let setup = try Setup()
+        try await setup.register("alice-phone")
+        let error = await Self.stanzaError {
+            try await setup.run(APushCommands.test, as: Self.alice, .value("kind", "fax"))
+        }
+        #expect(error?.condition == .badRequest)
+        #expect(error?.text?.hasPrefix("kind:") == true)
+        #expect(setup.harness.upstream.isEmpty)
+    }
+
+    // MARK: #admin-registrations
+
+    static func rows(_ form: DataForm) -> [[String: String]] {
+        form.items.map { item in
+            Dictionary(uniqueKeysWithValues: item.compactMap { field in field.variable.map { ($0, field.value ?? "") } })
+        }
+    }
+
+    @Test func adminRegistrationsPagesByFifty() async throws {
+        let setup = try Setup()
+        for index in 0..<120 {
+            try await setup.register("token-\(index)", account: "user\(index % 3)@localhost")
+        }
+        func page(_ number: String) async throws -> DataForm {
+            let reply = try await setup.run(APushCommands.adminRegistrations, as: Self.carol, .value("page", number))
+            #expect(reply.status == "completed")
+            return try reply.form()
+        }
+        let first = try await page("1")
+        #expect(first.items.count == 50)
+        #expect(first.title == "Registrations 1-50 of 120")
+        #expect(first.reported?.compactMap(\.variable)
+            == ["fingerprint", "account", "domain", "module", "kinds", "created", "last-push", "last-error"])
+        let third = try await page("3")
+        #expect(third.items.count == 20)
+        #expect(third.title == "Registrations 101-120 of 120")
+        let fourth = try await page("4")
+        #expect(fourth.items.isEmpty)
+        #expect(fourth.title == "No registrations on page 4 of 120")
+
+        let second = try await page("2")
+        let listed = [first, second, third].flatMap(Self.rows).compactMap { $0["fingerprint"] }
+        #expect(listed.count == 120)
+        #expect(Set(listed) == Set((0..<120).map { Fingerprint.of("token-\($0)") }))
+        #expect(await Self.stanzaError { try await page("0") }?.condition == .badRequest)
+        #expect(await Self.stanzaError { try await page("two") }?.condition == .badRequest)
+    }
+
+    @Test func adminRegistrationsFilters() async throws {
+        let setup = try Setup()
+        try await setup.register("a1")
+        try await setup.register("a2", pushModule: "anotherimIOSprod")
+        try await setup.register("b1", account: "bob@localhost")
+        try await setup.register("old", account: nil, domain: "old.example")
+
+        func fingerprints(_ fields: DataForm.Field...) async throws -> (title: String?, set: Set<String>) {
+            var command = Element("command", namespace: Namespace.commands, ["node": APushCommands.adminRegistrations])
+            let first = Reply(element: try await setup.sessions.execute(command, from: Self.carol))
+            command = Element("command", namespace: Namespace.commands,
+                              ["node": APushCommands.adminRegistrations, "sessionid": first.sessionID])
+            command.append(DataForm(type: .submit, fields: fields).element)
+            let form = try Reply(element: try await setup.sessions.execute(command, from: Self.carol)).form()
+            return (form.title, Set(Self.rows(form).compactMap { $0["fingerprint"] }))
+        }
+        let alice = try await fingerprints(.value("account", "Alice@localhost"))
+        #expect(alice.set == [Fingerprint.of("a1"), Fingerprint.of("a2")])
+        #expect(alice.title == "Registrations 1-2 of 2")
+        #expect(try await fingerprints(.value("module", "anotherimIOSprod")).set == [Fingerprint.of("a2")])
+        #expect(try await fingerprints(.value("domain", "old.example")).set == [Fingerprint.of("old")])
+        #expect(try await fingerprints().set.count == 4)
+        #expect(try await fingerprints(.value("account", "alice@localhost"), .value("module", "apush")).set
+            == [Fingerprint.of("a1")])
+
+        let foreign = await Self.stanzaError {
+            try await setup.run(APushCommands.adminRegistrations, as: Self.carol,
+                                .value("account", "mallory@elsewhere.example"))
+        }
+        #expect(foreign?.condition == .badRequest)
+        #expect(foreign?.text?.hasPrefix("account:") == true)
+    }
+
+    @Test func adminRegistrationsShowsOneByFingerprint() async throws {
+        let setup = try Setup()
+        let registration = try await setup.register("alice-phone")
+        try await setup.store.recordPush(registrationID: registration.id, at: ManualClock.start + 1000,
+                                         error: "wait/remote-server-timeout")
+        for fingerprint in [registration.fingerprint, String(registration.fingerprint.dropFirst())] {
+            let reply = try await setup.run(APushCommands.adminRegistrations, as: Self.carol,
+                                            .value("fingerprint", fingerprint))
+            let form = try reply.form()
+            #expect(form.title == "Registration \(registration.fingerprint)")
+            #expect(form.value("fingerprint") == registration.fingerprint)
+            #expect(form.value("account") == "alice@localhost")
+            #expect(form.value("module") == "apush")
+            #expect(form.value("kinds") == "messages, calls, reads")
+            #expect(form.value("created") == "2025-11-29 15:26:40 UTC")
+            #expect(form.value("last-error")?.hasPrefix("wait/remote-server-timeout at ") == true)
+            #expect(!reply.element.serialized().contains("alice-phone"))
+        }
+        let missing = await Self.stanzaError {
+            try await setup.run(APushCommands.adminRegistrations, as: Self.carol, .value("fingerprint", "#00000000"))
+        }
+        #expect(missing?.condition == .itemNotFound)
+    }
+
+    // MARK: #admin-remove
+
+    @Test func adminRemoveByAccount() async throws {
+        let setup = try Setup()
+        try await setup.register("alice-phone")
+        try await setup.register("alice-tablet")
+        try await setup.register("bob-phone", account: "bob@localhost")
+        let reply = try await setup.run(APushCommands.adminRemove, as: Self.carol, .value("account", "alice@localhost"))
+        #expect(reply.notes.map(\.text) == ["Removed 2 registration(s)."])
+        #expect(try await setup.tokens() == ["bob-phone"])
+        #expect(try await setup.store.isBuried(token: "alice-phone", pushModule: "apush", since: 0))
+    }
+
+    @Test func adminRemoveByFingerprint() async throws {
+        let setup = try Setup()
+        try await setup.register("alice-phone")
+        try await setup.register("bob-phone", account: "bob@localhost")
+        let reply = try await setup.run(APushCommands.adminRemove, as: Self.carol,
+                                        .value("fingerprint", Fingerprint.of("bob-phone")))
+        #expect(reply.notes.map(\.text) == ["Removed 1 registration(s)."])
+        #expect(try await setup.tokens() == ["alice-phone"])
+        #expect(try await setup.store.isBuried(token: "bob-phone", pushModule: "apush", since: 0))
+    }
+
+    @Test func adminRemoveByAccountAndFingerprintMustMatchBoth() async throws {
+        let setup = try Setup()
+        try await setup.register("alice-phone")
+        try await setup.register("bob-phone", account: "bob@localhost")
+        let error = await Self.stanzaError {
+            try await setup.run(APushCommands.adminRemove, as: Self.carol, .value("account", "alice@localhost"),
+                                .value("fingerprint", Fingerprint.of("bob-phone")))
+        }
+        #expect(error?.condition == .itemNotFound)
+        #expect(try await setup.tokens() == ["alice-phone", "bob-phone"])
+    }
+
+    @Test func adminRemoveNeedsAnAccountOrAFingerprint() async throws {
+        let setup = try Setup()
+        try await setup.register("alice-phone")
+        let error = await Self.stanzaError {
+            try await setup.run(APushCommands.adminRemove, as: Self.carol, .value("account", " "))
+        }
+        #expect(error?.condition == .badRequest)
+        let foreign = await Self.stanzaError {
+            try await setup.run(APushCommands.adminRemove, as: Self.carol, .value("account", "mallory@elsewhere.example"))
+        }
+        #expect(foreign?.condition == .badRequest)
+        #expect(try await setup.tokens() == ["alice-phone"])
+    }
+
+    // MARK: #admin-policy
+
+    /// Runs admin-policy through its three stages: the account, the form shown, then `fields`.
+    func adminPolicy(_ setup: Setup, account: String, _ fields: DataForm.Field...) async throws
+        -> (shown: DataForm, reply: Reply) {
+        let first = try await setup.execute(APushCommands.adminPolicy, as: Self.carol)
+        #expect(try first.form().field("account")?.type == .jidSingle)
+        var command = Element("command", namespace: Namespace.commands,
+                              ["node": APushCommands.adminPolicy, "sessionid": first.sessionID, "action": "next"])
+        command.append(DataForm(type: .submit, fields: [.value("account", account)]).element)
+        let second = Reply(element: try await setup.sessions.execute(command, from: Self.carol))
+        #expect(second.status == "executing")
+        command = Element("command", namespace: Namespace.commands,
+                          ["node": APushCommands.adminPolicy, "sessionid": first.sessionID, "action": "complete"])
+        command.append(DataForm(type: .submit, fields: fields).element)
+        return (try second.form(), Reply(element: try await setup.sessions.execute(command, from: Self.carol)))
+    }
+
+    @Test func adminPolicySetsAnAccountsPolicy() async throws {
+        let setup = try Setup()
+        try await setup.store.setPolicy(account: "alice@localhost", json: #"{"reads":false}"#)
+        let (shown, reply) = try await adminPolicy(setup, account: "Alice@localhost", .value("sender", "hidden"))
+        #expect(shown.title == "Push policy of alice@localhost")
+        #expect(shown.value("reads") == "0")
+        #expect(reply.status == "completed")
+        #expect(try await setup.store.policy(account: "alice@localhost") == #"{"reads":false,"sender":"hidden"}"#)
+        #expect(try await setup.store.policy(account: nil) == nil)
+    }
+
+    @Test func adminPolicySetsTheDefaults() async throws {
+        var settings = APushSettings()
+        settings.defaults.timezone = "Europe/Prague"
+        let setup = try Setup(settings: settings)
+        let (shown, reply) = try await adminPolicy(setup, account: "", .value("quiet-hours", "22:00-07:00"),
+                                                   .value("timezone", "Europe/Prague"))
+        #expect(shown.title == "Default push policy")
+        #expect(shown.value("timezone") == "Europe/Prague")
+        #expect(reply.status == "completed")
+        #expect(try await setup.store.policy(account: nil) == #"{"quietHours":"22:00-07:00"}"#)
+        #expect(try await setup.harness.service.policy(for: "alice@localhost").quietHours == QuietHours("22:00-07:00"))
+    }
+
+    @Test func adminPolicyKeepsTheAccountAcrossABadSubmit() async throws {
+        let setup = try Setup()
+        let first = try await setup.execute(APushCommands.adminPolicy, as: Self.carol)
+        let second = try await setup.execute(APushCommands.adminPolicy, as: Self.carol, session: first.sessionID,
+                                             action: .next, .value("account", "bob@localhost"))
+        #expect(try second.form().title == "Push policy of bob@localhost")
+        let error = await Self.stanzaError {
+            try await setup.execute(APushCommands.adminPolicy, as: Self.carol, session: first.sessionID,
+                                    action: .complete, .value("calls", "maybe"))
+        }
+        #expect(error?.condition == .badRequest)
+        #expect(error?.text?.hasPrefix("calls:") == true)
+        #expect(try await setup.store.policy(account: "bob@localhost") == nil)
+        _ = try await setup.execute(APushCommands.adminPolicy, as: Self.carol, session: first.sessionID,
+                                    action: .complete, .value("calls", "0"))
+        #expect(try await setup.store.policy(account: "bob@localhost") == #"{"calls":false}"#)
+        #expect(try await setup.store.policy(account: nil) == nil)
+    }
+
+    @Test func adminPolicyRefusesAnAccountOfAnotherDomain() async throws {
+        let setup = try Setup()
+        for account in ["mallory@elsewhere.example", "localhost", "alice@localhost/phone"] {
+            let error = await Self.stanzaError {
+                let first = try await setup.execute(APushCommands.adminPolicy, as: Self.carol)
+                return try await setup.execute(APushCommands.adminPolicy, as: Self.carol, session: first.sessionID,
+                                               action: .next, .value("account", account))
+            }
+            #expect(error?.condition == .badRequest, "\(account)")
+            #expect(error?.text?.hasPrefix("account:") == true)
+        }
+    }
+
+    // MARK: #admin-stats
+
+    func stats(_ setup: Setup) async throws -> DataForm {
+        let reply = try await setup.execute(APushCommands.adminStats, as: Self.carol)
+        #expect(reply.status == "completed")
+        return try reply.form()
+    }
+
+    @Test func adminStatsCountsSinceStartAndInTotal() async throws {
+        let setup = try Setup()
+        for (index, contact) in ["bob", "dave", "erin"].enumerated() {
+            try await setup.harness.publishBridged(Stanzas.chat(id: "m\(index)", from: "\(contact)@localhost/x"))
+        }
+        #expect(setup.harness.upstream.count == 3)
+        try await setup.store.increment(["pushes.message.accepted": 5])
+
+        let form = try await stats(setup)
+        #expect(form.value("registrations") == "1")
+        #expect(form.value("in-flight") == "0")
+        #expect(form.value("since-start.pushes.message.accepted") == "3")
+        #expect(form.value("total.pushes.message.accepted") == "8")
+        #expect(form.value("since-start.upstream.answers") == "3")
+        #expect(form.value("since-start.upstream.mean-latency-ms") != nil)
+
+        try await setup.harness.service.flushStatistics()
+        let flushed = try await stats(setup)
+        #expect(flushed.value("total.pushes.message.accepted") == "8")
+        #expect(flushed.value("since-start.pushes.message.accepted") == "3")
+    }
+
+    @Test func adminStatsReportsTheMeanLatency() async throws {
+        let setup = try Setup()
+        try await setup.store.increment(["upstream.latency-ms": 1000, "upstream.answers": 4])
+        let form = try await stats(setup)
+        #expect(form.value("total.upstream.mean-latency-ms") == "250")
+        #expect(form.value("since-start.upstream.mean-latency-ms") == "0")
+    }
+
+    @Test func adminStatsCountsPublishesInFlight() async throws {
+        let setup = try Setup()
+        setup.harness.sender.answerAll(.held)
+        let publish = Task { try await setup.harness.publishBridged(Stanzas.chat(id: "m1")) }
+        try await setup.harness.sender.waitForRequests(1)
+        #expect(try await stats(setup).value("in-flight") == "1")
+        setup.harness.sender.release()
+        _ = try await publish.value
+        #expect(try await stats(setup).value("in-flight") == "0")
+    }
+}
