@@ -222,7 +222,9 @@ extension DataForm.Field {
             default: continue
             }
         }
-        if values.count > 1, !(type?.allowsMultipleValues ?? false) {
+        // A submitted form may leave out field types (XEP-0004 §3.2): only a field that says it is
+        // single-valued may not carry several values.
+        if values.count > 1, let type, !type.allowsMultipleValues {
             throw .multipleValuesInSingleValuedField(variable ?? "")
         }
         if type == .boolean, let value = values.first, XMLBoolean.parse(value) == nil {
