@@ -20,6 +20,7 @@ final class PushService: Sendable {
     let now: @Sendable () -> Timestamp
     let logger: Logger
     private let inFlight = Mutex(0)
+    private let policies = Mutex<[String: PushPolicy]>([:])
 
     init(store: any PushStore, settings: APushSettings, logger: Logger,
          now: @escaping @Sendable () -> Timestamp = PushService.wallClock) {
@@ -212,7 +213,22 @@ final class PushService: Sendable {
     }
 
     /// The operator's defaults (config, then those stored through admin-policy), then the account's own.
+    /// Kept in memory once resolved (decoding it cost more than a store round trip, on every event);
+    /// every change goes through `setPolicy`, which forgets them all.
     func policy(for account: String?) async throws -> PushPolicy {
+        if let known = policies.withLock({ $0[account ?? ""] }) { return known }
+        let resolved = try await resolvePolicy(for: account)
+        policies.withLock { $0[account ?? ""] = resolved }
+        return resolved
+    }
+
+    /// Stores an account's override (or the defaults, for a nil account); nil removes it.
+    func setPolicy(account: String?, json: String?) async throws {
+        try await store.setPolicy(account: account, json: json)
+        policies.withLock { $0.removeAll() }
+    }
+
+    private func resolvePolicy(for account: String?) async throws -> PushPolicy {
         var document = try Self.dictionary(settings.defaults.json)
         if let stored = try await store.policy(account: nil) {
             document.merge(try Self.dictionary(stored)) { $1 }

@@ -15,8 +15,8 @@ public enum DatabaseLocation: Sendable, Hashable {
 
 /// A connection to one SQLite database.
 ///
-/// Not `Sendable`: it is owned by one actor (running on a `DispatchQueueExecutor`) and used only there, so
-/// the connection is opened without SQLite's own mutex. Prepared statements are cached per SQL text,
+/// Not `Sendable`: its owner guards it (`SQLitePushStore` holds it in a `Mutex`), so the connection is
+/// opened without SQLite's own mutex. Prepared statements are cached per SQL text,
 /// which suits an application whose SQL is a fixed set of strings.
 public final class Database {
     private let handle: OpaquePointer

@@ -39,6 +39,15 @@ struct Bench {
         }
         let elements = try stanzas.map { try Element.parse($0) }
 
+        let roundTripStore = try SQLitePushStore(.memory)
+        let roundTrip = try await measureAsync("one store round trip (a registration lookup)", count) { index in
+            _ = try await roundTripStore.registration(domain: "example.org", token: "bench-token-\(index % 64)")
+        }
+        let policyJSON = Data(#"{"messages":true,"muted":["bob@example.org"],"quietHours":"22:00-07:00","timezone":"Europe/Prague"}"#.utf8)
+        let policy = try measure("decode a policy document (JSON)", count) { _ in
+            _ = try JSONDecoder().decode(PushPolicy.self, from: policyJSON)
+        }
+
         var rows: [(String, Double)] = []
         for (name, location) in [("SQLite in memory", DatabaseLocation.memory),
                                  ("SQLite file (WAL)", .file(path: temporaryStore()))] {
@@ -63,6 +72,8 @@ struct Bench {
             ratio("publish rate / seal rate, \(name) (1.0: the seal is all the cost)", rate / seal)
         }
         ratio("parse rate / seal rate", parse / seal)
+        ratio("store round trip rate / seal rate", roundTrip / seal)
+        ratio("policy decode rate / seal rate", policy / seal)
         ratio("collapse tag rate / seal rate", tag / seal)
         print(String(format: "resident memory after the run: %.1f MiB", residentMiB()))
     }

@@ -195,8 +195,8 @@ import XMPP
 
     @Test func policyShowsTheCurrentValues() async throws {
         let setup = try Setup()
-        try await setup.store.setPolicy(account: nil, json: #"{"timezone":"Europe/Prague"}"#)
-        try await setup.store.setPolicy(account: "alice@localhost", json: #"{"messages":false,"muted":["bob@localhost"]}"#)
+        try await setup.harness.service.setPolicy(account: nil, json: #"{"timezone":"Europe/Prague"}"#)
+        try await setup.harness.service.setPolicy(account: "alice@localhost", json: #"{"messages":false,"muted":["bob@localhost"]}"#)
         let reply = try await setup.execute(APushCommands.policy, as: Self.alice)
         #expect(reply.status == "executing")
         let form = try reply.form()
@@ -210,7 +210,7 @@ import XMPP
 
     @Test func policySavesOnlyWhatDiffersFromTheDefaults() async throws {
         let setup = try Setup()
-        try await setup.store.setPolicy(account: nil, json: #"{"sender":"hidden"}"#)
+        try await setup.harness.service.setPolicy(account: nil, json: #"{"sender":"hidden"}"#)
         let shown = try await setup.execute(APushCommands.policy, as: Self.alice)
         var submitted = try shown.form()
         submitted.type = .submit
@@ -228,7 +228,7 @@ import XMPP
 
     @Test func submittingTheDefaultsStoresNoOverride() async throws {
         let setup = try Setup()
-        try await setup.store.setPolicy(account: "alice@localhost", json: #"{"messages":false}"#)
+        try await setup.harness.service.setPolicy(account: "alice@localhost", json: #"{"messages":false}"#)
         let reply = try await setup.run(APushCommands.policy, as: Self.alice, .boolean("messages", true))
         #expect(reply.status == "completed")
         #expect(try await setup.store.policy(account: "alice@localhost") == nil)
@@ -474,7 +474,7 @@ import XMPP
 
     @Test func adminPolicySetsAnAccountsPolicy() async throws {
         let setup = try Setup()
-        try await setup.store.setPolicy(account: "alice@localhost", json: #"{"reads":false}"#)
+        try await setup.harness.service.setPolicy(account: "alice@localhost", json: #"{"reads":false}"#)
         let (shown, reply) = try await adminPolicy(setup, account: "Alice@localhost", .value("sender", "hidden"))
         #expect(shown.title == "Push policy of alice@localhost")
         #expect(shown.value("reads") == "0")

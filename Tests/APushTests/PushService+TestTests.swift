@@ -57,7 +57,7 @@ import XMPP
     @Test func aTestBypassesThePolicy() async throws {
         let harness = try Harness()
         try await Self.register(harness)
-        try await harness.store.setPolicy(account: "alice@localhost",
+        try await harness.service.setPolicy(account: "alice@localhost",
                                           json: #"{"messages":false,"calls":false,"wakes":false,"quietHours":"00:00-23:59"}"#)
         for kind in PushService.TestKind.allCases {
             _ = try await send(kind, harness)
