@@ -102,24 +102,10 @@ public struct StanzaError: Error, Sendable, Equatable {
     /// type, and a missing condition reads as `undefined-condition`, so a sloppy peer's error is kept.
     public init?(errorElement: Element) {
         guard errorElement.name == "error" else { return nil }
-        var condition = Condition.undefinedCondition
-        var alternateAddress: String?
-        var text: String?
-        var applicationCondition: Element?
-        for child in errorElement.elements {
-            if child.namespace == Namespace.stanzaErrors {
-                if child.name == "text" {
-                    text = child.text
-                } else {
-                    condition = Condition(rawValue: child.name)
-                    alternateAddress = child.text.isEmpty ? nil : child.text
-                }
-            } else if applicationCondition == nil {
-                applicationCondition = child
-            }
-        }
-        self.init(condition, type: errorElement[attribute: "type"].flatMap(ErrorType.init(rawValue:)), text: text,
-                  alternateAddress: alternateAddress, applicationCondition: applicationCondition,
+        let parts = ErrorElementParts(errorElement, conditionNamespace: Namespace.stanzaErrors)
+        self.init(parts.condition.map(Condition.init(rawValue:)) ?? .undefinedCondition,
+                  type: errorElement[attribute: "type"].flatMap(ErrorType.init(rawValue:)), text: parts.text,
+                  alternateAddress: parts.conditionText, applicationCondition: parts.applicationCondition,
                   by: errorElement[attribute: "by"])
     }
 

@@ -75,22 +75,8 @@ public struct StreamError: Error, Sendable, Equatable {
     /// `undefined-condition`.
     public init?(element: Element) {
         guard element.name == "error", element.namespace == Namespace.streams else { return nil }
-        var condition = Condition.undefinedCondition
-        var otherHost: String?
-        var text: String?
-        var applicationCondition: Element?
-        for child in element.elements {
-            if child.namespace == Namespace.streamErrors {
-                if child.name == "text" {
-                    text = child.text
-                } else {
-                    condition = Condition(rawValue: child.name)
-                    otherHost = child.text.isEmpty ? nil : child.text
-                }
-            } else if applicationCondition == nil {
-                applicationCondition = child
-            }
-        }
-        self.init(condition, text: text, otherHost: otherHost, applicationCondition: applicationCondition)
+        let parts = ErrorElementParts(element, conditionNamespace: Namespace.streamErrors)
+        self.init(parts.condition.map(Condition.init(rawValue:)) ?? .undefinedCondition, text: parts.text,
+                  otherHost: parts.conditionText, applicationCondition: parts.applicationCondition)
     }
 }
