@@ -3,6 +3,7 @@ import Logging
 import Sealing
 import Store
 import Testing
+import XMPPTesting
 import XMLStream
 import XMPP
 @testable import APush
@@ -41,6 +42,7 @@ import XMPP
         let envelope = try #require(harness.upstream.first?.envelope)
         let plaintext = try Envelope.open(envelope, privateKey: harness.device.privateKey)
         #expect(plaintext.count % 128 == 0)
+        #expect(try IndependentOpener.open(envelope, privateKey: harness.device.privateKey) == plaintext)
     }
 
     @Test func aStockPublishIsAMessageForAnUnknownAccount() async throws {

@@ -6,6 +6,7 @@ import Synchronization
 import Testing
 import XMLStream
 import XMPP
+import XMPPTesting
 @testable import APush
 
 /// The clock the service reads, moved by hand.
@@ -121,10 +122,12 @@ struct UpstreamPublish {
             #"{http://jabber.org/protocol/pubsub}pubsub/publish-options/\{http://jabber.org/protocol/pubsub#publish-options}submit@pushModule\"#)
     }
 
-    /// The sealed summary, opened with the device's key, padding removed.
+    /// The sealed summary, opened with the device's key, padding removed. The independent Python
+    /// opener must read the same bytes.
     func summary(with device: KeyPair) throws -> String {
         let envelope = try #require(envelope)
         let plaintext = try Envelope.open(envelope, privateKey: device.privateKey)
+        #expect(try IndependentOpener.open(envelope, privateKey: device.privateKey) == plaintext)
         let text = try #require(String(bytes: plaintext, encoding: .utf8))
         return String(text.reversed().drop(while: { $0 == " " }).reversed())
     }
