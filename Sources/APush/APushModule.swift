@@ -86,8 +86,10 @@ public struct APushModule: HostedModule {
             } catch {
                 context.logger.error("stored push work failed: \(error)")
             }
-            try await Task.sleep(for: .milliseconds(200))
+            try? await Task.sleep(for: .milliseconds(200))
         }
+        // Stopping: keep what was counted since the last maintenance.
+        try? await service.flushStatistics()
     }
 
     func pushContext(_ context: ModuleContext) -> PushContext {

@@ -109,6 +109,12 @@ public final class SQLitePushStore: PushStore {
                 if let existing = try database.query("SELECT * FROM registrations WHERE domain = ? AND token = ?",
                                                      [.text(request.domain), .text(request.token)]).first {
                     let old = try Self.registration(existing)
+                    // The server echoes the same options on every publish: most calls change nothing.
+                    if old.pushModule == request.pushModule, old.deviceKey == request.deviceKey,
+                       old.calls == request.calls, old.wantsReads == request.wantsReads,
+                       request.account == nil || request.account == old.account {
+                        return old
+                    }
                     let collapseKey = old.deviceKey == request.deviceKey ? old.collapseKey : freshCollapseKey
                     try database.execute("""
                         UPDATE registrations SET push_module = ?, account = ?, device_key = ?, calls = ?,

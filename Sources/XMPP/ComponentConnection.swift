@@ -16,12 +16,14 @@ public struct ComponentConnectionSettings: Sendable {
     public var keepaliveTimeout: Duration
     /// Who answers the keepalive ping: one of the server's own domains.
     public var keepaliveTarget: String
+    /// How long the server may take from the connection to a completed handshake.
+    public var handshakeTimeout: Duration
     public var limits: StreamLimits
 
     public init(componentJID: String, secret: String, host: String, port: UInt16, keepaliveTarget: String,
                 backoff: Backoff = Backoff(), rejectionBackoff: Backoff = .afterRejection,
                 keepaliveInterval: Duration = .seconds(30), keepaliveTimeout: Duration = .seconds(20),
-                limits: StreamLimits = StreamLimits()) {
+                handshakeTimeout: Duration = .seconds(10), limits: StreamLimits = StreamLimits()) {
         self.componentJID = componentJID
         self.secret = secret
         self.host = host
@@ -31,6 +33,7 @@ public struct ComponentConnectionSettings: Sendable {
         self.rejectionBackoff = rejectionBackoff
         self.keepaliveInterval = keepaliveInterval
         self.keepaliveTimeout = keepaliveTimeout
+        self.handshakeTimeout = handshakeTimeout
         self.limits = limits
     }
 }
@@ -162,7 +165,11 @@ public final class ComponentConnection: StanzaSender {
         let activity = ActivityClock()
         var wasReady = false
         let keepalive = Task { await keepAlive(socket: socket, lastActivity: activity) }
-        defer { keepalive.cancel() }
+        let handshakeDeadline = Task { await closeUnlessReady(socket, within: settings.handshakeTimeout) }
+        defer {
+            keepalive.cancel()
+            handshakeDeadline.cancel()
+        }
 
         var failure: ComponentStreamFailure?
         func perform(_ action: ComponentStreamStateMachine.Action) async {
@@ -230,6 +237,14 @@ public final class ComponentConnection: StanzaSender {
         guard link.withLock({ $0.pending[id] != nil }) else { return false }
         resolve(id: id, with: .success(stanza))
         return true
+    }
+
+    /// A server that accepts the connection but never completes the handshake must not hold it forever.
+    private func closeUnlessReady(_ socket: TCPConnection, within timeout: Duration) async {
+        guard (try? await Task.sleep(for: timeout)) != nil, !link.withLock({ $0.ready }) else { return }
+        logger.warning("no handshake within \(timeout); reconnecting")
+        link.withLock { $0.endReason = .handshakeTimeout }
+        socket.close()
     }
 
     /// Pings the server after a quiet spell; no answer in time closes the socket, which ends the session.

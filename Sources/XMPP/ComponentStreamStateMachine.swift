@@ -102,6 +102,7 @@ public enum ComponentStreamFailure: Sendable, Equatable, CustomStringConvertible
     case closedByPeer
     case connectionLost(String)
     case keepaliveTimeout
+    case handshakeTimeout
     case stopped
 
     /// A rejection will not heal by retrying quickly: wait longer so the server's log is not flooded.
@@ -119,6 +120,7 @@ public enum ComponentStreamFailure: Sendable, Equatable, CustomStringConvertible
         case .closedByPeer: "the server closed the stream"
         case .connectionLost(let reason): "the connection was lost: \(reason)"
         case .keepaliveTimeout: "the server did not answer a keepalive ping"
+        case .handshakeTimeout: "the server did not complete the handshake in time"
         case .stopped: "stopped"
         }
     }

@@ -261,3 +261,32 @@ final class MutexTask: Sendable {
         await running?.value
     }
 }
+
+/// A server that takes the TCP connection and then says nothing.
+@Suite(.timeLimit(.minutes(1)))
+struct ComponentHandshakeTimeoutTests {
+    @Test func aServerThatNeverAnswersTheHeaderIsLeftAfterTheHandshakeTimeout() async throws {
+        let accepted = Mutex<[TCPConnection]>([])
+        let listener = try TCPListener { connection in accepted.withLock { $0.append(connection) } }
+        defer { listener.close() }
+        let settings = ComponentConnectionSettings(
+            componentJID: "apush.localhost", secret: "s", host: "127.0.0.1", port: listener.port,
+            keepaliveTarget: "localhost", handshakeTimeout: .milliseconds(200))
+        let connection = ComponentConnection(settings: settings, logger: .disabled)
+        let events = Mailbox<ConnectionEvent>(name: "a connection event")
+        let runner = Task { await connection.run(onStanza: { _ in }, onEvent: { events.put($0) }) }
+        let event = try await events.take(timeout: .seconds(5))
+        #expect(event == .disconnected(.handshakeTimeout))
+        try await waitForSecondConnection(accepted)
+        runner.cancel()
+        await runner.value
+        accepted.withLock { $0.forEach { $0.close() } }
+    }
+
+    private func waitForSecondConnection(_ accepted: borrowing Mutex<[TCPConnection]>) async throws {
+        for _ in 0..<50 where accepted.withLock({ $0.count }) < 2 {
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        #expect(accepted.withLock { $0.count } >= 2, "the component reconnects after giving up")
+    }
+}
