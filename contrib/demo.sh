@@ -6,5 +6,9 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 bash contrib/setup-debian.sh >/dev/null
 command -v swift >/dev/null || export PATH="/opt/swift/usr/bin:$PATH"
-swift build --product apush-demo 2>&1 | grep -E "error|warning: |Compiling|Build complete" >&2 || true
+echo "building the demo (the first build takes a few minutes)…" >&2
+if ! build_log=$(swift build --product apush-demo 2>&1); then
+    echo "$build_log" >&2
+    exit 1
+fi
 exec "$(swift build --show-bin-path)/apush-demo" "$@"
