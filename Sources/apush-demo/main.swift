@@ -39,7 +39,19 @@ struct Demo {
             pluginPaths: [repository.appendingPathComponent("contrib/prosody").path],
             otherComponents: ["push.localhost": appServerSecret])
         try await prosody.start()
-        defer { Task { await prosody.stop() } }
+        do {
+            try await showMission(on: prosody, componentSecret: componentSecret, appServerSecret: appServerSecret,
+                                  verbose: verbose)
+        } catch {
+            await prosody.stop()
+            throw error
+        }
+        await prosody.stop()
+    }
+
+    /// Everything after Prosody is up; the caller stops Prosody however this ends.
+    static func showMission(on prosody: ProsodyServer, componentSecret: String, appServerSecret: String,
+                            verbose: Bool) async throws {
         for user in ["alice", "bob"] { try await prosody.register(user: user, password: "demo-\(user)") }
         step("Prosody 0.12 (pid \(await prosody.pid ?? 0)) with mod_cloud_notify and mod_apush_bridge, "
              + "c2s on port \(prosody.c2sPort), components on \(prosody.componentPort)")
@@ -144,7 +156,6 @@ struct Demo {
         await appServer.stop()
         componentTask.cancel()
         await componentTask.value
-        await prosody.stop()
     }
 
     static func section(_ title: String) {

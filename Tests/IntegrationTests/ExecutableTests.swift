@@ -73,14 +73,27 @@ struct ExecutableTests {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("apush-exec-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let log = directory.appendingPathComponent("component.log")
-        let component = try ServerProcess(
-            name: "apush-component", executable: Self.binary, arguments: ["run"],
-            environment: [
-                "APUSH_COMPONENT_JID": "apush.localhost", "APUSH_COMPONENT_SECRET": secret,
-                "APUSH_SERVER": "127.0.0.1:\(prosody.componentPort)", "APUSH_DOMAINS": "localhost",
-                "APUSH_APP_SERVER": "push.localhost", "APUSH_STORE": directory.appendingPathComponent("s.sqlite").path,
-            ],
-            workingDirectory: directory, outputURL: log)
+        var component: ServerProcess?
+        do {
+            component = try ServerProcess(
+                name: "apush-component", executable: Self.binary, arguments: ["run"],
+                environment: [
+                    "APUSH_COMPONENT_JID": "apush.localhost", "APUSH_COMPONENT_SECRET": secret,
+                    "APUSH_SERVER": "127.0.0.1:\(prosody.componentPort)", "APUSH_DOMAINS": "localhost",
+                    "APUSH_APP_SERVER": "push.localhost",
+                    "APUSH_STORE": directory.appendingPathComponent("s.sqlite").path,
+                ],
+                workingDirectory: directory, outputURL: log)
+            try await expectGracefulStop(of: component!, log: log, store: directory.appendingPathComponent("s.sqlite"))
+        } catch {
+            Issue.record(error)
+        }
+        await component?.stop()
+        await prosody.stop()
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    private func expectGracefulStop(of component: ServerProcess, log: URL, store: URL) async throws {
         try await waitUntil("the component connects") {
             (try? String(contentsOf: log, encoding: .utf8))?.contains("connected to 127.0.0.1") ?? false
         }
@@ -92,10 +105,7 @@ struct ExecutableTests {
         let output = try String(contentsOf: log, encoding: .utf8)
         #expect(output.contains("SIGTERM received: stopping"))
         #expect(output.contains("stopped"))
-        let mode = try FileManager.default.attributesOfItem(atPath: directory.appendingPathComponent("s.sqlite").path)[.posixPermissions] as? Int
+        let mode = try FileManager.default.attributesOfItem(atPath: store.path)[.posixPermissions] as? Int
         #expect(mode == 0o600)
-        await component.stop()
-        await prosody.stop()
-        try? FileManager.default.removeItem(at: directory)
     }
 }

@@ -12,228 +12,228 @@ import XMPPTesting
 @Suite(.serialized, .timeLimit(.minutes(3)))
 struct PushEndToEndTests {
     @Test func aMessageToAnOfflineAccountArrivesSealedWithoutItsText() async throws {
-        let bed = try await PushTestbed(.prosodyBridged)
-        defer { Task { await bed.shutdown() } }
-        let key = try await bed.enableDevice(token: "token-message")
-        let bob = try await bed.client("bob")
-        let secret = "the meeting moved to 5 pm, tell nobody"
-        try bed.message(from: bob, to: "alice@localhost", body: secret, id: "msg-1")
-        let (push, summary) = try await bed.nextPush(key: key, secrets: [secret])
-        #expect(push.node == "token-message")
-        #expect(push.pushModule == "fcm-test")
-        #expect(push.kind == nil)
-        #expect(summary["v"] as? Int == 2)
-        #expect(summary["kind"] as? String == "message")
-        #expect(summary["account"] as? String == "alice@localhost")
-        #expect(summary["chat"] as? String == "bob@localhost")
-        #expect(summary["from"] as? String == "bob@localhost")
-        #expect(summary["count"] as? Int == 1)
-        #expect(summary["id"] is String)
-        let registration = try #require(try await SQLitePushStore(.file(path: bed.storePath))
-            .registration(domain: "localhost", token: "token-message"))
-        let tag = try CollapseKey(bytes: registration.collapseKey).tag(account: "alice@localhost", chat: "bob@localhost")
-        #expect(push.collapse == tag)
-        #expect(bed.appServer.violations.isEmpty)
-        #expect(!bed.logSink.text.contains("token-message"), "a token reached the log")
-        #expect(!bed.logSink.text.contains(secret), "message text reached the log")
-        await bob.close()
+        try await PushTestbed.with(.prosodyBridged) { bed in
+            let key = try await bed.enableDevice(token: "token-message")
+            let bob = try await bed.client("bob")
+            let secret = "the meeting moved to 5 pm, tell nobody"
+            try bed.message(from: bob, to: "alice@localhost", body: secret, id: "msg-1")
+            let (push, summary) = try await bed.nextPush(key: key, secrets: [secret])
+            #expect(push.node == "token-message")
+            #expect(push.pushModule == "fcm-test")
+            #expect(push.kind == nil)
+            #expect(summary["v"] as? Int == 2)
+            #expect(summary["kind"] as? String == "message")
+            #expect(summary["account"] as? String == "alice@localhost")
+            #expect(summary["chat"] as? String == "bob@localhost")
+            #expect(summary["from"] as? String == "bob@localhost")
+            #expect(summary["count"] as? Int == 1)
+            #expect(summary["id"] is String)
+            let registration = try #require(try await SQLitePushStore(.file(path: bed.storePath))
+                .registration(domain: "localhost", token: "token-message"))
+            let tag = try CollapseKey(bytes: registration.collapseKey).tag(account: "alice@localhost", chat: "bob@localhost")
+            #expect(push.collapse == tag)
+            #expect(bed.appServer.violations.isEmpty)
+            #expect(!bed.logSink.text.contains("token-message"), "a token reached the log")
+            #expect(!bed.logSink.text.contains(secret), "message text reached the log")
+            await bob.close()
+        }
     }
 
     @Test func aBurstOfFiveGivesExactlyTwoPushesWithCountsOneAndFive() async throws {
-        let bed = try await PushTestbed(.prosodyBridged, coalesceSeconds: 2)
-        defer { Task { await bed.shutdown() } }
-        let key = try await bed.enableDevice(token: "token-burst")
-        let bob = try await bed.client("bob")
-        for index in 1...5 {
-            try bed.message(from: bob, to: "alice@localhost", body: "burst \(index)")
+        try await PushTestbed.with(.prosodyBridged, coalesceSeconds: 2) { bed in
+            let key = try await bed.enableDevice(token: "token-burst")
+            let bob = try await bed.client("bob")
+            for index in 1...5 {
+                try bed.message(from: bob, to: "alice@localhost", body: "burst \(index)")
+            }
+            let first = try await bed.nextPush(key: key)
+            #expect(first.summary["count"] as? Int == 1)
+            let second = try await bed.nextPush(key: key, timeout: .seconds(10))
+            #expect(second.summary["count"] as? Int == 5)
+            #expect(first.push.collapse == second.push.collapse)
+            await bed.expectNoPush(within: .seconds(3))
+            await bob.close()
         }
-        let first = try await bed.nextPush(key: key)
-        #expect(first.summary["count"] as? Int == 1)
-        let second = try await bed.nextPush(key: key, timeout: .seconds(10))
-        #expect(second.summary["count"] as? Int == 5)
-        #expect(first.push.collapse == second.push.collapse)
-        await bed.expectNoPush(within: .seconds(3))
-        await bob.close()
     }
 
     @Test func aCallReachesTheCallsOnlyRegistrationAsVoipAndNothingElseReachesIt() async throws {
-        let bed = try await PushTestbed(.prosodyBridged)
-        defer { Task { await bed.shutdown() } }
-        let phone = try await bed.enableDevice(token: "token-fcm", resource: "phone", reads: true)
-        let pushKit = try await bed.enableDevice(token: "token-pushkit", resource: "pushkit", calls: "only")
-        let bob = try await bed.client("bob", resource: "laptop")
+        try await PushTestbed.with(.prosodyBridged) { bed in
+            let phone = try await bed.enableDevice(token: "token-fcm", resource: "phone", reads: true)
+            let pushKit = try await bed.enableDevice(token: "token-pushkit", resource: "pushkit", calls: "only")
+            let bob = try await bed.client("bob", resource: "laptop")
 
-        try bed.propose(from: bob, to: "alice@localhost", sid: "sid-1", media: ["audio", "video"])
-        let call = try await bed.nextPush(key: pushKit)
-        #expect(call.push.node == "token-pushkit")
-        #expect(call.push.kind == "voip")
-        #expect(call.push.collapse == nil)
-        #expect(call.summary["kind"] as? String == "call")
-        #expect(call.summary["from"] as? String == "bob@localhost/laptop")
-        let details = try #require(call.summary["call"] as? [String: Any])
-        #expect(details["sid"] as? String == "sid-1")
-        #expect(details["media"] as? [String] == ["audio", "video"])
-        await bed.expectNoPush(within: .seconds(1))  // the message registration takes no calls
+            try bed.propose(from: bob, to: "alice@localhost", sid: "sid-1", media: ["audio", "video"])
+            let call = try await bed.nextPush(key: pushKit)
+            #expect(call.push.node == "token-pushkit")
+            #expect(call.push.kind == "voip")
+            #expect(call.push.collapse == nil)
+            #expect(call.summary["kind"] as? String == "call")
+            #expect(call.summary["from"] as? String == "bob@localhost/laptop")
+            let details = try #require(call.summary["call"] as? [String: Any])
+            #expect(details["sid"] as? String == "sid-1")
+            #expect(details["media"] as? [String] == ["audio", "video"])
+            await bed.expectNoPush(within: .seconds(1))  // the message registration takes no calls
 
-        try bed.message(from: bob, to: "alice@localhost", body: "call me back")
-        let message = try await bed.nextPush(key: phone)
-        #expect(message.push.node == "token-fcm")
-        await bed.expectNoPush(within: .seconds(1))  // and the calls-only one takes no messages
-        #expect(bed.appServer.pushes.filter { $0.node == "token-pushkit" }.count == 1)
-        await bob.close()
+            try bed.message(from: bob, to: "alice@localhost", body: "call me back")
+            let message = try await bed.nextPush(key: phone)
+            #expect(message.push.node == "token-fcm")
+            await bed.expectNoPush(within: .seconds(1))  // and the calls-only one takes no messages
+            #expect(bed.appServer.pushes.filter { $0.node == "token-pushkit" }.count == 1)
+            await bob.close()
+        }
     }
 
     @Test func aReadOnTheSecondDeviceSendsAReadPushAfterABurstAndCancelsTheHeldOne() async throws {
-        let bed = try await PushTestbed(.prosodyBridged, coalesceSeconds: 4)
-        defer { Task { await bed.shutdown() } }
-        let key = try await bed.enableDevice(token: "token-read", reads: true)
-        let bob = try await bed.client("bob")
-        for index in 1...3 {
-            try bed.message(from: bob, to: "alice@localhost", body: "read me \(index)", id: "r\(index)")
+        try await PushTestbed.with(.prosodyBridged, coalesceSeconds: 4) { bed in
+            let key = try await bed.enableDevice(token: "token-read", reads: true)
+            let bob = try await bed.client("bob")
+            for index in 1...3 {
+                try bed.message(from: bob, to: "alice@localhost", body: "read me \(index)", id: "r\(index)")
+            }
+            let first = try await bed.nextPush(key: key)
+            #expect(first.summary["count"] as? Int == 1)
+            let laptop = try await bed.client("alice", resource: "laptop")
+            try laptop.send(Element.message(type: .chat, id: "seen", to: try JID("bob@localhost"), children: [
+                Element("displayed", namespace: Namespace.chatMarkers, ["id": "r3"]),
+            ], namespace: Namespace.client))
+            let read = try await bed.nextPush(key: key)
+            #expect(read.push.kind == "read")
+            #expect(read.summary["kind"] as? String == "read")
+            #expect(read.summary["chat"] as? String == "bob@localhost")
+            // The held push of the burst was cancelled by the read.
+            await bed.expectNoPush(within: .seconds(5))
+            await laptop.close()
+            await bob.close()
         }
-        let first = try await bed.nextPush(key: key)
-        #expect(first.summary["count"] as? Int == 1)
-        let laptop = try await bed.client("alice", resource: "laptop")
-        try laptop.send(Element.message(type: .chat, id: "seen", to: try JID("bob@localhost"), children: [
-            Element("displayed", namespace: Namespace.chatMarkers, ["id": "r3"]),
-        ], namespace: Namespace.client))
-        let read = try await bed.nextPush(key: key)
-        #expect(read.push.kind == "read")
-        #expect(read.summary["kind"] as? String == "read")
-        #expect(read.summary["chat"] as? String == "bob@localhost")
-        // The held push of the burst was cancelled by the read.
-        await bed.expectNoPush(within: .seconds(5))
-        await laptop.close()
-        await bob.close()
     }
 
     @Test func duplicatesOfAMessageAndOfACallArePushedOnce() async throws {
-        let bed = try await PushTestbed(.prosodyBridged, coalesceSeconds: 0)
-        defer { Task { await bed.shutdown() } }
-        let key = try await bed.enableDevice(token: "token-dup", calls: "1")
-        let bob = try await bed.client("bob")
-        try bed.message(from: bob, to: "alice@localhost", body: "once", id: "same-id")
-        try bed.message(from: bob, to: "alice@localhost", body: "once", id: "same-id")
-        _ = try await bed.nextPush(key: key)
-        try bed.propose(from: bob, to: "alice@localhost", sid: "same-call")
-        try bed.propose(from: bob, to: "alice@localhost", sid: "same-call")
-        let call = try await bed.nextPush(key: key)
-        #expect(call.push.kind == "voip")
-        await bed.expectNoPush(within: .seconds(2))
-        #expect(bed.statistic("deduplicated") == 2)
-        await bob.close()
+        try await PushTestbed.with(.prosodyBridged, coalesceSeconds: 0) { bed in
+            let key = try await bed.enableDevice(token: "token-dup", calls: "1")
+            let bob = try await bed.client("bob")
+            try bed.message(from: bob, to: "alice@localhost", body: "once", id: "same-id")
+            try bed.message(from: bob, to: "alice@localhost", body: "once", id: "same-id")
+            _ = try await bed.nextPush(key: key)
+            try bed.propose(from: bob, to: "alice@localhost", sid: "same-call")
+            try bed.propose(from: bob, to: "alice@localhost", sid: "same-call")
+            let call = try await bed.nextPush(key: key)
+            #expect(call.push.kind == "voip")
+            await bed.expectNoPush(within: .seconds(2))
+            #expect(bed.statistic("deduplicated") == 2)
+            await bob.close()
+        }
     }
 
     @Test func aDeadTokenIsRemovedOnTheComponentAndOnProsody() async throws {
-        let bed = try await PushTestbed(.prosodyBridged, coalesceSeconds: 0)
-        defer { Task { await bed.shutdown() } }
-        try await bed.enableDevice(token: "token-dead")
-        bed.appServer.script(node: "token-dead", answer: .cancel)
-        let bob = try await bed.client("bob")
-        try bed.message(from: bob, to: "alice@localhost", body: "anyone there?")
-        _ = try await bed.appServer.nextPush()
-        let store = try SQLitePushStore(.file(path: bed.storePath))
-        try await waitUntil("the registration is removed") {
-            try await store.registration(domain: "localhost", token: "token-dead") == nil
+        try await PushTestbed.with(.prosodyBridged, coalesceSeconds: 0) { bed in
+            try await bed.enableDevice(token: "token-dead")
+            bed.appServer.script(node: "token-dead", answer: .cancel)
+            let bob = try await bed.client("bob")
+            try bed.message(from: bob, to: "alice@localhost", body: "anyone there?")
+            _ = try await bed.appServer.nextPush()
+            let store = try SQLitePushStore(.file(path: bed.storePath))
+            try await waitUntil("the registration is removed") {
+                try await store.registration(domain: "localhost", token: "token-dead") == nil
+            }
+            // Prosody drops a registration after push_max_errors (16) errors that are not `wait`: the
+            // tombstone answers its next publishes `cancel` until it does, and then no publish comes.
+            for index in 1...16 {
+                try bed.message(from: bob, to: "alice@localhost", body: "again \(index)")
+            }
+            try await waitUntil("Prosody has been told 16 times") { bed.statistic("answers.tombstone") >= 16 }
+            let answered = bed.statistic("answers.cancel")
+            try bed.message(from: bob, to: "alice@localhost", body: "after removal")
+            try await Task.sleep(for: .seconds(2))
+            #expect(bed.statistic("answers.cancel") == answered, "Prosody still pushes for a dead token")
+            #expect(bed.appServer.pushes.count == 1)
+            await bob.close()
         }
-        // Prosody drops a registration after push_max_errors (16) errors that are not `wait`: the
-        // tombstone answers its next publishes `cancel` until it does, and then no publish comes.
-        for index in 1...16 {
-            try bed.message(from: bob, to: "alice@localhost", body: "again \(index)")
-        }
-        try await waitUntil("Prosody has been told 16 times") { bed.statistic("answers.tombstone") >= 16 }
-        let answered = bed.statistic("answers.cancel")
-        try bed.message(from: bob, to: "alice@localhost", body: "after removal")
-        try await Task.sleep(for: .seconds(2))
-        #expect(bed.statistic("answers.cancel") == answered, "Prosody still pushes for a dead token")
-        #expect(bed.appServer.pushes.count == 1)
-        await bob.close()
     }
 
     @Test func aDeadTokenIsRemovedOnTheComponentAndOnEjabberd() async throws {
-        let bed = try await PushTestbed(.ejabberd, coalesceSeconds: 0)
-        defer { Task { await bed.shutdown() } }
-        try await bed.enableDevice(token: "token-dead-ej")
-        bed.appServer.script(node: "token-dead-ej", answer: .cancel)
-        let bob = try await bed.client("bob")
-        try bed.message(from: bob, to: "alice@localhost", body: "anyone there?")
-        _ = try await bed.appServer.nextPush()
-        try await waitUntil("the server is answered cancel") { bed.statistic("answers.cancel") == 1 }
-        // ejabberd deletes its registration at the first error: no further publish arrives.
-        try bed.message(from: bob, to: "alice@localhost", body: "after removal")
-        try await Task.sleep(for: .seconds(2))
-        #expect(bed.statistic("answers.cancel") == 1)
-        #expect(bed.statistic("events.message") == 1)
-        await bob.close()
+        try await PushTestbed.with(.ejabberd, coalesceSeconds: 0) { bed in
+            try await bed.enableDevice(token: "token-dead-ej")
+            bed.appServer.script(node: "token-dead-ej", answer: .cancel)
+            let bob = try await bed.client("bob")
+            try bed.message(from: bob, to: "alice@localhost", body: "anyone there?")
+            _ = try await bed.appServer.nextPush()
+            try await waitUntil("the server is answered cancel") { bed.statistic("answers.cancel") == 1 }
+            // ejabberd deletes its registration at the first error: no further publish arrives.
+            try bed.message(from: bob, to: "alice@localhost", body: "after removal")
+            try await Task.sleep(for: .seconds(2))
+            #expect(bed.statistic("answers.cancel") == 1)
+            #expect(bed.statistic("events.message") == 1)
+            await bob.close()
+        }
     }
 
     @Test func waitFromTheAppServerIsRetriedUntilItIsTaken() async throws {
-        let bed = try await PushTestbed(.prosodyBridged)
-        defer { Task { await bed.shutdown() } }
-        let key = try await bed.enableDevice(token: "token-wait")
-        bed.appServer.script(node: "token-wait", answer: .wait)
-        let bob = try await bed.client("bob")
-        try bed.message(from: bob, to: "alice@localhost", body: "retry me")
-        let refused = try await bed.nextPush(key: key)
-        try await waitUntil("the server is answered wait") { bed.statistic("answers.wait") == 1 }
-        bed.appServer.script(node: "token-wait", answer: .result)
-        let retried = try await bed.nextPush(key: key, timeout: .seconds(10))
-        #expect(retried.summary["count"] as? Int == 1)
-        #expect(retried.push.envelope != refused.push.envelope, "each attempt is sealed afresh")
-        let store = try SQLitePushStore(.file(path: bed.storePath))
-        try await waitUntil("the retry is done") { try await store.nextRetry() == nil }
-        #expect(try await store.registration(domain: "localhost", token: "token-wait") != nil)
-        await bob.close()
+        try await PushTestbed.with(.prosodyBridged) { bed in
+            let key = try await bed.enableDevice(token: "token-wait")
+            bed.appServer.script(node: "token-wait", answer: .wait)
+            let bob = try await bed.client("bob")
+            try bed.message(from: bob, to: "alice@localhost", body: "retry me")
+            let refused = try await bed.nextPush(key: key)
+            try await waitUntil("the server is answered wait") { bed.statistic("answers.wait") == 1 }
+            bed.appServer.script(node: "token-wait", answer: .result)
+            let retried = try await bed.nextPush(key: key, timeout: .seconds(10))
+            #expect(retried.summary["count"] as? Int == 1)
+            #expect(retried.push.envelope != refused.push.envelope, "each attempt is sealed afresh")
+            let store = try SQLitePushStore(.file(path: bed.storePath))
+            try await waitUntil("the retry is done") { try await store.nextRetry() == nil }
+            #expect(try await store.registration(domain: "localhost", token: "token-wait") != nil)
+            await bob.close()
+        }
     }
 
     @Test func aBurstSurvivesKillDashNineOfTheComponent() async throws {
-        let bed = try await PushTestbed(.prosodyBridged, coalesceSeconds: 4, placement: .process)
-        defer { Task { await bed.shutdown() } }
-        let key = try await bed.enableDevice(token: "token-kill")
-        let bob = try await bed.client("bob")
-        for index in 1...5 {
-            try bed.message(from: bob, to: "alice@localhost", body: "kill \(index)")
-        }
-        let first = try await bed.nextPush(key: key)
-        #expect(first.summary["count"] as? Int == 1)
-        let store = try SQLitePushStore(.file(path: bed.storePath))
-        try await waitUntil("all five are stored") {
-            guard let registration = try await store.registration(domain: "localhost", token: "token-kill") else {
-                return false
+        try await PushTestbed.with(.prosodyBridged, coalesceSeconds: 4, placement: .process) { bed in
+            let key = try await bed.enableDevice(token: "token-kill")
+            let bob = try await bed.client("bob")
+            for index in 1...5 {
+                try bed.message(from: bob, to: "alice@localhost", body: "kill \(index)")
             }
-            return try await store.chats(registrationID: registration.id).first?.count == 5
+            let first = try await bed.nextPush(key: key)
+            #expect(first.summary["count"] as? Int == 1)
+            let store = try SQLitePushStore(.file(path: bed.storePath))
+            try await waitUntil("all five are stored") {
+                guard let registration = try await store.registration(domain: "localhost", token: "token-kill") else {
+                    return false
+                }
+                return try await store.chats(registrationID: registration.id).first?.count == 5
+            }
+            await bed.stopComponent()  // SIGKILL, in the middle of the window
+            try await bed.startComponent(.process)
+            let second = try await bed.nextPush(key: key, timeout: .seconds(15))
+            #expect(second.summary["count"] as? Int == 5)
+            await bed.expectNoPush(within: .seconds(5))
+            await bob.close()
         }
-        await bed.stopComponent()  // SIGKILL, in the middle of the window
-        try await bed.startComponent(.process)
-        let second = try await bed.nextPush(key: key, timeout: .seconds(15))
-        #expect(second.summary["count"] as? Int == 5)
-        await bed.expectNoPush(within: .seconds(5))
-        await bob.close()
     }
 
     @Test func stockProsodyPublishesAreSealedWithTheSenderAsTheChat() async throws {
-        let bed = try await PushTestbed(.prosodyStock, coalesceSeconds: 0)
-        defer { Task { await bed.shutdown() } }
-        let key = try await bed.enableDevice(token: "token-stock")
-        let bob = try await bed.client("bob")
-        try bed.message(from: bob, to: "alice@localhost", body: "stock mode")
-        let (push, summary) = try await bed.nextPush(key: key, secrets: ["stock mode"])
-        #expect(push.kind == nil)
-        #expect(summary["account"] as? String == "")
-        #expect(summary["chat"] as? String == "bob@localhost")
-        await bob.close()
+        try await PushTestbed.with(.prosodyStock, coalesceSeconds: 0) { bed in
+            let key = try await bed.enableDevice(token: "token-stock")
+            let bob = try await bed.client("bob")
+            try bed.message(from: bob, to: "alice@localhost", body: "stock mode")
+            let (push, summary) = try await bed.nextPush(key: key, secrets: ["stock mode"])
+            #expect(push.kind == nil)
+            #expect(summary["account"] as? String == "")
+            #expect(summary["chat"] as? String == "bob@localhost")
+            await bob.close()
+        }
     }
 
     @Test func stockEjabberdPublishesAreSealedWithTheSenderAsTheChat() async throws {
-        let bed = try await PushTestbed(.ejabberd, coalesceSeconds: 0)
-        defer { Task { await bed.shutdown() } }
-        let key = try await bed.enableDevice(token: "token-ej")
-        let bob = try await bed.client("bob")
-        try bed.message(from: bob, to: "alice@localhost", body: "from ejabberd")
-        let (_, summary) = try await bed.nextPush(key: key, secrets: ["from ejabberd"])
-        #expect(summary["kind"] as? String == "message")
-        #expect(summary["chat"] as? String == "bob@localhost")
-        await bob.close()
+        try await PushTestbed.with(.ejabberd, coalesceSeconds: 0) { bed in
+            let key = try await bed.enableDevice(token: "token-ej")
+            let bob = try await bed.client("bob")
+            try bed.message(from: bob, to: "alice@localhost", body: "from ejabberd")
+            let (_, summary) = try await bed.nextPush(key: key, secrets: ["from ejabberd"])
+            #expect(summary["kind"] as? String == "message")
+            #expect(summary["chat"] as? String == "bob@localhost")
+            await bob.close()
+        }
     }
 }
 

@@ -44,8 +44,22 @@ final class PushTestbed: Sendable {
     private let componentSecret: String
     private let running = RunningComponent()
 
-    init(_ kind: Server, coalesceSeconds: Int = 2, admins: [String] = ["carol@localhost"],
-         placement: Placement = .inProcess) async throws {
+    /// Runs `body` with a testbed, and stops every server and process it started, whatever happens:
+    /// nothing is left running when the test ends.
+    static func with(_ kind: Server, coalesceSeconds: Int = 2, placement: Placement = .inProcess,
+                     _ body: (PushTestbed) async throws -> Void) async throws {
+        let bed = try await PushTestbed(kind, coalesceSeconds: coalesceSeconds)
+        do {
+            try await bed.start(placement)
+            try await body(bed)
+        } catch {
+            await bed.shutdown()
+            throw error
+        }
+        await bed.shutdown()
+    }
+
+    private init(_ kind: Server, coalesceSeconds: Int) async throws {
         componentSecret = "component-\(UInt64.random(in: .min ... .max))"
         let appServerSecret = "appserver-\(UInt64.random(in: .min ... .max))"
         switch kind {
@@ -62,10 +76,6 @@ final class PushTestbed: Sendable {
             server = try EjabberdServer(componentJID: Self.componentJID, componentSecret: componentSecret,
                                         otherComponents: [Self.appServerJID: appServerSecret])
         }
-        try await server.start()
-        for user in ["alice", "bob", "carol"] {
-            try await server.register(user: user, password: "pw-\(user)")
-        }
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("apush-e2e-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         storePath = directory.appendingPathComponent("apush.sqlite").path
@@ -76,9 +86,17 @@ final class PushTestbed: Sendable {
         self.settings = settings
         appServer = StandInAppServer(jid: Self.appServerJID, secret: appServerSecret,
                                      port: server.componentPort(for: Self.appServerJID))
+    }
+
+    /// Starts the server, its accounts, the stand-in App Server and the component.
+    private func start(_ placement: Placement) async throws {
+        try await server.start()
+        for user in ["alice", "bob", "carol"] {
+            try await server.register(user: user, password: "pw-\(user)")
+        }
         appServer.start()
         try await appServer.waitUntilConnected()
-        try await startComponent(placement, admins: admins)
+        try await startComponent(placement)
     }
 
     private var environment: [String: String] {
@@ -125,14 +143,15 @@ final class PushTestbed: Sendable {
     /// The server routes to the component once a client's disco#info through it is answered.
     private func waitUntilRouted() async throws {
         let probe = try await client("carol", resource: "probe")
-        defer { Task { await probe.close() } }
         let deadline = ContinuousClock.now + .seconds(15)
         while ContinuousClock.now < deadline {
             if let info = try? await probe.discoInfo(of: Self.componentJID), info.hasFeature(Namespace.push) {
+                await probe.close()
                 return
             }
-            try await Task.sleep(for: .milliseconds(100))
+            try? await Task.sleep(for: .milliseconds(100))
         }
+        await probe.close()
         throw ServerProcessError(.portTimeout, "the component did not answer through the server within 15 s")
     }
 
