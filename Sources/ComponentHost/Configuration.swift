@@ -20,14 +20,18 @@ public struct Configuration: Sendable, Equatable {
 
         public init(from decoder: any Decoder) throws {
             let container = try decoder.container(keyedBy: CodingKeys.self)
-            initialMilliseconds = try container.decodeIfPresent(Int.self, forKey: .initialMilliseconds) ?? 50
-            maximumMilliseconds = try container.decodeIfPresent(Int.self, forKey: .maximumMilliseconds) ?? 1000
+            let defaults = Reconnect()
+            initialMilliseconds = try container.decodeIfPresent(Int.self, forKey: .initialMilliseconds)
+                ?? defaults.initialMilliseconds
+            maximumMilliseconds = try container.decodeIfPresent(Int.self, forKey: .maximumMilliseconds)
+                ?? defaults.maximumMilliseconds
         }
     }
 
     public struct Keepalive: Sendable, Equatable, Decodable {
-        public var intervalSeconds: Int = 30
-        public var timeoutSeconds: Int = 20
+        /// Worst case, a dead link is noticed within interval + interval/2 + timeout = 45 s.
+        public var intervalSeconds: Int = 20
+        public var timeoutSeconds: Int = 15
 
         enum CodingKeys: String, CodingKey { case intervalSeconds, timeoutSeconds }
 
@@ -35,8 +39,9 @@ public struct Configuration: Sendable, Equatable {
 
         public init(from decoder: any Decoder) throws {
             let container = try decoder.container(keyedBy: CodingKeys.self)
-            intervalSeconds = try container.decodeIfPresent(Int.self, forKey: .intervalSeconds) ?? 30
-            timeoutSeconds = try container.decodeIfPresent(Int.self, forKey: .timeoutSeconds) ?? 20
+            let defaults = Keepalive()
+            intervalSeconds = try container.decodeIfPresent(Int.self, forKey: .intervalSeconds) ?? defaults.intervalSeconds
+            timeoutSeconds = try container.decodeIfPresent(Int.self, forKey: .timeoutSeconds) ?? defaults.timeoutSeconds
         }
     }
 

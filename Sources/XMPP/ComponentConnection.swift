@@ -22,7 +22,7 @@ public struct ComponentConnectionSettings: Sendable {
 
     public init(componentJID: String, secret: String, host: String, port: UInt16, keepaliveTarget: String,
                 backoff: Backoff = Backoff(), rejectionBackoff: Backoff = .afterRejection,
-                keepaliveInterval: Duration = .seconds(30), keepaliveTimeout: Duration = .seconds(20),
+                keepaliveInterval: Duration = .seconds(20), keepaliveTimeout: Duration = .seconds(15),
                 handshakeTimeout: Duration = .seconds(10), limits: StreamLimits = StreamLimits()) {
         self.componentJID = componentJID
         self.secret = secret

@@ -42,8 +42,8 @@ import Testing
         #expect(configuration.http == nil)
         #expect(configuration.reconnect.initialMilliseconds == 50)
         #expect(configuration.reconnect.maximumMilliseconds == 1000)
-        #expect(configuration.keepalive.intervalSeconds == 30)
-        #expect(configuration.keepalive.timeoutSeconds == 20)
+        #expect(configuration.keepalive.intervalSeconds == 20)
+        #expect(configuration.keepalive.timeoutSeconds == 15)
         #expect(configuration.moduleSections.isEmpty)
     }
 

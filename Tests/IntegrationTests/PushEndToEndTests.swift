@@ -237,6 +237,27 @@ struct PushEndToEndTests {
     }
 }
 
+extension PushEndToEndTests {
+    /// ejabberd 23.01 sends anything but a message with a body as an empty notification: the component
+    /// cannot tell a call from a presence there, so it is a silent wake, at most one a minute.
+    @Test func ejabberdsEmptyNotificationsBecomeRateLimitedWakes() async throws {
+        try await PushTestbed.with(.ejabberd) { bed in
+            let key = try await bed.enableDevice(token: "token-wake")
+            let bob = try await bed.client("bob")
+            try bed.propose(from: bob, to: "alice@localhost", sid: "ej-call-1")
+            let wake = try await bed.nextPush(key: key)
+            #expect(wake.push.kind == "wake")
+            #expect(wake.push.collapse == nil)
+            #expect(wake.summary["kind"] as? String == "wake")
+            #expect(wake.summary["account"] as? String == "")
+            try bed.propose(from: bob, to: "alice@localhost", sid: "ej-call-2")
+            try await waitUntil("the second one is rate-limited") { bed.statistic("dropped.rate-limit") == 1 }
+            await bed.expectNoPush()
+            await bob.close()
+        }
+    }
+}
+
 /// Polls `condition` every 100 ms until it holds, failing after `timeout`.
 func waitUntil(_ what: String, timeout: Duration = .seconds(15),
                _ condition: @Sendable () async throws -> Bool) async throws {
