@@ -163,7 +163,7 @@ public actor EjabberdServer {
     }
 
     /// ejabberd's logs and console output (each cut to its last `lastLines` lines), for failure diagnostics.
-    public func logContents(lastLines: Int? = nil) -> String {
+    public func logContents(lastLines: Int?) -> String {
         ServerDirectory.contents(
             of: ["ejabberd.stdout", "logs/error.log", "logs/ejabberd.log"], in: baseDirectory, lastLines: lastLines)
     }

@@ -124,11 +124,11 @@ public actor ProsodyServer {
     }
 
     /// Creates the account `user@domain`; works whether or not the server runs.
-    /// Creates an account on `domain` (the VirtualHost's by default; another must be configured).
-    public func register(user: String, password: String, domain: String? = nil) async throws {
+    /// Creates an account on `domain` (another than the VirtualHost's must be configured).
+    public func register(user: String, password: String, domain: String) async throws {
         let prosodyctl = try ExternalCommand.locate("prosodyctl", installHint: Self.installHint)
         let result = try await ExternalCommand.run(
-            prosodyctl, ["--config", configURL.path, "register", user, domain ?? self.domain, password],
+            prosodyctl, ["--config", configURL.path, "register", user, domain, password],
             workingDirectory: baseDirectory)
         guard result.status == 0 else {
             throw ServerProcessError(
@@ -137,7 +137,7 @@ public actor ProsodyServer {
     }
 
     /// Prosody's logs and console output (each cut to its last `lastLines` lines), for failure diagnostics.
-    public func logContents(lastLines: Int? = nil) -> String {
+    public func logContents(lastLines: Int?) -> String {
         ServerDirectory.contents(of: ["prosody.stdout", "prosody.err", "prosody.log"], in: baseDirectory, lastLines: lastLines)
     }
 

@@ -25,45 +25,22 @@ struct ComponentDiscoveryTests {
         }
     }
 
-    /// A real server as the test sees it.
-    struct RealServer {
-        let c2sPort: Int
-        let componentPort: Int
-        let start: () async throws -> Void
-        let register: (String, String) async throws -> Void
-        let restart: () async throws -> Void
-        let stop: () async -> Void
-        let logs: () async -> String
-    }
-
     @Test func prosody() async throws {
-        let server = try ProsodyServer(componentJID: Self.componentJID, componentSecret: Self.secret)
-        try await discoverAndSurviveARestart(RealServer(
-            c2sPort: server.c2sPort, componentPort: server.componentPort,
-            start: { try await server.start() },
-            register: { try await server.register(user: $0, password: $1) },
-            restart: { try await server.restart() },
-            stop: { await server.stop() },
-            logs: { await server.logContents(lastLines: 60) }))
+        try await discoverAndSurviveARestart(try ProsodyServer(componentJID: Self.componentJID,
+                                                               componentSecret: Self.secret))
     }
 
     @Test func ejabberd() async throws {
-        let server = try EjabberdServer(componentJID: Self.componentJID, componentSecret: Self.secret)
-        try await discoverAndSurviveARestart(RealServer(
-            c2sPort: server.c2sPort, componentPort: server.componentPort,
-            start: { try await server.start() },
-            register: { try await server.register(user: $0, password: $1) },
-            restart: { try await server.restart() },
-            stop: { await server.stop() },
-            logs: { await server.logContents(lastLines: 60) }))
+        try await discoverAndSurviveARestart(try EjabberdServer(componentJID: Self.componentJID,
+                                                                componentSecret: Self.secret))
     }
 
-    private func discoverAndSurviveARestart(_ server: RealServer) async throws {
+    private func discoverAndSurviveARestart(_ server: any XMPPTestServer) async throws {
         try await server.start()
         let events = Mailbox<ConnectionEvent>(name: "a component link event")
         var running: Task<Void, Never>?
         do {
-            try await server.register("alice", "wonderland")
+            try await server.register(user: "alice", password: "wonderland")
             let configuration = try Configuration.load(file: nil, environment: [
                 "APUSH_COMPONENT_JID": Self.componentJID,
                 "APUSH_COMPONENT_SECRET": Self.secret,
@@ -84,14 +61,14 @@ struct ComponentDiscoveryTests {
             #expect(ContinuousClock.now - back < .seconds(3), "reconnected within a few seconds of the restart")
             try await discover(through: server)
         } catch {
-            Issue.record("\(error)\n\(await server.logs())")
+            Issue.record("\(error)\n\(await server.logContents(lastLines: 60))")
         }
         running?.cancel()
         await running?.value
         await server.stop()
     }
 
-    private func discover(through server: RealServer) async throws {
+    private func discover(through server: any XMPPTestServer) async throws {
         let client = try await C2SClient.connect(port: server.c2sPort, domain: "localhost", user: "alice",
                                                  password: "wonderland")
         #expect(client.jid.bare == (try JID("alice@localhost")))

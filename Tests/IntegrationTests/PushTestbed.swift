@@ -35,7 +35,7 @@ final class PushTestbed: Sendable {
     /// A domain the server hosts but the component does not serve.
     static let foreignDomain = "elsewhere.localhost"
 
-    let server: any TestServer
+    let server: any XMPPTestServer
     let appServer: StandInAppServer
     let storePath: String
     let directory: URL
@@ -270,29 +270,4 @@ private final class RunningComponent: Sendable {
     func set(_ value: State) { state.withLock { $0 = value } }
     func take() -> State? { state.withLock { state in defer { state = nil }; return state } }
     var current: State? { state.withLock { $0 } }
-}
-
-/// What the testbed needs of Prosody and ejabberd alike.
-protocol TestServer: Sendable {
-    var c2sPort: Int { get }
-    var componentPort: Int { get }
-    func start() async throws
-    func stop() async
-    func register(user: String, password: String) async throws
-    func logContents(lastLines: Int?) async -> String
-    /// Where another component of the server connects.
-    func componentPort(for jid: String) -> Int
-}
-
-extension ProsodyServer: TestServer {
-    /// Prosody takes every component on one port.
-    nonisolated func componentPort(for jid: String) -> Int { componentPort }
-
-    func register(user: String, password: String) async throws {
-        try await register(user: user, password: password, domain: nil)
-    }
-}
-
-extension EjabberdServer: TestServer {
-    nonisolated func componentPort(for jid: String) -> Int { otherComponentPorts[jid] ?? componentPort }
 }

@@ -8,37 +8,23 @@ struct ServerLauncherTests {
     @Test func prosodyServesPortsRegistersRestartsAndStops() async throws {
         let server = try ProsodyServer(componentJID: "apush.localhost", componentSecret: "launcher-secret")
         try await server.start()
-        await expectLifecycle(
-            pid: { await server.pid },
-            ports: [server.c2sPort, server.componentPort],
-            register: { try await server.register(user: $0, password: "pw") },
-            restart: { try await server.restart() },
-            stop: { await server.stop() },
-            logs: { await server.logContents(lastLines: 40) },
-            accountExists: {
-                let accounts = server.baseDirectory.appendingPathComponent("data/localhost/accounts")
-                return FileManager.default.fileExists(atPath: accounts.appendingPathComponent("alice.dat").path)
-            })
+        await expectLifecycle(of: server) {
+            let accounts = server.baseDirectory.appendingPathComponent("data/localhost/accounts")
+            return FileManager.default.fileExists(atPath: accounts.appendingPathComponent("alice.dat").path)
+        }
     }
 
     @Test func ejabberdServesPortsRegistersRestartsAndStops() async throws {
         let server = try EjabberdServer(componentJID: "apush.localhost", componentSecret: "launcher-secret")
         try await server.start()
-        await expectLifecycle(
-            pid: { await server.pid },
-            ports: [server.c2sPort, server.componentPort],
-            register: { try await server.register(user: $0, password: "pw") },
-            restart: { try await server.restart() },
-            stop: { await server.stop() },
-            logs: { await server.logContents(lastLines: 40) },
-            accountExists: {
-                do {
-                    try await server.register(user: "alice", password: "pw")
-                    return false
-                } catch {
-                    return "\(error)".contains("already registered")
-                }
-            })
+        await expectLifecycle(of: server) {
+            do {
+                try await server.register(user: "alice", password: "pw")
+                return false
+            } catch {
+                return "\(error)".contains("already registered")
+            }
+        }
     }
 
     @Test func ejabberdThatCannotStartThrowsWithItsLog() async throws {
@@ -115,34 +101,27 @@ struct ServerLauncherTests {
         return directory
     }
 
-    private func expectLifecycle(
-        pid: () async -> Int32?,
-        ports: [Int],
-        register: (String) async throws -> Void,
-        restart: () async throws -> Void,
-        stop: () async -> Void,
-        logs: () async -> String,
-        accountExists: () async -> Bool
-    ) async {
+    private func expectLifecycle(of server: any XMPPTestServer, accountExists: () async -> Bool) async {
+        let ports = [server.c2sPort, server.componentPort]
         do {
-            let firstPID = try #require(await pid())
+            let firstPID = try #require(await server.pid)
             #expect(ports.allSatisfy { TCPProbe.accepts(port: $0) })
-            try await register("alice")
+            try await server.register(user: "alice", password: "pw")
 
-            try await restart()
-            let secondPID = try #require(await pid())
+            try await server.restart()
+            let secondPID = try #require(await server.pid)
             #expect(secondPID != firstPID)
             #expect(kill(firstPID, 0) != 0)
             #expect(ports.allSatisfy { TCPProbe.accepts(port: $0) })
             #expect(await accountExists(), "the account survives the restart")
 
-            await stop()
-            #expect(await pid() == nil)
+            await server.stop()
+            #expect(await server.pid == nil)
             #expect(kill(secondPID, 0) != 0)
             #expect(ports.allSatisfy { !TCPProbe.accepts(port: $0) })
         } catch {
-            Issue.record("\(error)\n\(await logs())")
-            await stop()
+            Issue.record("\(error)\n\(await server.logContents(lastLines: 40))")
+            await server.stop()
         }
     }
 }
