@@ -8,16 +8,20 @@ import Synchronization
 /// A blocking TCP socket with a reader thread feeding an async stream of byte chunks.
 ///
 /// One thread per connection does blocking `read(2)`: there is no NIO here, and a component has one
-/// connection. `close()` shuts the socket down, which unblocks that thread. Writes are serialised by
-/// a mutex and sent with MSG_NOSIGNAL so a dead peer gives EPIPE rather than killing the process.
+/// connection. `close()` shuts the socket down, which unblocks that thread and any blocked send.
+/// Writes are serialised by their own mutex (never held by `close()`, so a send blocked on a peer
+/// that stopped reading cannot stop the close that wakes it) and sent with MSG_NOSIGNAL so a dead
+/// peer gives EPIPE rather than killing the process.
 public final class TCPConnection: Sendable {
     private let descriptor: Int32
     private let state = Mutex(State())
+    private let writing = Mutex(())
 
     private struct State {
         var closed = false
         var readerStarted = false
-        var readerRunning = false
+        /// The reader thread and the sends in progress: the descriptor is released when none is left.
+        var users = 0
         var descriptorReleased = false
     }
 
@@ -93,6 +97,10 @@ public final class TCPConnection: Sendable {
     private func send(_ buffer: UnsafeRawBufferPointer) throws {
         try state.withLock { (state) in
             if state.closed { throw SystemError(call: "send", errno: EPIPE) }
+            state.users += 1
+        }
+        defer { finishedUsing() }
+        try writing.withLock { _ in
             var offset = 0
             while offset < buffer.count {
                 let sent = try syscall("send") {
@@ -107,18 +115,21 @@ public final class TCPConnection: Sendable {
     /// May be called once per connection.
     public func incoming(chunkSize: Int = 16_384) -> AsyncThrowingStream<[UInt8], any Error> {
         let (stream, continuation) = AsyncThrowingStream<[UInt8], any Error>.makeStream()
-        let alreadyStarted = state.withLock { state in
-            defer {
-                state.readerStarted = true
-                state.readerRunning = !state.closed
-            }
-            return state.readerStarted
+        let (alreadyStarted, isOpen) = state.withLock { state in
+            defer { state.readerStarted = true }
+            if !state.readerStarted && !state.closed { state.users += 1 }
+            return (state.readerStarted, !state.closed)
         }
         precondition(!alreadyStarted, "incoming() may be called once per connection")
+        // The descriptor of a closed connection may already be released, and its number reused.
+        guard isOpen else {
+            continuation.finish()
+            return stream
+        }
         let fd = descriptor
         let thread = Thread { [self] in
             var buffer = [UInt8](repeating: 0, count: chunkSize)
-            defer { readerFinished() }
+            defer { finishedUsing() }
             while true {
                 let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, chunkSize) }
                 if count > 0 {
@@ -136,18 +147,18 @@ public final class TCPConnection: Sendable {
         return stream
     }
 
-    /// The descriptor is released by whichever comes last, the reader's exit or `close()`, so its
-    /// number is never reused while read(2) still holds it.
-    private func readerFinished() {
+    /// The descriptor is released by whichever comes last, the reader's exit, a send's end or
+    /// `close()`, so its number is never reused while read(2) or send(2) still holds it.
+    private func finishedUsing() {
         let release = state.withLock { state in
-            state.readerRunning = false
+            state.users -= 1
             return releaseIfIdle(&state)
         }
         if release { Glibc.close(descriptor) }
     }
 
     private func releaseIfIdle(_ state: inout State) -> Bool {
-        guard state.closed, !state.readerRunning, !state.descriptorReleased else { return false }
+        guard state.closed, state.users == 0, !state.descriptorReleased else { return false }
         state.descriptorReleased = true
         return true
     }

@@ -1,0 +1,65 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import Synchronization
+import Testing
+import XMPP
+@testable import XMPPTesting
+
+@Suite(.timeLimit(.minutes(1)))
+struct TCPConnectionTests {
+    /// A connected pair on loopback: `client` dialled `server`, which the listener accepted.
+    private func connectedPair() async throws -> (client: TCPConnection, server: TCPConnection, listener: TCPListener) {
+        let accepted = Mailbox<TCPConnection>(name: "an accepted connection")
+        let listener = try TCPListener { accepted.put($0) }
+        let client = try await TCPConnection.connect(host: "127.0.0.1", port: listener.port)
+        let server = try await accepted.take(timeout: .seconds(5))
+        return (client, server, listener)
+    }
+
+    @Test func closeReturnsWhileASendIsBlockedOnAPeerThatStoppedReading() async throws {
+        let (client, server, listener) = try await connectedPair()
+        defer { listener.close() }
+        let sendEnded = Mailbox<Bool>(name: "the blocked send to end")
+        Thread {
+            // The server never reads: the socket buffers fill and send(2) blocks.
+            let chunk = [UInt8](repeating: 0x20, count: 1 << 20)
+            while (try? client.send(chunk)) != nil {}
+            sendEnded.put(true)
+        }.start()
+        try await Task.sleep(for: .milliseconds(300))
+
+        let closed = Mailbox<Bool>(name: "close() to return")
+        Thread {
+            client.close()
+            closed.put(true)
+        }.start()
+        let closeReturned = (try? await closed.take(timeout: .seconds(2))) != nil
+        // Were close() stuck behind the send, only the peer going away would unblock both.
+        server.close()
+        #expect(closeReturned)
+        _ = try await sendEnded.take(timeout: .seconds(5))
+        if !closeReturned { _ = try await closed.take(timeout: .seconds(5)) }
+    }
+
+    @Test func incomingOnAClosedConnectionEndsWithoutReadingAnotherSocket() async throws {
+        let (client, server, listener) = try await connectedPair()
+        defer { listener.close() }
+        client.close()
+        // The next socket is likely to reuse the released descriptor number.
+        let (other, otherServer, otherListener) = try await connectedPair()
+        defer { otherListener.close() }
+        try otherServer.send("meant for the other connection")
+
+        var chunks: [[UInt8]] = []
+        for try await chunk in client.incoming() { chunks.append(chunk) }
+        #expect(chunks.isEmpty)
+
+        otherServer.close()
+        var received: [UInt8] = []
+        for try await chunk in other.incoming() { received += chunk }
+        #expect(String(decoding: received, as: UTF8.self) == "meant for the other connection")
+        [server, other].forEach { $0.close() }
+    }
+}
