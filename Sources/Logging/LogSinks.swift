@@ -8,12 +8,8 @@ public struct StandardErrorLogSink: LogSink {
     public init() {}
 
     public func log(event: LogEvent) {
-        var line = "\(Self.timestamp()) \(event.formatted)"
-        // A message must stay one line, whatever a peer put in it.
-        line = String(line.map { $0 == "\n" || $0 == "\r" ? " " : $0 })
-        line += "\n"
         // One write(2) per line keeps lines whole when several threads log at once.
-        var bytes = Array(line.utf8)
+        var bytes = Array(Self.line(for: event).utf8)
         bytes.withUnsafeMutableBytes { buffer in
             var offset = 0
             while offset < buffer.count {
@@ -22,6 +18,12 @@ public struct StandardErrorLogSink: LogSink {
                 offset += written
             }
         }
+    }
+
+    /// The event as one line. A message must stay one line, whatever a peer put in it: every line
+    /// break counts, including CR LF (one `Character`) and the Unicode separators.
+    static func line(for event: LogEvent) -> String {
+        String("\(timestamp()) \(event.formatted)".map { $0.isNewline ? " " : $0 }) + "\n"
     }
 
     private static func timestamp() -> String {
