@@ -59,7 +59,7 @@ public final class AdHocSessions: Sendable {
         var states: [[String: String]] = [[:]]
         if let existing = command[attribute: "sessionid"] {
             let session = sessions.withLock { sessions -> Session? in
-                sessions = sessions.filter { $0.value.expires > now }
+                Self.removeExpired(from: &sessions, at: now)
                 return sessions[existing]
             }
             guard let session, session.owner == requester, session.node == node else {
@@ -89,6 +89,8 @@ public final class AdHocSessions: Sendable {
         let response = try await definition.handler(request)
         try sessions.withLock { sessions in
             if response.status == .executing {
+                // Abandoned sessions must not hold places until someone happens to present an id.
+                Self.removeExpired(from: &sessions, at: .now)
                 if sessions[sessionID] == nil && sessions.count >= maximumSessions {
                     throw StanzaError(.resourceConstraint, text: "too many open command sessions")
                 }
@@ -99,6 +101,10 @@ public final class AdHocSessions: Sendable {
             }
         }
         return Self.reply(node: node, sessionID: sessionID, response: response)
+    }
+
+    private static func removeExpired(from sessions: inout [String: Session], at now: ContinuousClock.Instant) {
+        sessions = sessions.filter { $0.value.expires > now }
     }
 
     private static let malformedAction = StanzaError(

@@ -194,6 +194,16 @@ import XMPP
         _ = try await sessions.execute(command("wizard"), from: Self.alice)
         await expectError(.resourceConstraint) { try await sessions.execute(command("wizard"), from: Self.alice) }
     }
+
+    @Test func abandonedSessionsStopCountingOnceTheyExpire() async throws {
+        let sessions = AdHocSessions(commands: [
+            AdHocCommand(node: "wizard", name: "Wizard", isAllowed: { _ in true }, handler: Self.wizard),
+        ], lifetime: .milliseconds(50), maximumSessions: 1)
+        _ = try await sessions.execute(command("wizard"), from: Self.alice)
+        try await Task.sleep(for: .milliseconds(100))
+        let fresh = try await sessions.execute(command("wizard"), from: Self.aliceLaptop)
+        #expect(fresh[attribute: "status"] == "executing")
+    }
 }
 
 /// A switch a test flips while a command's `isAllowed` reads it.
