@@ -86,7 +86,9 @@ public struct StanzaRouter: Sendable {
         case nil:
             return DiscoInfo(identities: identities, features: features).element
         case Namespace.commands?:
-            return DiscoInfo(node: node, identities: [], features: [Namespace.commands]).element
+            // XEP-0030 wants an identity in every answer; XEP-0050 registers this one for the list.
+            return DiscoInfo(node: node, identities: [DiscoIdentity(category: "automation", type: "command-list")],
+                             features: [Namespace.commands]).element
         case let node?:
             guard let command = commands.available(to: requester).first(where: { $0.node == node }) else {
                 throw StanzaError(.itemNotFound)

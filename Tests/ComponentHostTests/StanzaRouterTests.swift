@@ -127,6 +127,14 @@ struct NoSender: StanzaSender {
         #expect(try await error(of: iq(.get, hidden)).condition == .itemNotFound)
     }
 
+    /// XEP-0030 §3.1: every disco#info answer holds an identity; XEP-0050 registers this one.
+    @Test func discoInfoOfTheCommandListNodeHasTheCommandListIdentity() async throws {
+        let commands = Element("query", namespace: Namespace.discoInfo, ["node": Namespace.commands])
+        let list = try DiscoInfo(element: try #require(try await result(of: iq(.get, commands)).elements.first))
+        #expect(list.node == Namespace.commands)
+        #expect(list.identities.map { "\($0.category)/\($0.type)" } == ["automation/command-list"])
+    }
+
     @Test func discoItemsWithoutNodeIsEmptyAndAnUnknownNodeIsNotFound() async throws {
         let items = try await result(of: iq(.get, Element("query", namespace: Namespace.discoItems)))
         #expect(try DiscoItems(element: try #require(items.elements.first)).items.isEmpty)
