@@ -28,7 +28,8 @@ public struct Backoff: Sendable, Equatable {
         let base = min(seconds(initial) * pow(multiplier, exponent), seconds(maximum))
         let spread = base * jitter * (unit * 2 - 1)
         let value = min(max(0, base + spread), seconds(maximum))
-        return .nanoseconds(Int64(value * 1_000_000_000))
+        // Not via Int64 nanoseconds: a configured cap past 292 years would trap there.
+        return .seconds(value)
     }
 
     private func seconds(_ duration: Duration) -> Double {

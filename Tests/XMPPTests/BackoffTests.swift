@@ -48,6 +48,12 @@ import XMPP
         #expect(rejection.delay(attempt: 20, unit: 0.5) == .seconds(300))
     }
 
+    /// `reconnect.maxMs` is the operator's: a cap past Int64 nanoseconds (292 years) must not trap.
+    @Test func aHugeMaximumIsReachedWithoutOverflow() {
+        let backoff = Backoff(initial: .seconds(1), maximum: .milliseconds(10_000_000_000_000), jitter: 0)
+        #expect(backoff.delay(attempt: 100) == .milliseconds(10_000_000_000_000))
+    }
+
     /// Equal to within a microsecond: the delays are computed in floating point.
     private func nearly(_ a: Duration, _ b: Duration) -> Bool {
         abs((a - b) / .microseconds(1)) < 1
