@@ -48,6 +48,8 @@ public enum ComponentLinkError: Error, Sendable, Equatable {
     case notConnected
     case timedOut
     case disconnected
+    /// A request with that id is already waiting for its answer.
+    case duplicateID
 }
 
 /// Something that can send stanzas to the server and wait for the answer to an IQ.
@@ -74,6 +76,8 @@ public final class ComponentConnection: StanzaSender {
         var nextID: UInt64 = 0
         var pending: [String: CheckedContinuation<Element, any Error>] = [:]
         var timers: [String: Task<Void, any Error>] = [:]
+        /// Whom each request went to: only that entity's answer is taken.
+        var addressees: [String: JID?] = [:]
         var endReason: ComponentStreamFailure?
     }
 
@@ -117,14 +121,17 @@ public final class ComponentConnection: StanzaSender {
             return "\(idPrefix)-\(link.nextID)"
         }
         iq[attribute: "id"] = id
+        let addressee = iq[attribute: "to"].flatMap { try? JID($0) }
         return try await withCheckedThrowingContinuation { continuation in
-            let accepted = link.withLock { link in
-                guard link.ready else { return false }
+            let refusal = link.withLock { link -> ComponentLinkError? in
+                guard link.ready else { return .notConnected }
+                guard link.pending[id] == nil else { return .duplicateID }
                 link.pending[id] = continuation
-                return true
+                link.addressees[id] = addressee
+                return nil
             }
-            guard accepted else {
-                continuation.resume(throwing: ComponentLinkError.notConnected)
+            if let refusal {
+                continuation.resume(throwing: refusal)
                 return
             }
             // The timer starts only once the request is registered, so it can never fire first.
@@ -142,7 +149,10 @@ public final class ComponentConnection: StanzaSender {
     }
 
     private func resolve(id: String, with result: Result<Element, any Error>) {
-        let (continuation, timer) = link.withLock { ($0.pending.removeValue(forKey: id), $0.timers.removeValue(forKey: id)) }
+        let (continuation, timer) = link.withLock { link in
+            link.addressees.removeValue(forKey: id)
+            return (link.pending.removeValue(forKey: id), link.timers.removeValue(forKey: id))
+        }
         timer?.cancel()
         continuation?.resume(with: result)
     }
@@ -234,7 +244,13 @@ public final class ComponentConnection: StanzaSender {
     private func deliverAnswer(_ stanza: Element) -> Bool {
         guard stanza.name == "iq", let type = stanza[attribute: "type"], type == "result" || type == "error",
               let id = stanza[attribute: "id"] else { return false }
-        guard link.withLock({ $0.pending[id] != nil }) else { return false }
+        // Only the entity we asked may answer: a guessed id from anyone else is not an answer.
+        let from = stanza[attribute: "from"].flatMap { try? JID($0) }
+        let expected = link.withLock { link -> Bool in
+            guard link.pending[id] != nil else { return false }
+            return link.addressees[id].map { $0 == nil || $0 == from } ?? true
+        }
+        guard expected else { return false }
         resolve(id: id, with: .success(stanza))
         return true
     }

@@ -78,7 +78,13 @@ public final class TCPConnection: Sendable {
         setOption(Int32(IPPROTO_TCP), TCP_KEEPINTVL, 10)
         setOption(Int32(IPPROTO_TCP), TCP_KEEPCNT, 3)
         setOption(Int32(IPPROTO_TCP), TCP_NODELAY, 1)
+        // A peer that stops reading must not hold a writer (and a thread of the pool) forever.
+        var timeout = timeval(tv_sec: Int(Self.sendTimeoutSeconds), tv_usec: 0)
+        _ = setsockopt(descriptor, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
     }
+
+    /// How long one send may wait for the peer to read before the connection is given up.
+    static let sendTimeoutSeconds = 10
 
     private func setOption(_ level: Int32, _ name: Int32, _ value: Int32) {
         var value = value
@@ -100,14 +106,20 @@ public final class TCPConnection: Sendable {
             state.users += 1
         }
         defer { finishedUsing() }
-        try writing.withLock { _ in
-            var offset = 0
-            while offset < buffer.count {
-                let sent = try syscall("send") {
-                    Glibc.send(descriptor, buffer.baseAddress! + offset, buffer.count - offset, Int32(MSG_NOSIGNAL))
+        do {
+            try writing.withLock { _ in
+                var offset = 0
+                while offset < buffer.count {
+                    let sent = try syscall("send") {
+                        Glibc.send(descriptor, buffer.baseAddress! + offset, buffer.count - offset, Int32(MSG_NOSIGNAL))
+                    }
+                    offset += sent
                 }
-                offset += sent
             }
+        } catch {
+            // A failed or timed-out send may have written part of a stanza: the stream is broken.
+            close()
+            throw error
         }
     }
 

@@ -97,6 +97,37 @@ struct ComponentConnectionTests {
         await link.stop()
     }
 
+    @Test func anAnswerFromAnotherEntityIsNotTakenForTheAnswer() async throws {
+        let link = try Link()
+        try await link.connected()
+        async let answer = link.connection.request(
+            Element.iq(type: .set, id: "up1", from: Self.component, to: try JID("push.localhost"),
+                       payload: Element("pubsub", namespace: Namespace.pubsub)), timeout: .seconds(5))
+        let request = try await link.server.nextStanza()
+        // A user guessing the id answers "cancel" first: it must not count as the App Server's answer.
+        var forged = try #require(request.errorReply(StanzaError(.itemNotFound, type: .cancel)))
+        forged[attribute: "from"] = "mallory@localhost/x"
+        try link.server.send(forged)
+        try link.server.send(try #require(request.resultReply()))
+        #expect(try await answer.iqType == .result)
+        await link.stop()
+    }
+
+    @Test func aSecondRequestWithAWaitingIDIsRefused() async throws {
+        let link = try Link()
+        try await link.connected()
+        let iq = Element.iq(type: .get, id: "same", from: Self.component, to: Self.server,
+                            payload: Element("query", namespace: Namespace.version))
+        async let first = link.connection.request(iq, timeout: .seconds(5))
+        let request = try await link.server.nextStanza()
+        await #expect(throws: ComponentLinkError.duplicateID) {
+            try await link.connection.request(iq, timeout: .seconds(5))
+        }
+        try link.server.send(try #require(request.resultReply()))
+        #expect(try await first.iqType == .result, "the first waiter still gets its answer")
+        await link.stop()
+    }
+
     @Test func aRequestWithoutIDGetsOne() async throws {
         let link = try Link()
         try await link.connected()
