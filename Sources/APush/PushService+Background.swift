@@ -19,6 +19,12 @@ extension PushService {
             await deliver(push, to: registration, context: context, at: at)
         }
         for retry in try await store.dueRetries(at: at, limit: 256) {
+            // Its deadline passed while the component was stopped or busy: a call can no longer ring.
+            if at > retry.deadline {
+                statistics.count("pushes.\(retry.kind).expired")
+                try await store.deleteRetry(id: retry.id)
+                continue
+            }
             guard let registration = try await store.registration(id: retry.registrationID),
                   let push = OutgoingPush(retry: retry, account: registration.account ?? "") else {
                 try await store.deleteRetry(id: retry.id)

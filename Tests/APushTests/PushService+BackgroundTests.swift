@@ -84,6 +84,19 @@ import XMPP
         #expect(harness.upstream.allSatisfy { $0.kind == "voip" })
     }
 
+    @Test func aStoredRetryWhoseDeadlineHasPassedIsDroppedUnsent() async throws {
+        let harness = try Harness()
+        harness.sender.script(.timeout)
+        try await harness.publishBridged(Stanzas.propose(sid: "s1"))
+        #expect(try await harness.store.nextRetry() != nil)
+        // The component was down for an hour: the call cannot ring any more.
+        harness.clock.advance(seconds: 3600)
+        try await harness.service.processDueWork(context: harness.context)
+        #expect(harness.upstream.count == 1)
+        #expect(try await harness.store.nextRetry() == nil)
+        #expect(harness.service.statistics.sinceStart["pushes.call.expired"] == 1)
+    }
+
     @Test func aHeldWindowSurvivesARestart() async throws {
         let path = FileManager.default.temporaryDirectory
             .appendingPathComponent("apush-restart-\(UInt64.random(in: 0...UInt64.max)).sqlite").path
