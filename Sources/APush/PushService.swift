@@ -202,13 +202,14 @@ final class PushService: Sendable {
         }
     }
 
-    /// A wake, at most one per registration per `wakeIntervalSeconds`.
+    /// A wake, at most one per registration per `wakeIntervalSeconds`. The store decides, not the
+    /// registration read at the start of the publish: another publish may have woken it since.
     private func wake(_ registration: Registration, account: String, at: Timestamp) async throws -> [OutgoingPush] {
-        if let last = registration.lastWakeAt, at - last < Timestamp(settings.wakeIntervalSeconds) * 1000 {
+        guard try await store.recordWake(registrationID: registration.id, at: at,
+                                         unlessSince: at - Timestamp(settings.wakeIntervalSeconds) * 1000) else {
             statistics.count("dropped.rate-limit")
             return []
         }
-        try await store.recordWake(registrationID: registration.id, at: at)
         return [OutgoingPush(summary: Summary(kind: .wake, account: account, ts: at / 1000), collapseChat: nil)]
     }
 
