@@ -204,7 +204,7 @@ final class PushService: Sendable {
 
     /// A wake, at most one per registration per `wakeIntervalSeconds`. The store decides, not the
     /// registration read at the start of the publish: another publish may have woken it since.
-    private func wake(_ registration: Registration, account: String, at: Timestamp) async throws -> [OutgoingPush] {
+    func wake(_ registration: Registration, account: String, at: Timestamp) async throws -> [OutgoingPush] {
         guard try await store.recordWake(registrationID: registration.id, at: at,
                                          unlessSince: at - Timestamp(settings.wakeIntervalSeconds) * 1000) else {
             statistics.count("dropped.rate-limit")
