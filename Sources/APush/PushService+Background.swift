@@ -12,13 +12,36 @@ extension PushService {
             }
             guard case .push(let held, let count) = decision,
                   let registration = try await store.registration(id: window.registrationID) else { continue }
-            statistics.count("coalesced.sent")
             let policy = try await policy(for: registration.account)
+            // The held push obeys the policy as it is now: a chat muted, or quiet hours begun, during
+            // the window silences it.
+            let notice = MessageNotice(chat: window.chat, from: held.from, groupchat: held.groupchat,
+                                       mention: held.mention, id: held.id, dedupeKey: nil)
+            switch PolicyDecision.decide(policy, event: .message(notice), at: at) {
+            case .deliver:
+                break
+            case .wakeInstead:
+                statistics.count("quiet-hours.wake")
+                for push in try await wake(registration, account: registration.account ?? "", at: at) {
+                    await deliver(push, to: registration, context: context, at: at)
+                }
+                continue
+            case .silence, .drop:
+                statistics.count("dropped.policy")
+                continue
+            }
+            statistics.count("coalesced.sent")
             let push = OutgoingPush.message(account: registration.account ?? "", chat: window.chat, notice: held,
                                             count: count, policy: policy)
             await deliver(push, to: registration, context: context, at: at)
         }
         for retry in try await store.dueRetries(at: at, limit: 256) {
+            // Its deadline passed while the component was stopped or busy: a call can no longer ring.
+            if at > retry.deadline {
+                statistics.count("pushes.\(retry.kind).expired")
+                try await store.deleteRetry(id: retry.id)
+                continue
+            }
             guard let registration = try await store.registration(id: retry.registrationID),
                   let push = OutgoingPush(retry: retry, account: registration.account ?? "") else {
                 try await store.deleteRetry(id: retry.id)

@@ -20,7 +20,7 @@ final class PushService: Sendable {
     let now: @Sendable () -> Timestamp
     let logger: Logger
     private let inFlight = Mutex(0)
-    private let policies = Mutex<[String: PushPolicy]>([:])
+    private let policies = Mutex(PolicyCache())
 
     init(store: any PushStore, settings: APushSettings, logger: Logger,
          now: @escaping @Sendable () -> Timestamp = PushService.wallClock) {
@@ -202,13 +202,14 @@ final class PushService: Sendable {
         }
     }
 
-    /// A wake, at most one per registration per `wakeIntervalSeconds`.
-    private func wake(_ registration: Registration, account: String, at: Timestamp) async throws -> [OutgoingPush] {
-        if let last = registration.lastWakeAt, at - last < Timestamp(settings.wakeIntervalSeconds) * 1000 {
+    /// A wake, at most one per registration per `wakeIntervalSeconds`. The store decides, not the
+    /// registration read at the start of the publish: another publish may have woken it since.
+    func wake(_ registration: Registration, account: String, at: Timestamp) async throws -> [OutgoingPush] {
+        guard try await store.recordWake(registrationID: registration.id, at: at,
+                                         unlessSince: at - Timestamp(settings.wakeIntervalSeconds) * 1000) else {
             statistics.count("dropped.rate-limit")
             return []
         }
-        try await store.recordWake(registrationID: registration.id, at: at)
         return [OutgoingPush(summary: Summary(kind: .wake, account: account, ts: at / 1000), collapseChat: nil)]
     }
 
@@ -216,16 +217,18 @@ final class PushService: Sendable {
     /// Kept in memory once resolved (decoding it cost more than a store round trip, on every event);
     /// every change goes through `setPolicy`, which forgets them all.
     func policy(for account: String?) async throws -> PushPolicy {
-        if let known = policies.withLock({ $0[account ?? ""] }) { return known }
+        let key = account ?? ""
+        let (known, generation) = policies.withLock { ($0.policy(for: key), $0.generation) }
+        if let known { return known }
         let resolved = try await resolvePolicy(for: account)
-        policies.withLock { $0[account ?? ""] = resolved }
+        policies.withLock { $0.store(resolved, for: key, resolvedAt: generation) }
         return resolved
     }
 
     /// Stores an account's override (or the defaults, for a nil account); nil removes it.
     func setPolicy(account: String?, json: String?) async throws {
         try await store.setPolicy(account: account, json: json)
-        policies.withLock { $0.removeAll() }
+        policies.withLock { $0.invalidate() }
     }
 
     private func resolvePolicy(for account: String?) async throws -> PushPolicy {
@@ -350,6 +353,25 @@ final class PushService: Sendable {
             try CollapseKey(bytes: registration.collapseKey).tag(account: push.account, chat: chat)
         }
         return Upstream.Fields(envelope: envelope, kind: push.apushKind, collapse: collapse)
+    }
+}
+
+/// Resolved policies by account (the defaults under ""). A resolution that read the store before a
+/// change must not be kept after it, or the change would never apply: the generation tells.
+struct PolicyCache: Sendable {
+    private var entries: [String: PushPolicy] = [:]
+    private(set) var generation = 0
+
+    func policy(for key: String) -> PushPolicy? { entries[key] }
+
+    mutating func store(_ policy: PushPolicy, for key: String, resolvedAt generation: Int) {
+        guard generation == self.generation else { return }
+        entries[key] = policy
+    }
+
+    mutating func invalidate() {
+        entries.removeAll()
+        generation += 1
     }
 }
 

@@ -21,8 +21,9 @@ public protocol PushStore: Sendable {
     func removeRegistrations(domain: String, account: String, token: String?) async throws -> [Registration]
     /// Records a push attempt's outcome: nil for success, else a short condition such as `wait/timeout`.
     func recordPush(registrationID: Int64, at: Timestamp, error: String?) async throws
-    /// Records a wake, for the rate limit.
-    func recordWake(registrationID: Int64, at: Timestamp) async throws
+    /// Records a wake at `at`, for the rate limit, unless one was recorded after `since`; returns
+    /// whether it did. Atomic, so two publishes at once cannot both pass the limit.
+    func recordWake(registrationID: Int64, at: Timestamp, unlessSince since: Timestamp) async throws -> Bool
 
     // MARK: Tombstones of dead tokens
 

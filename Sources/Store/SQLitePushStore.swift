@@ -217,10 +217,13 @@ public final class SQLitePushStore: PushStore {
         }
     }
 
-    public func recordWake(registrationID: Int64, at: Timestamp) async throws {
+    public func recordWake(registrationID: Int64, at: Timestamp, unlessSince since: Timestamp) async throws -> Bool {
         try locked { database in
-            try database.execute("UPDATE registrations SET last_wake_at = ? WHERE id = ?",
-                                 [.integer(at), .integer(registrationID)])
+            try database.execute("""
+                UPDATE registrations SET last_wake_at = ?1
+                WHERE id = ?2 AND (last_wake_at IS NULL OR last_wake_at <= ?3)
+                """, [.integer(at), .integer(registrationID), .integer(since)])
+            return database.changes > 0
         }
     }
 

@@ -84,6 +84,42 @@ import XMPP
         #expect(harness.upstream.allSatisfy { $0.kind == "voip" })
     }
 
+    @Test func aStoredRetryWhoseDeadlineHasPassedIsDroppedUnsent() async throws {
+        let harness = try Harness()
+        harness.sender.script(.timeout)
+        try await harness.publishBridged(Stanzas.propose(sid: "s1"))
+        #expect(try await harness.store.nextRetry() != nil)
+        // The component was down for an hour: the call cannot ring any more.
+        harness.clock.advance(seconds: 3600)
+        try await harness.service.processDueWork(context: harness.context)
+        #expect(harness.upstream.count == 1)
+        #expect(try await harness.store.nextRetry() == nil)
+        #expect(harness.service.statistics.sinceStart["pushes.call.expired"] == 1)
+    }
+
+    @Test func aHeldNoticeOfAChatMutedDuringItsWindowIsNotPushed() async throws {
+        let harness = try Harness()
+        try await harness.publishBridged(Stanzas.chat(id: "m1"))
+        try await harness.publishBridged(Stanzas.chat(id: "m2"))
+        try await harness.service.setPolicy(account: "alice@localhost", json: #"{"muted":["bob@localhost"]}"#)
+        harness.clock.advance(seconds: 10)
+        try await harness.service.processDueWork(context: harness.context)
+        #expect(harness.upstream.count == 1)
+        let chat = try #require(try await harness.store.chats(registrationID: 1).first)
+        #expect(chat.count == 2, "a silenced message still counts")
+    }
+
+    @Test func aHeldNoticeAtTheWindowsEndInQuietHoursGoesAsAWake() async throws {
+        let harness = try Harness()
+        try await harness.publishBridged(Stanzas.chat(id: "m1"))
+        try await harness.publishBridged(Stanzas.chat(id: "m2"))
+        // 15:26:40 UTC now; quiet hours begin within the window.
+        try await harness.service.setPolicy(account: "alice@localhost", json: #"{"quietHours":"15:26-16:00"}"#)
+        harness.clock.advance(seconds: 10)
+        try await harness.service.processDueWork(context: harness.context)
+        #expect(harness.upstream.map(\.kind) == [nil, "wake"])
+    }
+
     @Test func aHeldWindowSurvivesARestart() async throws {
         let path = FileManager.default.temporaryDirectory
             .appendingPathComponent("apush-restart-\(UInt64.random(in: 0...UInt64.max)).sqlite").path

@@ -247,6 +247,31 @@ import XMPP
             == #"{"v":2,"kind":"wake","account":"alice@localhost","ts":1764430000}"#)
     }
 
+    @Test func twoConcurrentWakesForOneRegistrationSendOne() async throws {
+        let harness = try Harness()
+        try await harness.publishBridged(Stanzas.chat(id: "m1"))
+        // Both publishes read the registration before either recorded its wake.
+        let snapshot = try #require(try await harness.store.registration(domain: "localhost", token: "tok123"))
+        let wake = ClassifiedPublish(account: "alice@localhost", event: .wake)
+        let first = try await harness.service.decide(wake, for: snapshot, at: harness.clock.now)
+        let second = try await harness.service.decide(wake, for: snapshot, at: harness.clock.now)
+        #expect(first.map(\.kind) == [.wake])
+        #expect(second.isEmpty)
+    }
+
+    @Test func aPolicyReadBeforeAChangeIsNotCachedAfterIt() {
+        var cache = PolicyCache()
+        let generation = cache.generation
+        // A publish began reading the old policy; the account saved a new one meanwhile.
+        cache.invalidate()
+        var stale = PushPolicy()
+        stale.messages = false
+        cache.store(stale, for: "alice@localhost", resolvedAt: generation)
+        #expect(cache.policy(for: "alice@localhost") == nil)
+        cache.store(PushPolicy(), for: "alice@localhost", resolvedAt: cache.generation)
+        #expect(cache.policy(for: "alice@localhost") == PushPolicy())
+    }
+
     @Test func noLogLineNamesATokenAKeyOrAMessage() async throws {
         let harness = try Harness()
         let token = "tokSECRET123"

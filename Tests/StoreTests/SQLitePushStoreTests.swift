@@ -330,11 +330,12 @@ private func retry(_ registrationID: Int64, nextAt: Timestamp, kind: String = "m
     }
 
     @Test(arguments: StoreKind.allCases)
-    func recordWakeKeepsTheLatestWake(kind: StoreKind) async throws {
+    func recordWakeKeepsTheLatestWakeAndRefusesOneInsideTheInterval(kind: StoreKind) async throws {
         try await withStore(kind) { store in
             let registration = try await registered(store)
-            try await store.recordWake(registrationID: registration.id, at: 2_000)
-            try await store.recordWake(registrationID: registration.id, at: 62_000)
+            #expect(try await store.recordWake(registrationID: registration.id, at: 2_000, unlessSince: -58_000))
+            #expect(!(try await store.recordWake(registrationID: registration.id, at: 61_999, unlessSince: 1_999)))
+            #expect(try await store.recordWake(registrationID: registration.id, at: 62_000, unlessSince: 2_000))
             let stored = try #require(try await store.registration(id: registration.id))
             #expect(stored.lastWakeAt == 62_000)
             #expect(stored.pushCount == 0 && stored.lastPushAt == nil)
