@@ -86,7 +86,7 @@ public struct APushModule: HostedModule {
             } catch {
                 context.logger.error("stored push work failed: \(error)")
             }
-            try? await Task.sleep(for: .milliseconds(200))
+            await service.waitForDueWork(atMost: .seconds(1))
         }
         // Stopping: keep what was counted since the last maintenance.
         try? await service.flushStatistics()

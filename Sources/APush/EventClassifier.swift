@@ -73,7 +73,8 @@ enum EventClassifier {
             groupchat: groupchat,
             mention: groupchat && mentions(account, in: message),
             id: (stanzaID ?? message.stanzaID).flatMap { $0.utf8.count <= maximumIDLength ? $0 : nil },
-            dedupeKey: originID.map { "\(from.bare)/\($0)" }))
+            // In a room the sender is the occupant (room/nick), not the room: two occupants may reuse an id.
+            dedupeKey: originID.map { "\(groupchat ? from.description : from.bare.description)/\($0)" }))
     }
 
     private static func classify(summary notification: Element) -> PushEvent {

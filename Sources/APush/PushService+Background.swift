@@ -51,12 +51,21 @@ extension PushService {
         }
     }
 
+    /// Sleeps until the earliest stored window or retry is due, a new one is stored, or `limit` passes
+    /// (the loop also does maintenance), whichever comes first.
+    func waitForDueWork(atMost limit: Duration) async {
+        let next = [try? await store.nextWindowEnd(), try? await store.nextRetry()].compactMap { $0 }.min()
+        let untilNext = next.map { Duration.milliseconds(max(0, $0 - now())) } ?? limit
+        await dueWork.wait(upTo: min(untilNext, limit))
+    }
+
     /// Forgets what has expired and adds the counters to the stored totals.
     func maintain() async throws {
         let at = now()
         try await store.prune(tombstonesBefore: at - Self.day,
                               sightingsBefore: at - Timestamp(settings.dedupeMinutes) * 60_000,
-                              callsBefore: at - 3_600_000, unknownAnswersBefore: at - 3_600_000)
+                              callsBefore: at - 3_600_000, unknownAnswersBefore: at - 3_600_000,
+                              quietChatsBefore: at - 30 * Self.day)
         try await flushStatistics()
     }
 

@@ -20,6 +20,8 @@ final class PushService: Sendable {
     let now: @Sendable () -> Timestamp
     let logger: Logger
     private let inFlight = Mutex(0)
+    /// Rung when a window opens or a retry is stored, so the background loop wakes for it.
+    let dueWork = Doorbell()
     private let policies = Mutex(PolicyCache())
 
     init(store: any PushStore, settings: APushSettings, logger: Logger,
@@ -148,6 +150,7 @@ final class PushService: Sendable {
             }
             switch decision {
             case .push(let count):
+                dueWork.ring()
                 return [.message(account: account, chat: notice.chat, notice: held, count: count, policy: policy)]
             case .hold:
                 statistics.count("coalesced.held")
@@ -185,6 +188,7 @@ final class PushService: Sendable {
                                       urgent: true)
             }
             guard case .push(let count) = decision else { return [] }
+            dueWork.ring()
             return [.message(account: account, chat: call.chat, notice: held, count: count, policy: policy,
                              missedCall: .init(sid: call.sid, media: call.media))]
 
@@ -328,6 +332,7 @@ final class PushService: Sendable {
             item.nextAt = at + delay
             if retry == nil {
                 try await store.enqueueRetry(item)
+                dueWork.ring()
             } else {
                 try await store.updateRetry(item)
             }

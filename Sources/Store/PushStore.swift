@@ -82,7 +82,8 @@ public protocol PushStore: Sendable {
 
     // MARK: Maintenance
 
-    /// Forgets expired tombstones, dedupe keys, calls and cap entries older than `before`.
+    /// Forgets expired tombstones, dedupe keys, calls and cap entries, and the state of chats quiet
+    /// since `quietChatsBefore` (no open window, nothing held: only an old count is lost).
     func prune(tombstonesBefore: Timestamp, sightingsBefore: Timestamp, callsBefore: Timestamp,
-               unknownAnswersBefore: Timestamp) async throws
+               unknownAnswersBefore: Timestamp, quietChatsBefore: Timestamp) async throws
 }

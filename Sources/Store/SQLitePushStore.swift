@@ -94,6 +94,7 @@ public final class SQLitePushStore: PushStore {
                 deadline INTEGER NOT NULL
             );
             CREATE INDEX retries_by_next ON retries (next_at);
+            CREATE INDEX retries_by_registration ON retries (registration_id);
             CREATE TABLE counters (name TEXT PRIMARY KEY, value INTEGER NOT NULL);
             CREATE TABLE unknown_node_answers (at INTEGER NOT NULL);
             CREATE TABLE policies (account TEXT PRIMARY KEY, document TEXT NOT NULL);
@@ -296,7 +297,7 @@ public final class SQLitePushStore: PushStore {
 
     public func nextWindowEnd() async throws -> Timestamp? {
         try locked { database in
-            try database.query("SELECT min(window_ends_at) AS next FROM chats").first?.int("next")
+            try database.query("SELECT min(window_ends_at) AS next FROM chats WHERE window_ends_at IS NOT NULL").first?.int("next")
         }
     }
 
@@ -461,13 +462,17 @@ public final class SQLitePushStore: PushStore {
     // MARK: Maintenance
 
     public func prune(tombstonesBefore: Timestamp, sightingsBefore: Timestamp, callsBefore: Timestamp,
-                      unknownAnswersBefore: Timestamp) async throws {
+                      unknownAnswersBefore: Timestamp, quietChatsBefore: Timestamp) async throws {
         try locked { database in
             try database.transaction { database in
                 try database.execute("DELETE FROM tombstones WHERE buried_at < ?", [.integer(tombstonesBefore)])
                 try database.execute("DELETE FROM sightings WHERE seen_at < ?", [.integer(sightingsBefore)])
                 try database.execute("DELETE FROM calls WHERE at < ?", [.integer(callsBefore)])
                 try database.execute("DELETE FROM unknown_node_answers WHERE at < ?", [.integer(unknownAnswersBefore)])
+                try database.execute("""
+                    DELETE FROM chats WHERE window_ends_at IS NULL AND held IS NULL
+                        AND coalesce(last_message_at, 0) < ?1 AND coalesce(last_read_push_at, 0) < ?1
+                    """, [.integer(quietChatsBefore)])
             }
         }
     }

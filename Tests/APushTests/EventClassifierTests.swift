@@ -165,7 +165,20 @@ import XMPP
             """
         #expect(try Self.classify(bridged: message) == .message(MessageNotice(
             chat: "crew@muc.localhost", from: "Zoë", groupchat: true, mention: false, id: "g1",
-            dedupeKey: "crew@muc.localhost/o1")))
+            dedupeKey: "crew@muc.localhost/Zoë/o1")))
+    }
+
+    @Test func twoOccupantsReusingAnIdAreNotDuplicatesOfEachOther() throws {
+        func message(from nick: String) -> String {
+            "<message xmlns='jabber:client' type='groupchat' id='same' from='crew@muc.localhost/\(nick)' "
+                + "to='alice@localhost'><body>hi</body><origin-id xmlns='urn:xmpp:sid:0' id='same'/></message>"
+        }
+        guard case .message(let first) = try Self.classify(bridged: message(from: "Zoë")),
+              case .message(let second) = try Self.classify(bridged: message(from: "Ann")) else {
+            Issue.record("both are messages")
+            return
+        }
+        #expect(first.dedupeKey != second.dedupeKey)
     }
 
     @Test(arguments: [

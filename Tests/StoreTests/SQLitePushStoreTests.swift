@@ -49,6 +49,32 @@ private func retry(_ registrationID: Int64, nextAt: Timestamp, kind: String = "m
               deadline: nextAt + 60_000)
 }
 
+@Suite struct SQLitePushStorePruningTests {
+    @Test(arguments: StoreKind.allCases)
+    func quietChatsAreForgottenButOpenWindowsAndHeldNoticesAreKept(kind: StoreKind) async throws {
+        try await withStore(kind) { store in
+            let registration = try await registered(store)
+            let id = registration.id
+            try await store.updateChat(registrationID: id, chat: "quiet@example.org") { state in
+                state = ChatState(registrationID: id, chat: "quiet@example.org", count: 3, lastMessageAt: 1_000)
+            }
+            try await store.updateChat(registrationID: id, chat: "recent@example.org") { state in
+                state = ChatState(registrationID: id, chat: "recent@example.org", count: 1, lastMessageAt: 9_000)
+            }
+            try await openWindow(store, registrationID: id, chat: "open@example.org", windowEnd: 2_000)
+            try await store.updateChat(registrationID: id, chat: "held@example.org") { state in
+                state = ChatState(registrationID: id, chat: "held@example.org", count: 2, lastMessageAt: 1_000,
+                                  held: HeldNotice(from: "h@example.org", id: nil, groupchat: false, mention: false,
+                                                   at: 1_000))
+            }
+            try await store.prune(tombstonesBefore: 0, sightingsBefore: 0, callsBefore: 0, unknownAnswersBefore: 0,
+                                  quietChatsBefore: 5_000)
+            let left = try await store.chats(registrationID: id).map(\.chat)
+            #expect(left == ["held@example.org", "open@example.org", "recent@example.org"])
+        }
+    }
+}
+
 @Suite struct SQLitePushStoreTests {
     // MARK: Registrations
 
@@ -383,7 +409,7 @@ private func retry(_ registrationID: Int64, nextAt: Timestamp, kind: String = "m
         try await withStore(kind) { store in
             try await store.bury(token: "old", pushModule: "fcm", at: 1_000)
             try await store.bury(token: "young", pushModule: "fcm", at: 3_000)
-            try await store.prune(tombstonesBefore: 2_000, sightingsBefore: 0, callsBefore: 0, unknownAnswersBefore: 0)
+            try await store.prune(tombstonesBefore: 2_000, sightingsBefore: 0, callsBefore: 0, unknownAnswersBefore: 0, quietChatsBefore: 0)
             #expect(try await !store.isBuried(token: "old", pushModule: "fcm", since: 0))
             #expect(try await store.isBuried(token: "young", pushModule: "fcm", since: 0))
         }
@@ -573,7 +599,7 @@ private func retry(_ registrationID: Int64, nextAt: Timestamp, kind: String = "m
             let id = try await registered(store).id
             _ = try await store.firstSighting(registrationID: id, key: "old", at: 1_000, since: 0)
             _ = try await store.firstSighting(registrationID: id, key: "young", at: 3_000, since: 0)
-            try await store.prune(tombstonesBefore: 0, sightingsBefore: 2_000, callsBefore: 0, unknownAnswersBefore: 0)
+            try await store.prune(tombstonesBefore: 0, sightingsBefore: 2_000, callsBefore: 0, unknownAnswersBefore: 0, quietChatsBefore: 0)
             #expect(try await store.firstSighting(registrationID: id, key: "old", at: 4_000, since: 0))
             #expect(try await !store.firstSighting(registrationID: id, key: "young", at: 4_000, since: 0))
         }
@@ -614,7 +640,7 @@ private func retry(_ registrationID: Int64, nextAt: Timestamp, kind: String = "m
                 try await store.rememberCall(PendingCall(registrationID: id, sid: sid, chat: "c", caller: "c",
                                                          media: ["audio"], at: at))
             }
-            try await store.prune(tombstonesBefore: 0, sightingsBefore: 0, callsBefore: 2_000, unknownAnswersBefore: 0)
+            try await store.prune(tombstonesBefore: 0, sightingsBefore: 0, callsBefore: 2_000, unknownAnswersBefore: 0, quietChatsBefore: 0)
             #expect(try await store.takeCall(registrationID: id, sid: "old") == nil)
             #expect(try await store.takeCall(registrationID: id, sid: "young")?.at == 3_000)
         }
@@ -724,7 +750,7 @@ private func retry(_ registrationID: Int64, nextAt: Timestamp, kind: String = "m
             #expect(try await store.unknownNodeAnswers(since: 200) == 3)
             #expect(try await store.unknownNodeAnswers(since: 301) == 0)
 
-            try await store.prune(tombstonesBefore: 0, sightingsBefore: 0, callsBefore: 0, unknownAnswersBefore: 250)
+            try await store.prune(tombstonesBefore: 0, sightingsBefore: 0, callsBefore: 0, unknownAnswersBefore: 250, quietChatsBefore: 0)
             #expect(try await store.unknownNodeAnswers(since: 0) == 1)
         }
     }

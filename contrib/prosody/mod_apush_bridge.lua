@@ -79,11 +79,13 @@ end, -100);
 -- mod_cloud_notify fires no event on <disable/>: look at it first and let it through (return nil).
 module:hook("iq-set/self/"..xmlns_push..":disable", function (event)
 	local origin, disable = event.origin, event.stanza.tags[1];
-	if not component or disable.attr.jid ~= component or not origin.username then return; end
+	-- Compared as cloud_notify stores it: prepped, so a disable written in another case still counts.
+	local service = disable.attr.jid and jid.prep(disable.attr.jid);
+	if not component or service ~= component or not origin.username then return; end
 	send_to_component(st.stanza("unregistered", {
 		xmlns = xmlns_bridge;
 		account = jid.join(origin.username, host);
-	}):tag("disable", { xmlns = xmlns_push, jid = disable.attr.jid, node = disable.attr.node }):up());
+	}):tag("disable", { xmlns = xmlns_push, jid = service, node = disable.attr.node }):up());
 end, 10);
 
 -- 2. Pushes ------------------------------------------------------------------------------------

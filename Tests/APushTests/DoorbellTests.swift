@@ -1,0 +1,42 @@
+@testable import APush
+import Testing
+
+@Suite(.timeLimit(.minutes(1)))
+struct DoorbellTests {
+    @Test func aRingWakesAWaiterLongBeforeItsTimeout() async {
+        let bell = Doorbell()
+        let started = ContinuousClock.now
+        async let waited: Void = bell.wait(upTo: .seconds(30))
+        try? await Task.sleep(for: .milliseconds(50))
+        bell.ring()
+        await waited
+        #expect(ContinuousClock.now - started < .seconds(5))
+    }
+
+    @Test func aRingWithNobodyWaitingIsKeptForTheNextWait() async {
+        let bell = Doorbell()
+        bell.ring()
+        let started = ContinuousClock.now
+        await bell.wait(upTo: .seconds(30))
+        #expect(ContinuousClock.now - started < .seconds(5))
+    }
+
+    @Test func withoutARingTheWaitEndsAtItsTimeout() async {
+        let bell = Doorbell()
+        let started = ContinuousClock.now
+        await bell.wait(upTo: .milliseconds(100))
+        let waited = ContinuousClock.now - started
+        #expect(waited >= .milliseconds(100))
+        #expect(waited < .seconds(5))
+    }
+
+    @Test func cancellingTheWaitingTaskEndsTheWait() async {
+        let bell = Doorbell()
+        let waiter = Task { await bell.wait(upTo: .seconds(30)) }
+        try? await Task.sleep(for: .milliseconds(50))
+        let started = ContinuousClock.now
+        waiter.cancel()
+        await waiter.value
+        #expect(ContinuousClock.now - started < .seconds(5))
+    }
+}
