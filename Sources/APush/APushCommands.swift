@@ -278,11 +278,10 @@ struct APushCommands: Sendable {
     }
 
     private func booleanField(_ form: DataForm, _ name: String) throws -> Bool? {
-        guard let value = form.value(name) else { return nil }
-        switch value.trimmed.lowercased() {
-        case "1", "true": return true
-        case "0", "false": return false
-        default: throw StanzaError(.badRequest, text: "\(name): '\(value)' is not a boolean")
+        do {
+            return try form.typedBoolean(name)
+        } catch {
+            throw StanzaError(.badRequest, text: error.description)
         }
     }
 

@@ -35,13 +35,7 @@ public struct APushModule: HostedModule {
                 try Configuration.checkKeys(defaults, allowed: Set(PushPolicy.CodingKeys.allCases.map(\.rawValue)),
                                             path: "push.defaults")
             }
-            do {
-                settings = try JSONDecoder().decode(APushSettings.self, from: section)
-            } catch let error as DecodingError {
-                throw ConfigurationError(decoding: error, section: "push")
-            } catch {
-                throw ConfigurationError(key: "push", reason: "\(error)")
-            }
+            settings = try Configuration.decode(APushSettings.self, from: section, section: "push")
         }
         guard let appServer = configuration.appServer else {
             throw ConfigurationError(key: "appServer", reason: "missing: the App Server's JID is required")

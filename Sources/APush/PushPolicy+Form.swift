@@ -33,14 +33,7 @@ extension PushPolicy {
     /// value is the error, naming its field, and nothing is changed.
     func applying(_ form: DataForm, minimumWindow: Int, maximumWindow: Int) throws(PolicyError) -> PushPolicy {
         var policy = self
-        func boolean(_ field: String) throws(PolicyError) -> Bool? {
-            guard let value = form.value(field) else { return nil }
-            switch value.trimmed.lowercased() {
-            case "1", "true": return true
-            case "0", "false": return false
-            default: throw PolicyError(field: field, reason: "'\(value)' is not a boolean (1, 0, true, false)")
-            }
-        }
+        func boolean(_ field: String) throws(PolicyError) -> Bool? { try form.typedBoolean(field) }
         func choice<T: RawRepresentable & CaseIterable>(_ field: String, _ type: T.Type) throws(PolicyError) -> T?
             where T.RawValue == String {
             guard let value = form.value(field) else { return nil }
@@ -102,5 +95,17 @@ extension PushPolicy {
         guard !changed.isEmpty,
               let data = try? JSONSerialization.data(withJSONObject: changed, options: [.sortedKeys]) else { return nil }
         return String(decoding: data, as: UTF8.self)
+    }
+}
+
+extension DataForm {
+    /// A submitted boolean as people type it (any case, stray spaces); nil when the field is absent.
+    /// A value that is no boolean is the error, naming the field.
+    func typedBoolean(_ field: String) throws(PolicyError) -> Bool? {
+        guard let value = value(field) else { return nil }
+        guard let parsed = XMLBoolean.parse(value.trimmed.lowercased()) else {
+            throw PolicyError(field: field, reason: "'\(value)' is not a boolean (1, 0, true, false)")
+        }
+        return parsed
     }
 }

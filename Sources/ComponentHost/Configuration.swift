@@ -155,3 +155,18 @@ public struct ConfigurationError: Error, Equatable, CustomStringConvertible {
 
     public var description: String { "configuration key '\(key)': \(reason)" }
 }
+
+extension Configuration {
+    /// Decodes one section (the host's own, or a module's from `moduleSections`), turning a
+    /// DecodingError into the full key path and the reason.
+    public static func decode<T: Decodable>(_ type: T.Type, from data: Data, section: String)
+        throws(ConfigurationError) -> T {
+        do {
+            return try JSONDecoder().decode(type, from: data)
+        } catch let error as DecodingError {
+            throw ConfigurationError(decoding: error, section: section)
+        } catch {
+            throw ConfigurationError(key: section, reason: "\(error)")
+        }
+    }
+}

@@ -128,16 +128,14 @@ struct ConfigurationReader {
         return try Self.decodeSection(type, from: value, key: key)
     }
 
-    /// Decodes a section with JSONDecoder, turning a DecodingError into the full key path and reason.
     static func decodeSection<T: Decodable>(_ type: T.Type, from value: Any, key: String) throws(ConfigurationError) -> T {
+        let data: Data
         do {
-            let data = try JSONSerialization.data(withJSONObject: value)
-            return try JSONDecoder().decode(type, from: data)
-        } catch let error as DecodingError {
-            throw ConfigurationError(decoding: error, section: key)
+            data = try JSONSerialization.data(withJSONObject: value)
         } catch {
             throw ConfigurationError(key: key, reason: "\(error)")
         }
+        return try Configuration.decode(type, from: data, section: key)
     }
 }
 

@@ -267,8 +267,8 @@ public enum DataFormError: Error, Sendable, Hashable, CustomStringConvertible {
 }
 
 /// XML Schema booleans as XMPP uses them: `1`/`true` and `0`/`false`.
-enum XMLBoolean {
-    static func parse(_ string: String) -> Bool? {
+public enum XMLBoolean {
+    public static func parse(_ string: String) -> Bool? {
         switch string {
         case "1", "true": true
         case "0", "false": false
