@@ -9,7 +9,7 @@
 
 ---------- Global section ----------
 
--- Where mod_apush_bridge.lua was copied (keep Prosody's own module directory out of this list).
+-- Where mod_apush_bridge.lua and apush_bridge_strip.lib.lua were copied (keep Prosody's own module directory out of this list).
 plugin_paths = { "/usr/local/lib/prosody/modules" }
 
 -- The component connects to Prosody over XEP-0114. It runs on the same machine: listen on loopback

@@ -12,12 +12,16 @@ enum EventClassifier {
         guard let notification else { return ClassifiedPublish(account: nil, event: .wake) }
         let account = notification.findString("{urn:xmpp:apush:bridge:0}account@jid").flatMap(bareJID)
         if let stanza = notification.findElement("{urn:xmpp:forward:0}forwarded/{*}*") {
-            return ClassifiedPublish(account: account, event: classify(forwarded: stanza, account: account))
+            // The bridge strips the body, so it finds a mention by name itself (PROTOCOL.md §2.2).
+            let bridgeSaysMention = notification.findString("{urn:xmpp:apush:bridge:0}account@mention") == "true"
+            return ClassifiedPublish(account: account, event: classify(forwarded: stanza, account: account,
+                                                                        bridgeSaysMention: bridgeSaysMention))
         }
         return ClassifiedPublish(account: account, event: classify(summary: notification))
     }
 
-    private static func classify(forwarded message: Element, account: String?) -> PushEvent {
+    private static func classify(forwarded message: Element, account: String?, bridgeSaysMention: Bool = false)
+        -> PushEvent {
         guard message.name == "message" else { return .wake }
         let from = message.fromString.flatMap { try? JID($0) }
         let fromBare = from?.bare.description
@@ -71,7 +75,7 @@ enum EventClassifier {
             chat: from.bare.description,
             from: bounded(groupchat ? (from.resourcepart ?? "") : from.bare.description),
             groupchat: groupchat,
-            mention: groupchat && mentions(account, in: message),
+            mention: groupchat && (bridgeSaysMention || mentions(account, in: message)),
             id: (stanzaID ?? message.stanzaID).flatMap { $0.utf8.count <= maximumIDLength ? $0 : nil },
             // In a room the sender is the occupant (room/nick), not the room: two occupants may reuse an id.
             dedupeKey: originID.map { "\(groupchat ? from.description : from.bare.description)/\($0)" }))
@@ -93,9 +97,11 @@ enum EventClassifier {
             .compactMap { message.findString("{urn:xmpp:jingle-message:0}\($0)@id") }.first
     }
 
-    /// A body or an encrypted payload: something a person would be notified of.
+    /// A body or an encrypted payload: something a person would be notified of. The bridge forwards a
+    /// body as an empty marker (PROTOCOL.md §2.2) and leaves out one of white space only, so an empty
+    /// body counts; a body of white space only (from a server that forwards the text) does not.
     private static func hasContent(_ message: Element) -> Bool {
-        if let body = message.findString("body#"), !body.trimmed.isEmpty { return true }
+        if let body = message.findString("body#"), body.isEmpty || !body.trimmed.isEmpty { return true }
         return message.findElement("{eu.siacs.conversations.axolotl}encrypted") != nil
             || message.findElement("{urn:xmpp:omemo:2}encrypted") != nil
             || message.findElement("{urn:xmpp:openpgp:0}openpgp") != nil

@@ -196,6 +196,34 @@ import XMPP
         #expect(notice.groupchat)
     }
 
+    /// The bridge's stripped copy (PROTOCOL.md §2.2): the body is an empty marker, and a mention by
+    /// name, which needs the text, comes on `<account mention='true'/>`.
+    @Test func aStrippedBodyIsAMessageAndTheBridgeSaysWhetherItMentions() throws {
+        let message = "<message xmlns='jabber:client' type='groupchat' from='crew@muc.localhost/Zoë' "
+            + "to='alice@localhost' id='g7'><body/></message>"
+        for (mention, expected) in [(" mention='true'", true), ("", false)] {
+            let notification = "<account xmlns='urn:xmpp:apush:bridge:0' jid='alice@localhost' important='true'\(mention)/>"
+                + "<forwarded xmlns='urn:xmpp:forward:0'>\(message)</forwarded>"
+            let classified = try Self.classify(publish: Stanzas.publish(notification: notification, options: nil))
+            guard case .message(let notice) = classified.event else {
+                Issue.record("not a message: \(classified.event)")
+                return
+            }
+            #expect(notice.mention == expected)
+            #expect(notice.chat == "crew@muc.localhost" && notice.from == "Zoë")
+        }
+    }
+
+    @Test func theBridgesMentionCountsOnlyInAGroupChat() throws {
+        let notification = "<account xmlns='urn:xmpp:apush:bridge:0' jid='alice@localhost' important='true' mention='true'/>"
+            + "<forwarded xmlns='urn:xmpp:forward:0'><message xmlns='jabber:client' type='chat' id='c1' "
+            + "from='bob@localhost/laptop' to='alice@localhost'><body/></message></forwarded>"
+        let classified = try Self.classify(publish: Stanzas.publish(notification: notification, options: nil))
+        #expect(classified.event == .message(MessageNotice(
+            chat: "bob@localhost", from: "bob@localhost", groupchat: false, mention: false, id: "c1",
+            dedupeKey: "bob@localhost/c1")))
+    }
+
     @Test func aReferenceToSomeoneElseIsNoMention() throws {
         let message = "<message xmlns='jabber:client' type='groupchat' from='crew@muc.localhost/Zoë' "
             + "to='alice@localhost'><body>ping</body>"

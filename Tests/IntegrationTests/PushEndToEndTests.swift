@@ -39,6 +39,25 @@ struct PushEndToEndTests {
         }
     }
 
+    /// A body just under Prosody's own c2s limit (256 KiB) would, forwarded whole, make a publish over
+    /// the component's limit and end the stream with every answer in flight. The bridge forwards a
+    /// stripped copy (PROTOCOL.md §2.2), so the push goes out and the link stays up.
+    @Test func aMessageNearTheServersSizeLimitCostsNotTheLink() async throws {
+        try await PushTestbed.with(.prosodyBridged) { bed in
+            let key = try await bed.enableDevice(token: "token-large")
+            let bob = try await bed.client("bob")
+            let large = String(repeating: "x", count: 261_700)
+            try bed.message(from: bob, to: "alice@localhost", body: large, id: "large-1")
+            let (push, summary) = try await bed.nextPush(key: key, secrets: [String(large.prefix(64))])
+            #expect(push.node == "token-large")
+            #expect(summary["kind"] as? String == "message")
+            #expect(summary["chat"] as? String == "bob@localhost")
+            let connections = bed.logSink.text.components(separatedBy: "connected to 127.0.0.1").count - 1
+            #expect(connections == 1, "the component's link was lost and made again")
+            await bob.close()
+        }
+    }
+
     @Test func aBurstOfFiveGivesExactlyTwoPushesWithCountsOneAndFive() async throws {
         try await PushTestbed.with(.prosodyBridged, coalesceSeconds: 2) { bed in
             let key = try await bed.enableDevice(token: "token-burst")

@@ -3,7 +3,8 @@
 -- Loaded on a VirtualHost next to mod_cloud_notify (XEP-0357). It
 --   * reports registrations made and removed towards the component (<registered>/<unregistered>),
 --   * refuses an <enable/> towards a push service that is not allowed,
---   * adds <account/> and a <forwarded/> copy of the triggering stanza to every push to the component,
+--   * adds <account/> and a stripped <forwarded/> copy of the triggering stanza (no text, at most
+--     16 KiB: apush_bridge_strip.lib.lua) to every push to the component,
 --   * pushes reads (the account read or answered a chat on another device) to the account's
 --     registrations at the component that have no live or hibernated session.
 -- Wire format: contrib/prosody/README.md. MIT licensed, part of apush-component.
@@ -17,6 +18,9 @@ local xmlns_forward = "urn:xmpp:forward:0";
 local xmlns_markers = "urn:xmpp:chat-markers:0";
 local xmlns_mds = "urn:xmpp:mds:displayed:0";
 local xmlns_pubsub_event = "http://jabber.org/protocol/pubsub#event";
+local xmlns_data = "jabber:x:data";
+
+local strip = module:require("apush_bridge_strip");
 
 -- Registrations, pushes and pings all live in mod_cloud_notify; this module only adds to them.
 module:depends("cloud_notify");
@@ -30,6 +34,8 @@ end
 -- Same store name as mod_cloud_notify's module:open_store(): it flushes every change at once.
 local registration_store = module:open_store("cloud_notify");
 local host_sessions = prosody.hosts[host].sessions;
+-- Past this many bytes a forwarded copy is left out and the push names only the account.
+local forwarded_limit = module:get_option_number("apush_bridge_forwarded_limit", strip.default_limit, 1024);
 
 if not component then
 	module:log("error", "apush_bridge_component is not set: nothing will be bridged");
@@ -44,12 +50,17 @@ local function send_to_component(payload)
 	module:send(st.message({ from = host, to = component, type = "normal" }):add_child(payload));
 end
 
--- A copy fit to sit inside <forwarded/>: stanzas read from a c2s stream carry no namespace of their
--- own, and would otherwise inherit urn:xmpp:forward:0 when serialised.
-local function forwardable(stanza)
-	local copy = st.clone(stanza);
-	copy.attr.xmlns = copy.attr.xmlns or "jabber:client";
-	return copy;
+-- With push_notification_with_body, mod_cloud_notify puts the message's text into the summary
+-- form. The component only needs to know there is one: it gets the dummy text instead.
+local function without_body_text(payload)
+	local form = payload:get_child("x", xmlns_data);
+	if not form then return; end
+	for field in form:childtags("field") do
+		local value = field.attr.var == "last-message-body" and field:get_child("value");
+		if value and value[1] then
+			value[1] = "New Message!";
+		end
+	end
 end
 
 -- 1. Registrations ---------------------------------------------------------------------------
@@ -98,14 +109,22 @@ module:hook("cloud_notify/push", function (event)
 	if event.push_info.jid ~= component then return; end
 	local original = event.original_stanza or pending_read;
 	local payload = event.notification_payload;
+	local copy = original and strip.stripped(original, forwarded_limit);
+	if original and not copy and original.name == "message" then
+		module:log("debug", "A push for %s@%s carries no copy: it would be over %d bytes", event.username, host, forwarded_limit);
+	end
+	-- The body is stripped from the copy, so a mention by name is found here.
+	local body = original and original.name == "message" and original:get_child_text("body");
 	payload:tag("account", {
 		xmlns = xmlns_bridge;
 		jid = jid.join(event.username, host);
 		important = event.important and "true" or "false";
+		mention = strip.names(event.username, body) and "true" or nil;
 	}):up();
-	if original then
-		payload:tag("forwarded", { xmlns = xmlns_forward }):add_child(forwardable(original)):up();
+	if copy then
+		payload:tag("forwarded", { xmlns = xmlns_forward }):add_child(copy):up();
 	end
+	without_body_text(payload);
 end);
 
 -- 3. Reads for fully offline devices -------------------------------------------------------------
@@ -153,7 +172,7 @@ local function outgoing_message(event)
 	if origin.type ~= "c2s" or not origin.username or event.to_self then return; end
 	local to = stanza.attr.to;
 	if not to or jid.bare(to) == jid.join(origin.username, host) then return; end
-	if is_read(stanza) then push_read(origin.username, forwardable(stanza)); end
+	if is_read(stanza) then push_read(origin.username, stanza); end
 end
 
 -- Late, so that a stanza another handler drops (blocked, rejected) is not taken as a read.
