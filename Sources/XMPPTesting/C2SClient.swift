@@ -166,6 +166,26 @@ public final class C2SClient: Sendable {
         try await Self.nextStanza(events, timeout: timeout, what: "a stanza from the server", matching: matches)
     }
 
+    /// Turns on stream management with resumption (XEP-0198), so that `drop()` leaves a hibernated
+    /// session behind, as a phone that lost its network does: the server queues stanzas to it and
+    /// pushes for them.
+    public func enableResumption(timeout: Duration = .seconds(5)) async throws {
+        try connection.send("<enable xmlns='urn:xmpp:sm:3' resume='true'/>")
+        let answer = try await Self.nextStanza(events, timeout: timeout, what: "stream management enabled") {
+            $0.namespace == Self.streamManagementNamespace && ($0.name == "enabled" || $0.name == "failed")
+        }
+        guard answer.name == "enabled", answer[attribute: "resume"] == "true" || answer[attribute: "resume"] == "1" else {
+            throw LoginError(description: "the server did not enable resumable stream management: \(answer.serialized())")
+        }
+    }
+
+    static let streamManagementNamespace = "urn:xmpp:sm:3"
+
+    /// Closes the socket without ending the stream: the connection is lost, not closed.
+    public func drop() {
+        connection.close()
+    }
+
     /// Ends the stream cleanly: `</stream:stream>`, a short wait for the server's, then the socket.
     public func close(timeout: Duration = .seconds(2)) async {
         try? connection.send("</stream:stream>")

@@ -169,6 +169,17 @@ final class PushTestbed: Sendable {
         }
     }
 
+    /// Whether the component still runs: its process lives, or its task in this process does.
+    var componentIsRunning: Bool {
+        get async {
+            switch running.current {
+            case .process(let process)?: await process.isGroupAlive
+            case .inProcess(let task, _)?: !task.isCancelled
+            case nil: false
+            }
+        }
+    }
+
     /// The module running in this process, for its counters.
     var module: APushModule? {
         if case .inProcess(_, let module)? = running.current { return module }
@@ -231,6 +242,17 @@ final class PushTestbed: Sendable {
             Issue.record("no push arrived. The component's log:\n\(String(logSink.text.suffix(6000)))\nThe server's log:\n\(serverLog)")
             throw error
         }
+        return try open(push, key: key, secrets: secrets)
+    }
+
+    /// The next push within `window`, opened as `nextPush` opens it; nil when none comes.
+    func pushIfAny(key: KeyPair, within window: Duration) async throws -> (push: ReceivedPush, summary: [String: Any])? {
+        guard let push = try? await appServer.nextPush(timeout: window) else { return nil }
+        return try open(push, key: key, secrets: [])
+    }
+
+    private func open(_ push: ReceivedPush, key: KeyPair, secrets: [String]) throws
+        -> (push: ReceivedPush, summary: [String: Any]) {
         let opened = try Envelope.open(push.envelope, privateKey: key.privateKey)
         let independent = try IndependentOpener.open(push.envelope, privateKey: key.privateKey)
         #expect(independent == opened, "the Python opener must read the same plaintext")

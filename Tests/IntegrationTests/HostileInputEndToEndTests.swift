@@ -1,0 +1,132 @@
+import Foundation
+import Sealing
+import Testing
+import XMLStream
+import XMPP
+import XMPPTesting
+
+/// Hostile senders, through a real Prosody with the bridge, against the component as its own process:
+/// nothing a peer sends stops it or makes it act for the account (issue 7).
+@Suite(.serialized, .timeLimit(.minutes(3)))
+struct HostileInputEndToEndTests {
+    /// A localpart that starts with a combining mark once fused with the query syntax the classifier
+    /// built around it, and the component trapped. A group chat message reaches the classifier only
+    /// through a session the server keeps for the phone, so the phone hibernates (XEP-0198).
+    @Test func aSenderNamedWithACombiningMarkCannotStopTheComponent() async throws {
+        try await PushTestbed.with(.prosodyBridged, coalesceSeconds: 1, placement: .process) { bed in
+            let key = try await bed.hibernateDevice(token: "token-hostile-name")
+            let hostile = "\u{0301}mark"
+            try await bed.server.register(user: hostile, password: "pw-\(hostile)")
+            let sender = try await bed.client(hostile)
+            try sender.send(try Element.parse("""
+                <message xmlns='jabber:client' type='groupchat' to='alice@localhost/phone' id='g1'>\
+                <body>hello</body><stanza-id xmlns='urn:xmpp:sid:0' id='s1' by='\(hostile)@localhost'/></message>
+                """))
+            _ = try await bed.nextPush(key: key)
+            #expect(await bed.componentIsRunning, "the component process ended")
+
+            let bob = try await bed.client("bob")
+            try bed.message(from: bob, to: "alice@localhost/phone", body: "still there?")
+            let (_, summary) = try await bed.nextPush(key: key)
+            #expect(summary["chat"] as? String == "bob@localhost")
+            #expect(await bed.componentIsRunning)
+            await bob.close()
+            await sender.close()
+        }
+    }
+
+    /// Only the account reads (PROTOCOL.md §2.3): a stranger's forged carbon of a sent message with a
+    /// displayed marker, and a forged XEP-0490 event, neither reset the count nor cancel the held push
+    /// nor send a read push.
+    @Test func aStrangerCannotReadAChatForTheAccount() async throws {
+        try await PushTestbed.with(.prosodyBridged, coalesceSeconds: 3, placement: .process) { bed in
+            let key = try await bed.enableDevice(token: "token-forged-read", reads: true)
+            let bob = try await bed.client("bob")
+            try bed.message(from: bob, to: "alice@localhost", body: "one", id: "r1")
+            #expect(try await bed.nextPush(key: key).summary["count"] as? Int == 1)
+            try bed.message(from: bob, to: "alice@localhost", body: "two", id: "r2")
+            try bob.send(try Element.parse("""
+                <message xmlns='jabber:client' type='chat' to='alice@localhost' id='forged-carbon'>\
+                <sent xmlns='urn:xmpp:carbons:2'><forwarded xmlns='urn:xmpp:forward:0'>\
+                <message xmlns='jabber:client' type='chat' from='alice@localhost/desktop' to='bob@localhost' id='x1'>\
+                <displayed xmlns='urn:xmpp:chat-markers:0' id='r2'/></message></forwarded></sent></message>
+                """))
+            try bob.send(try Element.parse("""
+                <message xmlns='jabber:client' type='headline' to='alice@localhost' id='forged-mds'>\
+                <event xmlns='http://jabber.org/protocol/pubsub#event'><items node='urn:xmpp:mds:displayed:0'>\
+                <item id='bob@localhost'/></items></event></message>
+                """))
+            // Whatever the forgeries were taken for, none is a read, and the held push still goes.
+            var counts: [Int] = []
+            let deadline = ContinuousClock.now + .seconds(9)
+            while ContinuousClock.now < deadline, counts.isEmpty {
+                guard let (push, summary) = try await bed.pushIfAny(key: key, within: .seconds(1)) else { continue }
+                #expect(push.kind != "read", "a stranger's forgery made a read push")
+                if summary["kind"] as? String == "message", let count = summary["count"] as? Int { counts.append(count) }
+            }
+            #expect(counts == [2], "the held push must go with the count the forgeries did not reset")
+            await bob.close()
+        }
+    }
+
+    /// A call ends on a retract from its caller, or on an answer from the account's own devices; a
+    /// third party who learned the session id cannot turn it into a missed call.
+    @Test func aStrangerCannotEndSomeoneElsesCall() async throws {
+        try await PushTestbed.with(.prosodyBridged, placement: .process) { bed in
+            let key = try await bed.enableDevice(token: "token-forged-retract", calls: "1")
+            let bob = try await bed.client("bob", resource: "laptop")
+            let carol = try await bed.client("carol")
+            try bed.propose(from: bob, to: "alice@localhost", sid: "sid-forged")
+            #expect(try await bed.nextPush(key: key).push.kind == "voip")
+            for forgery in ["retract", "accept", "proceed", "reject"] {
+                try carol.send(try Element.parse("""
+                    <message xmlns='jabber:client' type='chat' to='alice@localhost' id='f-\(forgery)'>\
+                    <\(forgery) xmlns='urn:xmpp:jingle-message:0' id='sid-forged'/><store xmlns='urn:xmpp:hints'/></message>
+                    """))
+            }
+            await bed.expectNoMessagePush(key: key, within: .seconds(3))
+            try bob.send(try Element.parse("""
+                <message xmlns='jabber:client' type='chat' to='alice@localhost' id='real-retract'>\
+                <retract xmlns='urn:xmpp:jingle-message:0' id='sid-forged'/><store xmlns='urn:xmpp:hints'/></message>
+                """))
+            var missed: [String: Any]?
+            let deadline = ContinuousClock.now + .seconds(10)
+            while ContinuousClock.now < deadline, missed == nil {
+                guard let (_, summary) = try await bed.pushIfAny(key: key, within: .seconds(1)) else { continue }
+                if summary["missed"] as? Bool == true { missed = summary }
+            }
+            let details = try #require(missed?["call"] as? [String: Any], "the caller's retract made no missed call")
+            #expect(details["sid"] as? String == "sid-forged")
+            await bob.close()
+            await carol.close()
+        }
+    }
+}
+
+extension PushTestbed {
+    /// A device of `user` enables push in a session that then loses its connection: the server keeps
+    /// the session hibernated (XEP-0198) and pushes for what it queues to it, group chat included.
+    func hibernateDevice(_ user: String = "alice", token: String, resource: String = "phone") async throws -> KeyPair {
+        let key = KeyPair.generate()
+        let form = DataForm(type: .submit, formType: Namespace.pubsubPublishOptions, fields: [
+            .value("pushModule", "fcm-test"), .value("apushEncryptionPublicKey", Base64.encode(key.publicKey)),
+        ])
+        let device = try await client(user, resource: resource)
+        try await device.enableResumption()
+        try await device.enablePush(service: Self.componentJID, node: token, publishOptions: form)
+        device.drop()
+        return key
+    }
+
+    /// No message push (a wake may come: a forgery can be taken for one) within `window`.
+    func expectNoMessagePush(key: KeyPair, within window: Duration,
+                             sourceLocation: SourceLocation = #_sourceLocation) async {
+        let deadline = ContinuousClock.now + window
+        while ContinuousClock.now < deadline {
+            guard let (push, summary) = try? await pushIfAny(key: key, within: .milliseconds(500)) else { continue }
+            if push.kind == nil {
+                Issue.record("an unexpected message push: \(summary)", sourceLocation: sourceLocation)
+            }
+        }
+    }
+}
