@@ -58,6 +58,37 @@ struct PushEndToEndTests {
         }
     }
 
+    /// One app, two accounts on one server, one device token (PROTOCOL.md §2.1): each account keeps its
+    /// own registration, device key and counts, and one account removing its registration leaves the
+    /// other's working (no tombstone of the token for both).
+    @Test func twoAccountsSharingATokenKeepTheirOwnRegistrations() async throws {
+        try await PushTestbed.with(.prosodyBridged, coalesceSeconds: 0) { bed in
+            let aliceKey = try await bed.enableDevice("alice", token: "token-shared")
+            let bobKey = try await bed.enableDevice("bob", token: "token-shared")
+            let carol = try await bed.client("carol")
+            try bed.message(from: carol, to: "alice@localhost", body: "for alice")
+            #expect(try await bed.nextPush(key: aliceKey).summary["account"] as? String == "alice@localhost")
+            try bed.message(from: carol, to: "bob@localhost", body: "for bob")
+            #expect(try await bed.nextPush(key: bobKey).summary["account"] as? String == "bob@localhost")
+
+            let bob = try await bed.client("bob", resource: "settings")
+            let node = "urn:xmpp:apush:0#registrations"
+            let first = try await bob.executeCommand(on: PushTestbed.componentJID, node: node)
+            let done = try await bob.executeCommand(
+                on: PushTestbed.componentJID, node: node, action: .complete,
+                sessionID: try #require(first.findString("@sessionid")),
+                form: .submit(formType: nil, values: ["remove-all": "true"]))
+            #expect(done.findString("@status") == "completed")
+
+            try bed.message(from: carol, to: "alice@localhost", body: "still for alice")
+            let again = try await bed.nextPush(key: aliceKey)
+            #expect(again.summary["account"] as? String == "alice@localhost")
+            #expect(again.summary["count"] as? Int == 2)
+            await bob.close()
+            await carol.close()
+        }
+    }
+
     @Test func aBurstOfFiveGivesExactlyTwoPushesWithCountsOneAndFive() async throws {
         try await PushTestbed.with(.prosodyBridged, coalesceSeconds: 2) { bed in
             let key = try await bed.enableDevice(token: "token-burst")
