@@ -50,6 +50,8 @@ public struct APushModule: HostedModule {
 
     public var discoFeatures: [String] { [Namespace.push, APushNamespace.bridge] }
 
+    public var maxRequestsInFlight: Int { service.settings.maxInFlight }
+
     public var iqRoutes: [IQRoute] {
         [IQRoute(.set, "pubsub", namespace: Namespace.pubsub) { iq, context in
             try await service.handlePublish(iq, context: pushContext(context))

@@ -20,7 +20,7 @@ public struct ComponentConnectionSettings: Sendable {
     public var handshakeTimeout: Duration
     public var limits: StreamLimits
     /// At most this many stanzas are handled at once; keep it above the number of requests handlers may
-    /// have waiting for an answer at once (the push module's `maxInFlight`, 512): see ComponentConnection...
+    /// have waiting for an answer at once (the host makes it twice that): see ComponentConnection...
     public var maxStanzasInHandling: Int
     /// ...and at most this many more wait for a handler, read (so answers behind them still arrive);
     /// past that the link stops reading and TCP pushes back on the server.
@@ -30,7 +30,7 @@ public struct ComponentConnectionSettings: Sendable {
                 backoff: Backoff = Backoff(), rejectionBackoff: Backoff = .afterRejection,
                 keepaliveInterval: Duration = .seconds(20), keepaliveTimeout: Duration = .seconds(15),
                 handshakeTimeout: Duration = .seconds(10), limits: StreamLimits = StreamLimits(),
-                maxStanzasInHandling: Int = 1024, maxStanzasWaiting: Int = 256) {
+                maxStanzasInHandling: Int = defaultMaxStanzasInHandling, maxStanzasWaiting: Int = 256) {
         self.componentJID = componentJID
         self.secret = secret
         self.host = host
@@ -45,6 +45,8 @@ public struct ComponentConnectionSettings: Sendable {
         self.maxStanzasInHandling = maxStanzasInHandling
         self.maxStanzasWaiting = maxStanzasWaiting
     }
+
+    public static let defaultMaxStanzasInHandling = 1024
 }
 
 public enum ConnectionEvent: Sendable, Equatable {
@@ -81,11 +83,12 @@ public protocol StanzaSender: Sendable {
 /// Why that cannot deadlock: a handler may wait for an answer that arrives on this same socket, behind
 /// the stanzas we stopped reading. While only the handlers are full, the reader keeps reading: new
 /// stanzas join the waiting line and answers go straight to their callers. Reading stops only when
-/// the line is full too, and then at most `maxInFlight` (512) handlers can be waiting for an answer,
-/// since past that a publish is answered `wait` without asking; the other handlers (at least 512 with
-/// the default 1024) need nothing from the socket, finish, and take waiting stanzas, which lets the
-/// reader go on. Should that ever fail (a cap set below `maxInFlight`), every request still ends at its
-/// timeout, so the link stalls for that long but never for good. While the reader is held, the
+/// the line is full too, and then at most the modules' requests in flight (the push module's
+/// `maxInFlight`, 512: past that a publish is answered `wait` without asking) can be waiting for an
+/// answer; the host makes the handler cap twice that (1024 by default), so the other handlers need
+/// nothing from the socket, finish, and take waiting stanzas, which lets the reader go on. Should that
+/// ever fail (a cap set lower by hand), every request still ends at its timeout, so the link stalls
+/// for that long but never for good. While the reader is held, the
 /// keepalive does not ping: its answer could not be read, and a busy server is not a dead one.
 public final class ComponentConnection: StanzaSender {
     private let settings: ComponentConnectionSettings

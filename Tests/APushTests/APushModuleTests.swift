@@ -110,3 +110,14 @@ import XMPP
         #expect(counts == [1, 2])
     }
 }
+
+extension APushModuleTests {
+    /// The host sizes the link's handlers from this (ComponentService.maxStanzasInHandling).
+    @Test func itsRequestsInFlightAreItsUpstreamCap() throws {
+        var settings = APushSettings()
+        settings.appServer = "push.example.org"
+        settings.maxInFlight = 3000
+        let module = try APushModule(store: try SQLitePushStore(.memory), settings: settings, logger: .disabled)
+        #expect(module.maxRequestsInFlight == 3000)
+    }
+}
