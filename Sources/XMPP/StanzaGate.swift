@@ -56,6 +56,7 @@ final class StanzaGate: Sendable {
 
     /// Holds the reader while the line is full (or until its task is cancelled).
     func waitForRoom() async {
+        guard state.withLock({ $0.waiting.count >= maxWaiting }) else { return }
         await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
                 let roomNow = state.withLock { state -> Bool in
