@@ -1,4 +1,4 @@
-public import XMLStream
+import XMLStream
 import Synchronization
 
 /// Bounds the stanzas the link holds: at most `maxHandling` are being handled at once, at most
