@@ -1,6 +1,7 @@
 import ComponentHost
 import Logging
 import Store
+import Synchronization
 import XMPP
 
 /// The ad-hoc commands of PROTOCOL.md §9: nodes and field names are an interface for apps; keep them.
@@ -19,6 +20,12 @@ struct APushCommands: Sendable {
     static let adminRemove = APushNamespace.commands + "#admin-remove"
     static let adminPolicy = APushNamespace.commands + "#admin-policy"
     static let adminStats = APushNamespace.commands + "#admin-stats"
+
+    static let pageSize = 50
+    static let highestPage = 1_000_000
+
+    /// How many `#test` pushes one account may ask for in a minute: enough to try each kind.
+    static let testPushesPerMinute = 5
 
     var all: [AdHocCommand] {
         let context = context
@@ -91,6 +98,13 @@ struct APushCommands: Sendable {
         guard let name = form.value("kind"), let kind = PushService.TestKind(rawValue: name) else {
             throw StanzaError(.badRequest, text: "kind: must be one of message, call, read, wake")
         }
+        let now = service.now()
+        if let allowedAt = service.testPushes.withLock({ $0.take(request.requester.bare.description, at: now) }) {
+            let seconds = (allowedAt - now + 999) / 1000
+            throw StanzaError(.resourceConstraint, type: .wait,
+                              text: "too many test pushes: at most \(Self.testPushesPerMinute) a minute; "
+                                  + "try again in \(seconds) s")
+        }
         let results = try await service.sendTest(kind, account: request.requester, componentJID: context.componentJID,
                                                  context: pushContext)
         guard !results.isEmpty else {
@@ -126,7 +140,11 @@ struct APushCommands: Sendable {
         guard let page = Int(pageText), page >= 1 else {
             throw StanzaError(.badRequest, text: "page: '\(pageText)' is not a page number (1, 2, …)")
         }
-        let pageSize = 50
+        // Past this the offset would overflow; no store holds that many registrations.
+        guard page <= Self.highestPage else {
+            throw StanzaError(.badRequest, text: "page: \(pageText) is past the last possible page (\(Self.highestPage))")
+        }
+        let pageSize = Self.pageSize
         let total = try await service.store.countRegistrations(matching: filter)
         let rows = try await service.store.registrations(matching: filter, limit: pageSize, offset: (page - 1) * pageSize)
         let columns = ["fingerprint", "account", "domain", "module", "kinds", "created", "last-push", "last-error"]

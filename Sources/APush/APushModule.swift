@@ -50,6 +50,8 @@ public struct APushModule: HostedModule {
 
     public var discoFeatures: [String] { [Namespace.push, APushNamespace.bridge] }
 
+    public var maxRequestsInFlight: Int { service.settings.maxInFlight }
+
     public var iqRoutes: [IQRoute] {
         [IQRoute(.set, "pubsub", namespace: Namespace.pubsub) { iq, context in
             try await service.handlePublish(iq, context: pushContext(context))
@@ -67,24 +69,31 @@ public struct APushModule: HostedModule {
         APushCommands(service: service, context: context, pushContext: pushContext(context)).all
     }
 
+    /// Keeps stored work moving: wakes when a window or retry comes due, when new work is stored, or
+    /// for the next housekeeping chore, and otherwise sleeps (an idle component uses no CPU).
     public func run(context: ModuleContext) async throws {
         let pushContext = pushContext(context)
-        var lastMaintenance = ContinuousClock.now
+        var maintenance = MaintenanceSchedule(start: service.now())
         while !Task.isCancelled {
             do {
                 try await service.processDueWork(context: pushContext)
-                if ContinuousClock.now - lastMaintenance > .seconds(5) {
-                    lastMaintenance = .now
-                    try await service.maintain()
+                switch maintenance.due(at: service.now()) {
+                case .prune?: try await service.maintain()
+                case .flush?: try await service.flushStatistics()
+                case nil: break
                 }
             } catch {
                 context.logger.error("stored push work failed: \(error)")
+                // What failed is still due: retry after a pause rather than at once, in a spin.
+                try? await Task.sleep(for: Self.pauseAfterFailure)
             }
-            await service.waitForDueWork(atMost: .seconds(1))
+            await service.waitForDueWork(until: maintenance.next)
         }
-        // Stopping: keep what was counted since the last maintenance.
+        // Stopping: keep what was counted since the last flush.
         try? await service.flushStatistics()
     }
+
+    static let pauseAfterFailure = Duration.seconds(1)
 
     func pushContext(_ context: ModuleContext) -> PushContext {
         PushContext(servedDomains: context.servedDomains,

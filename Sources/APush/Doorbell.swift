@@ -4,10 +4,15 @@ import Synchronization
 /// can sleep until the next due time instead of polling the store.
 ///
 /// A ring with nobody waiting is remembered, so the next wait returns at once: a ring is never lost.
+/// A wait's own timeout or cancellation ends only that wait: it is never taken for a ring, so a timer
+/// that fires late (after its wait ended some other way) cannot cut the next wait short.
 final class Doorbell: Sendable {
     private struct State {
         var rung = false
-        var waiter: CheckedContinuation<Void, Never>?
+        var waiter: (wait: UInt64, continuation: CheckedContinuation<Void, Never>)?
+        var lastWait: UInt64 = 0
+        /// A wait whose timeout or cancellation came before it began waiting.
+        var endedEarly: UInt64?
     }
 
     private let state = Mutex(State())
@@ -19,7 +24,7 @@ final class Doorbell: Sendable {
                 return nil
             }
             state.waiter = nil
-            return waiter
+            return waiter.continuation
         }
         waiter?.resume()
     }
@@ -27,25 +32,43 @@ final class Doorbell: Sendable {
     /// Returns at the next ring (or at once if one came since the last wait), after `timeout`, or when
     /// the task is cancelled, whichever is first.
     func wait(upTo timeout: Duration) async {
+        let wait = state.withLock { state in
+            state.lastWait += 1
+            return state.lastWait
+        }
         let timer = Task { [self] in
-            try? await Task.sleep(for: timeout)
-            ring()
+            guard (try? await Task.sleep(for: timeout)) != nil else { return }
+            end(wait)
         }
         defer { timer.cancel() }
         await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
                 let now = state.withLock { state -> Bool in
-                    if state.rung {
+                    if state.rung || state.endedEarly == wait {
                         state.rung = false
+                        state.endedEarly = nil
                         return true
                     }
-                    state.waiter = continuation
+                    state.waiter = (wait, continuation)
                     return false
                 }
                 if now { continuation.resume() }
             }
         } onCancel: {
-            ring()
+            end(wait)
         }
+    }
+
+    /// Ends `wait` if it is still waiting, without ringing.
+    private func end(_ wait: UInt64) {
+        let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
+            guard let waiter = state.waiter, waiter.wait == wait else {
+                if state.lastWait == wait { state.endedEarly = wait }
+                return nil
+            }
+            state.waiter = nil
+            return waiter.continuation
+        }
+        waiter?.resume()
     }
 }

@@ -51,12 +51,17 @@ extension PushService {
         }
     }
 
-    /// Sleeps until the earliest stored window or retry is due, a new one is stored, or `limit` passes
-    /// (the loop also does maintenance), whichever comes first.
-    func waitForDueWork(atMost limit: Duration) async {
-        let next = [try? await store.nextWindowEnd(), try? await store.nextRetry()].compactMap { $0 }.min()
-        let untilNext = next.map { Duration.milliseconds(max(0, $0 - now())) } ?? limit
-        await dueWork.wait(upTo: min(untilNext, limit))
+    /// Sleeps until the earliest stored window or retry is due, a new one is stored, or `deadline` (the
+    /// loop's next chore), whichever comes first.
+    func waitForDueWork(until deadline: Timestamp) async {
+        let due = [try? await store.nextWindowEnd(), try? await store.nextRetry()].compactMap { $0 }.min()
+        await dueWork.wait(upTo: Self.pause(until: min(due ?? deadline, deadline), now: now()))
+    }
+
+    /// How long to sleep at `now` to wake at `wake`: nothing for a time past, and never more than a flush
+    /// interval, so a clock set back cannot put the loop to sleep for long.
+    static func pause(until wake: Timestamp, now: Timestamp) -> Duration {
+        .milliseconds(min(max(0, wake - now), MaintenanceSchedule.flushInterval))
     }
 
     /// Forgets what has expired and adds the counters to the stored totals.

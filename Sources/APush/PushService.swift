@@ -23,6 +23,9 @@ final class PushService: Sendable {
     /// Rung when a window opens or a retry is stored, so the background loop wakes for it.
     let dueWork = Doorbell()
     private let policies = Mutex(PolicyCache())
+    /// `#test` pushes per account (the test push itself bypasses every other limit, PROTOCOL.md §9).
+    let testPushes = Mutex(SlidingWindowLimiter(limit: APushCommands.testPushesPerMinute, window: 60_000,
+                                                maximumKeys: 10_000))
 
     init(store: any PushStore, settings: APushSettings, logger: Logger,
          now: @escaping @Sendable () -> Timestamp = PushService.wallClock) {

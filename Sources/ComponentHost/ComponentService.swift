@@ -24,13 +24,21 @@ public struct ComponentService: Sendable {
             backoff: Backoff(initial: .milliseconds(configuration.reconnect.initialMilliseconds),
                              maximum: .milliseconds(configuration.reconnect.maximumMilliseconds)),
             keepaliveInterval: .seconds(configuration.keepalive.intervalSeconds),
-            keepaliveTimeout: .seconds(configuration.keepalive.timeoutSeconds))
+            keepaliveTimeout: .seconds(configuration.keepalive.timeoutSeconds),
+            maxStanzasInHandling: Self.maxStanzasInHandling(for: modules))
         connection = ComponentConnection(settings: settings, logger: logger.child(label: "link"))
         context = ModuleContext(
             componentJID: try JID(configuration.component.jid),
             servedDomains: Set(configuration.domains.compactMap { try? JID($0).domainpart }),
             admins: Set(configuration.admins.compactMap { try? JID($0).bare }),
             sender: connection, logger: logger)
+    }
+
+    /// Twice the requests the modules may have waiting for an answer, and no fewer than the link's
+    /// default: the link then never stops reading with every handler waiting for an answer.
+    public static func maxStanzasInHandling(for modules: [any HostedModule]) -> Int {
+        max(ComponentConnectionSettings.defaultMaxStanzasInHandling,
+            2 * modules.reduce(0) { $0 + max(0, $1.maxRequestsInFlight) })
     }
 
     /// Runs until the calling task is cancelled (a signal, or a test that is done).

@@ -15,6 +15,9 @@ public protocol HostedModule: Sendable {
     func commands(context: ModuleContext) -> [AdHocCommand]
     /// Background work (timers, retries); runs while the host runs and is cancelled at shutdown.
     func run(context: ModuleContext) async throws
+    /// At most how many requests the module may have waiting for an answer from the server at once:
+    /// the host lets more stanzas than that be handled at once (see ComponentConnection's backpressure).
+    var maxRequestsInFlight: Int { get }
 }
 
 extension HostedModule {
@@ -24,6 +27,7 @@ extension HostedModule {
     public var messageRoutes: [MessageRoute] { [] }
     public func commands(context: ModuleContext) -> [AdHocCommand] { [] }
     public func run(context: ModuleContext) async throws {}
+    public var maxRequestsInFlight: Int { 0 }
 }
 
 /// An IQ get or set whose payload has this name and namespace.

@@ -5,11 +5,16 @@ import Synchronization
 ///
 /// A session belongs to the full JID that started it and to one command; any other requester, or a
 /// stale id, gets `bad-request`/`bad-sessionid`. Access is checked again on every stage.
+///
+/// One account (bare JID) holds at most `maximumSessionsPerRequester` open sessions: a new one past
+/// that ends its own least recently used, so no one can fill the places everyone shares, nor lock themselves out
+/// by abandoning forms.
 public final class AdHocSessions: Sendable {
     public let commands: [AdHocCommand]
     private let sessions = Mutex<[String: Session]>([:])
     private let lifetime: Duration
     private let maximumSessions: Int
+    private let maximumSessionsPerRequester: Int
 
     private struct Session {
         var node: String
@@ -19,10 +24,12 @@ public final class AdHocSessions: Sendable {
         var expires: ContinuousClock.Instant
     }
 
-    public init(commands: [AdHocCommand], lifetime: Duration = .seconds(600), maximumSessions: Int = 1000) {
+    public init(commands: [AdHocCommand], lifetime: Duration = .seconds(600), maximumSessions: Int = 1000,
+                maximumSessionsPerRequester: Int = 10) {
         self.commands = commands
         self.lifetime = lifetime
         self.maximumSessions = maximumSessions
+        self.maximumSessionsPerRequester = max(1, maximumSessionsPerRequester)
     }
 
     /// The commands `requester` may run, for the disco#items list.
@@ -91,6 +98,9 @@ public final class AdHocSessions: Sendable {
             if response.status == .executing {
                 // Abandoned sessions must not hold places until someone happens to present an id.
                 Self.removeExpired(from: &sessions, at: .now)
+                if sessions[sessionID] == nil {
+                    removeOldest(of: requester, from: &sessions)
+                }
                 if sessions[sessionID] == nil && sessions.count >= maximumSessions {
                     throw StanzaError(.resourceConstraint, text: "too many open command sessions")
                 }
@@ -101,6 +111,15 @@ public final class AdHocSessions: Sendable {
             }
         }
         return Self.reply(node: node, sessionID: sessionID, response: response)
+    }
+
+    /// Makes room for one more session of `requester`'s account by ending its least recently used one, if
+    /// it has its share.
+    private func removeOldest(of requester: JID, from sessions: inout [String: Session]) {
+        let own = sessions.filter { $0.value.owner.bare == requester.bare }
+        guard own.count >= maximumSessionsPerRequester,
+              let oldest = own.min(by: { $0.value.expires < $1.value.expires })?.key else { return }
+        sessions.removeValue(forKey: oldest)
     }
 
     private static func removeExpired(from sessions: inout [String: Session], at now: ContinuousClock.Instant) {

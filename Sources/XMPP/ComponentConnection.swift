@@ -19,11 +19,18 @@ public struct ComponentConnectionSettings: Sendable {
     /// How long the server may take from the connection to a completed handshake.
     public var handshakeTimeout: Duration
     public var limits: StreamLimits
+    /// At most this many stanzas are handled at once; keep it above the number of requests handlers may
+    /// have waiting for an answer at once (the host makes it twice that): see ComponentConnection...
+    public var maxStanzasInHandling: Int
+    /// ...and at most this many more wait for a handler, read (so answers behind them still arrive);
+    /// past that the link stops reading and TCP pushes back on the server.
+    public var maxStanzasWaiting: Int
 
     public init(componentJID: String, secret: String, host: String, port: UInt16, keepaliveTarget: String,
                 backoff: Backoff = Backoff(), rejectionBackoff: Backoff = .afterRejection,
                 keepaliveInterval: Duration = .seconds(20), keepaliveTimeout: Duration = .seconds(15),
-                handshakeTimeout: Duration = .seconds(10), limits: StreamLimits = StreamLimits()) {
+                handshakeTimeout: Duration = .seconds(10), limits: StreamLimits = StreamLimits(),
+                maxStanzasInHandling: Int = defaultMaxStanzasInHandling, maxStanzasWaiting: Int = 256) {
         self.componentJID = componentJID
         self.secret = secret
         self.host = host
@@ -35,7 +42,11 @@ public struct ComponentConnectionSettings: Sendable {
         self.keepaliveTimeout = keepaliveTimeout
         self.handshakeTimeout = handshakeTimeout
         self.limits = limits
+        self.maxStanzasInHandling = maxStanzasInHandling
+        self.maxStanzasWaiting = maxStanzasWaiting
     }
+
+    public static let defaultMaxStanzasInHandling = 1024
 }
 
 public enum ConnectionEvent: Sendable, Equatable {
@@ -61,14 +72,30 @@ public protocol StanzaSender: Sendable {
 
 /// The component's link to its server (XEP-0114), reconnecting for as long as `run` runs.
 ///
-/// Stanzas for the component are handed to `onStanza` concurrently, each in its own child task, so a
-/// handler that waits (for an upstream answer, say) never holds up the read loop. Answers to our own
-/// requests are matched by id and never reach `onStanza`.
+/// Stanzas for the component are handed to `onStanza` concurrently, so a handler that waits (for an
+/// upstream answer, say) never holds up the read loop. Answers to our own requests are matched by id
+/// and never reach `onStanza`.
+///
+/// Backpressure: at most `maxStanzasInHandling` stanzas are handled at once and `maxStanzasWaiting`
+/// more wait, read; past that the reader stops reading, so the socket (`TCPConnection` reads only a
+/// few chunks ahead) and then the server's TCP send buffer fill, instead of our memory.
+///
+/// Why that cannot deadlock: a handler may wait for an answer that arrives on this same socket, behind
+/// the stanzas we stopped reading. While only the handlers are full, the reader keeps reading: new
+/// stanzas join the waiting line and answers go straight to their callers. Reading stops only when
+/// the line is full too, and then at most the modules' requests in flight (the push module's
+/// `maxInFlight`, 512: past that a publish is answered `wait` without asking) can be waiting for an
+/// answer; the host makes the handler cap twice that (1024 by default), so the other handlers need
+/// nothing from the socket, finish, and take waiting stanzas, which lets the reader go on. Should that
+/// ever fail (a cap set lower by hand), every request still ends at its timeout, so the link stalls
+/// for that long but never for good. While the reader is held, the
+/// keepalive does not ping: its answer could not be read, and a busy server is not a dead one.
 public final class ComponentConnection: StanzaSender {
     private let settings: ComponentConnectionSettings
     private let logger: Logger
     private let link = Mutex(Link())
     private let idPrefix = String(UInt32.random(in: .min ... .max), radix: 36)
+    private let stanzas: StanzaGate
 
     private struct Link {
         var socket: TCPConnection?
@@ -84,6 +111,13 @@ public final class ComponentConnection: StanzaSender {
     public init(settings: ComponentConnectionSettings, logger: Logger) {
         self.settings = settings
         self.logger = logger
+        stanzas = StanzaGate(maxHandling: settings.maxStanzasInHandling, maxWaiting: settings.maxStanzasWaiting)
+    }
+
+    /// Stanzas read and not yet handled to the end (being handled, or waiting for a handler).
+    package var stanzasHeld: Int {
+        let held = stanzas.held
+        return held.handling + held.waiting
     }
 
     /// Connects, serves, and reconnects with backoff until the calling task is cancelled; then closes
@@ -192,9 +226,18 @@ public final class ComponentConnection: StanzaSender {
                 logger.info("component \(settings.componentJID) connected to \(settings.host):\(settings.port)")
                 await onEvent(.connected)
             case .deliver(let stanza):
-                if !deliverAnswer(stanza) {
-                    handlers.addTask { await onStanza(stanza) }
+                guard !deliverAnswer(stanza) else { break }
+                if stanzas.admit(stanza) {
+                    handlers.addTask { [stanzas] in
+                        var next: Element? = stanza
+                        while let stanza = next {
+                            await onStanza(stanza)
+                            next = stanzas.next()
+                        }
+                    }
                 }
+                await stanzas.waitForRoom()
+                activity.touch()
             case .close(let farewell, let reason):
                 if let farewell { try? socket.send(farewell) }
                 failure = reason
@@ -267,7 +310,8 @@ public final class ComponentConnection: StanzaSender {
     private func keepAlive(socket: TCPConnection, lastActivity: ActivityClock) async {
         while !Task.isCancelled {
             try? await Task.sleep(for: settings.keepaliveInterval / 2)
-            guard lastActivity.idle >= settings.keepaliveInterval, link.withLock({ $0.ready }) else { continue }
+            guard lastActivity.idle >= settings.keepaliveInterval, link.withLock({ $0.ready }),
+                  !stanzas.isHoldingReader else { continue }
             let ping = Element("iq", namespace: Namespace.componentAccept,
                                ["type": "get", "from": settings.componentJID, "to": settings.keepaliveTarget],
                                children: [Element("ping", namespace: Namespace.ping)])

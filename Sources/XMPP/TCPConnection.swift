@@ -7,6 +7,10 @@ import Synchronization
 
 /// A blocking TCP socket with a reader thread feeding an async stream of byte chunks.
 ///
+/// The reader thread reads at most `chunksAhead` chunks ahead of the consumer: a consumer that stops
+/// taking chunks leaves the bytes in the kernel, so TCP pushes back on the peer instead of memory
+/// filling here.
+///
 /// One thread per connection does blocking `read(2)`: there is no NIO here, and a component has one
 /// connection. `close()` shuts the socket down, which unblocks that thread and any blocked send.
 /// Writes are serialised by their own mutex (never held by `close()`, so a send blocked on a peer
@@ -16,6 +20,10 @@ public final class TCPConnection: Sendable {
     private let descriptor: Int32
     private let state = Mutex(State())
     private let writing = Mutex(())
+    private let received = Atomic<Int>(0)
+    /// One permit per chunk the reader may read ahead. It starts at zero and gets its permits in
+    /// `incoming()`: libdispatch refuses to free a semaphore below its starting value.
+    private let room = DispatchSemaphore(value: 0)
 
     private struct State {
         var closed = false
@@ -125,7 +133,7 @@ public final class TCPConnection: Sendable {
 
     /// The bytes the peer sends, as they arrive; finishes at end of stream, throws on a read error.
     /// May be called once per connection.
-    public func incoming(chunkSize: Int = 16_384) -> AsyncThrowingStream<[UInt8], any Error> {
+    public func incoming(chunkSize: Int = 16_384) -> Incoming {
         let (stream, continuation) = AsyncThrowingStream<[UInt8], any Error>.makeStream()
         let (alreadyStarted, isOpen) = state.withLock { state in
             defer { state.readerStarted = true }
@@ -136,28 +144,61 @@ public final class TCPConnection: Sendable {
         // The descriptor of a closed connection may already be released, and its number reused.
         guard isOpen else {
             continuation.finish()
-            return stream
+            return Incoming(chunks: stream, room: room)
         }
+        for _ in 0..<Self.chunksAhead { room.signal() }
         let fd = descriptor
-        let thread = Thread { [self] in
+        let thread = Thread { [self, room] in
             var buffer = [UInt8](repeating: 0, count: chunkSize)
             defer { finishedUsing() }
             while true {
+                room.wait()
                 let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, chunkSize) }
                 if count > 0 {
-                    continuation.yield(Array(buffer[0..<count]))
+                    received.add(count, ordering: .relaxed)
+                    if case .terminated = continuation.yield(Array(buffer[0..<count])) { return }
                 } else if count == 0 {
                     continuation.finish()
                     return
                 } else if errno != EINTR {
                     continuation.finish(throwing: SystemError(call: "read", errno: errno))
                     return
+                } else {
+                    room.signal()
                 }
             }
         }
         thread.start()
-        return stream
+        return Incoming(chunks: stream, room: room)
     }
+
+    /// The chunks read from the socket; taking one lets the reader thread read another.
+    public struct Incoming: AsyncSequence, Sendable {
+        public typealias Element = [UInt8]
+        fileprivate let chunks: AsyncThrowingStream<[UInt8], any Error>
+        fileprivate let room: DispatchSemaphore
+
+        public func makeAsyncIterator() -> Iterator {
+            Iterator(chunks: chunks.makeAsyncIterator(), room: room)
+        }
+
+        public struct Iterator: AsyncIteratorProtocol {
+            fileprivate var chunks: AsyncThrowingStream<[UInt8], any Error>.AsyncIterator
+            fileprivate let room: DispatchSemaphore
+
+            public mutating func next() async throws -> [UInt8]? {
+                let chunk = try await chunks.next()
+                if chunk != nil { room.signal() }
+                return chunk
+            }
+        }
+    }
+
+    /// How many chunks the reader thread may read ahead of the consumer.
+    package static let chunksAhead = 4
+
+    /// How many bytes the reader thread has taken from the socket so far.
+    package var bytesReceived: Int { received.load(ordering: .relaxed) }
 
     /// The descriptor is released by whichever comes last, the reader's exit, a send's end or
     /// `close()`, so its number is never reused while read(2) or send(2) still holds it.
@@ -175,13 +216,16 @@ public final class TCPConnection: Sendable {
         return true
     }
 
-    /// Shuts the socket down (waking the reader thread) and releases it. Safe to call more than once.
+    /// Shuts the socket down (waking the reader thread, even one waiting for room) and releases it.
+    /// Safe to call more than once.
     public func close() {
-        let release = state.withLock { state in
-            if !state.closed { shutdown(descriptor, Int32(SHUT_RDWR)) }
+        let (wasOpen, release) = state.withLock { state in
+            let wasOpen = !state.closed
+            if wasOpen { shutdown(descriptor, Int32(SHUT_RDWR)) }
             state.closed = true
-            return releaseIfIdle(&state)
+            return (wasOpen, releaseIfIdle(&state))
         }
+        if wasOpen { room.signal() }
         if release { Glibc.close(descriptor) }
     }
 

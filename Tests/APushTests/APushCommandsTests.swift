@@ -309,6 +309,29 @@ import XMPP
         #expect(setup.harness.upstream.isEmpty)
     }
 
+    @Test func testPushesAreLimitedPerAccount() async throws {
+        let setup = try Setup()
+        try await setup.register("alice-phone")
+        try await setup.register("bob-phone", account: "bob@localhost")
+        for _ in 0..<APushCommands.testPushesPerMinute {
+            let reply = try await setup.run(APushCommands.test, as: Self.alice, .value("kind", "wake"))
+            #expect(reply.notes.first?.type == "info")
+        }
+        let refused = await Self.stanzaError {
+            try await setup.run(APushCommands.test, as: Self.alice, .value("kind", "wake"))
+        }
+        #expect(refused?.condition == .resourceConstraint)
+        #expect(refused?.type == .wait)
+        #expect(refused?.text?.contains("test pushes") == true)
+        #expect(setup.harness.upstream.count == APushCommands.testPushesPerMinute)
+
+        // Another account has its own allowance, and alice's comes back a minute later.
+        _ = try await setup.run(APushCommands.test, as: try JID("bob@localhost/phone"), .value("kind", "wake"))
+        setup.harness.clock.advance(seconds: 60)
+        _ = try await setup.run(APushCommands.test, as: Self.alice, .value("kind", "wake"))
+        #expect(setup.harness.upstream.count == APushCommands.testPushesPerMinute + 2)
+    }
+
     // MARK: #admin-registrations
 
     static func rows(_ form: DataForm) -> [[String: String]] {
@@ -345,6 +368,17 @@ import XMPP
         #expect(Set(listed) == Set((0..<120).map { Fingerprint.of("token-\($0)") }))
         #expect(await Self.stanzaError { try await page("0") }?.condition == .badRequest)
         #expect(await Self.stanzaError { try await page("two") }?.condition == .badRequest)
+    }
+
+    @Test(arguments: ["1000000000000000000", "9223372036854775807", "1e18"])
+    func adminRegistrationsRefusesAPageTooFarToReach(_ page: String) async throws {
+        let setup = try Setup()
+        try await setup.register("token-1")
+        let error = await Self.stanzaError {
+            try await setup.run(APushCommands.adminRegistrations, as: Self.carol, .value("page", page))
+        }
+        #expect(error?.condition == .badRequest)
+        #expect(error?.text?.hasPrefix("page:") == true)
     }
 
     @Test func adminRegistrationsFilters() async throws {

@@ -110,3 +110,45 @@ import XMPP
         #expect(counts == [1, 2])
     }
 }
+
+extension APushModuleTests {
+    /// The host sizes the link's handlers from this (ComponentService.maxStanzasInHandling).
+    @Test func itsRequestsInFlightAreItsUpstreamCap() throws {
+        var settings = APushSettings()
+        settings.appServer = "push.example.org"
+        settings.maxInFlight = 3000
+        let module = try APushModule(store: try SQLitePushStore(.memory), settings: settings, logger: .disabled)
+        #expect(module.maxRequestsInFlight == 3000)
+    }
+}
+
+extension APushModuleTests {
+    /// The housekeeping follows the module's clock: counters reach the store once a flush interval has
+    /// passed on it, and at stop.
+    @Test func itsBackgroundWorkFlushesTheCountersOnItsClockAndAtStop() async throws {
+        let store = try SQLitePushStore(.memory)
+        let clock = ManualClock()
+        let module = try Self.module(store: store, clock: clock)
+        let context = try Self.context(RecordingSender())
+        let background = Task { try await module.run(context: context) }
+        module.service.statistics.count("tests.wake")
+        try await Task.sleep(for: .milliseconds(300))  // the loop has started, at the clock's start
+        clock.advance(seconds: 30)
+        module.service.dueWork.ring()
+        try await Task.sleep(for: .milliseconds(200))
+        #expect(try await store.counters()["tests.wake"] == nil)
+
+        clock.advance(seconds: 31)
+        module.service.dueWork.ring()
+        let deadline = ContinuousClock.now + .seconds(10)
+        while try await store.counters()["tests.wake"] == nil, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        #expect(try await store.counters()["tests.wake"] == 1)
+
+        module.service.statistics.count("tests.wake")
+        background.cancel()
+        _ = await background.result
+        #expect(try await store.counters()["tests.wake"] == 2)
+    }
+}

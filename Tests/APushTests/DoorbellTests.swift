@@ -40,3 +40,19 @@ struct DoorbellTests {
         #expect(ContinuousClock.now - started < .seconds(5))
     }
 }
+
+extension DoorbellTests {
+    /// A wait ended early by a ring must not leave its timer behind to ring later: the next wait would
+    /// then end at once, and the background loop would spin.
+    @Test func aWaitEndedByARingLeavesNoRingBehindForTheNextWait() async {
+        let bell = Doorbell()
+        async let first: Void = bell.wait(upTo: .milliseconds(50))
+        bell.ring()
+        await first
+        // The first wait's timer would have rung by now.
+        try? await Task.sleep(for: .milliseconds(200))
+        let started = ContinuousClock.now
+        await bell.wait(upTo: .milliseconds(500))
+        #expect(ContinuousClock.now - started >= .milliseconds(500))
+    }
+}

@@ -159,3 +159,11 @@ import XMPP
         #expect(!(try await harness.store.isBuried(token: "tok123", pushModule: "apush", since: 0)))
     }
 }
+
+extension PushServiceBackgroundTests {
+    @Test func theLoopSleepsUntilTheNextDueTimeButNeverLongerThanAFlushInterval() {
+        #expect(PushService.pause(until: 5_000, now: 1_000) == .seconds(4))
+        #expect(PushService.pause(until: 1_000, now: 5_000) == .zero)
+        #expect(PushService.pause(until: 10_000_000, now: 0) == .milliseconds(MaintenanceSchedule.flushInterval))
+    }
+}

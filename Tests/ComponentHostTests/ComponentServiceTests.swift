@@ -81,3 +81,18 @@ final class ConnectedCount: Sendable {
     func increment() { count.withLock { $0 += 1 } }
     var value: Int { count.withLock { $0 } }
 }
+
+extension ComponentServiceTests {
+    struct WaitingModule: HostedModule {
+        var maxRequestsInFlight: Int
+    }
+
+    @Test func theLinkHandlesTwiceAsManyStanzasAtOnceAsModulesMayHaveRequestsWaiting() {
+        let defaultCap = ComponentConnectionSettings.defaultMaxStanzasInHandling
+        #expect(ComponentService.maxStanzasInHandling(for: []) == defaultCap)
+        #expect(ComponentService.maxStanzasInHandling(for: [TestModule(), WaitingModule(maxRequestsInFlight: 512)])
+            == defaultCap)
+        #expect(ComponentService.maxStanzasInHandling(for: [WaitingModule(maxRequestsInFlight: 2000),
+                                                            WaitingModule(maxRequestsInFlight: 500)]) == 5000)
+    }
+}

@@ -195,6 +195,34 @@ import XMPP
         await expectError(.resourceConstraint) { try await sessions.execute(command("wizard"), from: Self.alice) }
     }
 
+    @Test func oneRequesterCannotTakeEverySession() async throws {
+        let sessions = sessions()
+        let bob = try JID("bob@example.org/phone")
+        for index in 0..<1000 {
+            let resource = index.isMultiple(of: 2) ? Self.alice : Self.aliceLaptop
+            _ = try await sessions.execute(command("wizard"), from: resource)
+        }
+        let bobs = try await sessions.execute(command("wizard"), from: bob)
+        #expect(bobs[attribute: "status"] == "executing")
+    }
+
+    @Test func aRequesterPastItsShareLosesItsOwnOldestSession() async throws {
+        let sessions = AdHocSessions(commands: [
+            AdHocCommand(node: "wizard", name: "Wizard", isAllowed: { _ in true }, handler: Self.wizard),
+        ], maximumSessionsPerRequester: 2)
+        let oldest = try await sessions.execute(command("wizard"), from: Self.alice)[attribute: "sessionid"]
+        let older = try await sessions.execute(command("wizard"), from: Self.aliceLaptop)[attribute: "sessionid"]
+        let newest = try await sessions.execute(command("wizard"), from: Self.alice)[attribute: "sessionid"]
+        let form = DataForm(type: .submit, fields: [DataForm.Field(variable: "name", values: ["x"])])
+        await expectError(.badRequest, application: "bad-sessionid") {
+            try await sessions.execute(command("wizard", sessionID: oldest, form: form), from: Self.alice)
+        }
+        for (id, owner) in [(older, Self.aliceLaptop), (newest, Self.alice)] {
+            let next = try await sessions.execute(command("wizard", sessionID: id, form: form), from: owner)
+            #expect(next[attribute: "status"] == "executing")
+        }
+    }
+
     @Test func abandonedSessionsStopCountingOnceTheyExpire() async throws {
         let sessions = AdHocSessions(commands: [
             AdHocCommand(node: "wizard", name: "Wizard", isAllowed: { _ in true }, handler: Self.wizard),

@@ -1,3 +1,4 @@
+import Foundation
 import Logging
 import Synchronization
 import Testing
@@ -319,5 +320,127 @@ struct ComponentHandshakeTimeoutTests {
             try await Task.sleep(for: .milliseconds(50))
         }
         #expect(accepted.withLock { $0.count } >= 2, "the component reconnects after giving up")
+    }
+}
+
+/// Backpressure: a bounded number of stanzas in handling, and answers that still arrive.
+extension ComponentConnectionTests {
+    /// Handlers that each wait until released, counted.
+    final class HeldHandlers: Sendable {
+        struct Counts { var running = 0, mostRunning = 0, handled = 0 }
+        private struct State {
+            var counts = Counts()
+            var released = false
+            var held: [CheckedContinuation<Void, Never>] = []
+        }
+        private let state = Mutex(State())
+
+        func handle() async {
+            await withCheckedContinuation { continuation in
+                let go = state.withLock { state in
+                    state.counts.running += 1
+                    state.counts.mostRunning = max(state.counts.mostRunning, state.counts.running)
+                    if !state.released { state.held.append(continuation) }
+                    return state.released
+                }
+                if go { continuation.resume() }
+            }
+            state.withLock { state in
+                state.counts.running -= 1
+                state.counts.handled += 1
+            }
+        }
+
+        func release() {
+            let held = state.withLock { state in
+                state.released = true
+                defer { state.held = [] }
+                return state.held
+            }
+            held.forEach { $0.resume() }
+        }
+
+        var counts: Counts { state.withLock { $0.counts } }
+    }
+
+    private func backpressureLink(_ server: StandInComponentServer, maxStanzasInHandling: Int, maxStanzasWaiting: Int,
+                                  onStanza: @escaping @Sendable (ComponentConnection, Element) async -> Void)
+        async throws -> (ComponentConnection, MutexTask) {
+        let settings = ComponentConnectionSettings(
+            componentJID: "apush.localhost", secret: "stand-in-secret", host: "127.0.0.1", port: server.port,
+            keepaliveTarget: "localhost", maxStanzasInHandling: maxStanzasInHandling,
+            maxStanzasWaiting: maxStanzasWaiting)
+        let connection = ComponentConnection(settings: settings, logger: .disabled)
+        let events = Mailbox<ConnectionEvent>(name: "a connection event")
+        let runner = MutexTask()
+        runner.set(Task {
+            await connection.run(onStanza: { await onStanza(connection, $0) }, onEvent: { events.put($0) })
+        })
+        _ = try await events.take(matching: { $0 == .connected }, timeout: .seconds(5))
+        return (connection, runner)
+    }
+
+    @Test func aFloodIsHandledAFewStanzasAtATimeAndReadingResumesAsHandlersFinish() async throws {
+        let server = try StandInComponentServer()
+        defer { server.stop() }
+        let handlers = HeldHandlers()
+        let (connection, runner) = try await backpressureLink(server, maxStanzasInHandling: 4, maxStanzasWaiting: 4) {
+            _, _ in await handlers.handle()
+        }
+        let total = 3000
+        let sent = Mutex(0)
+        Thread {
+            for index in 0..<total {
+                guard (try? server.sendRaw("<message from='localhost' to='apush.localhost' id='f\(index)'/>")) != nil
+                else { return }
+                sent.withLock { $0 += 1 }
+            }
+        }.start()
+        // The flood is under way and the handlers are full.
+        let deadline = ContinuousClock.now + .seconds(10)
+        while handlers.counts.running < 4 || sent.withLock({ $0 }) < 100, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(handlers.counts.mostRunning == 4)
+        #expect(handlers.counts.handled == 0)
+        #expect(connection.stanzasHeld <= 4 + 4)
+
+        handlers.release()
+        while handlers.counts.handled < total, ContinuousClock.now < deadline + .seconds(20) {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        #expect(handlers.counts.handled == total)
+        #expect(handlers.counts.mostRunning == 4)
+        #expect(connection.stanzasHeld == 0)
+        await runner.cancelAndWait()
+    }
+
+    /// Every handler waits for an answer to its own request while new stanzas arrive ahead of the
+    /// answers: the link must still read the answers, or nothing would ever finish.
+    @Test func answersArriveWhileEveryHandlerWaitsForOneAndNewStanzasWait() async throws {
+        let server = try StandInComponentServer()
+        defer { server.stop() }
+        server.answerPings(false)
+        let outcomes = Mailbox<String>(name: "a handler's outcome")
+        let (_, runner) = try await backpressureLink(server, maxStanzasInHandling: 2, maxStanzasWaiting: 4) {
+            connection, stanza in
+            let id = stanza.stanzaID ?? "?"
+            guard id.hasPrefix("ask") else { return outcomes.put(id) }
+            let ping = Element("iq", namespace: Namespace.componentAccept,
+                               ["type": "get", "from": "apush.localhost", "to": "localhost"],
+                               children: [Element("ping", namespace: Namespace.ping)])
+            let answered = (try? await connection.request(ping, timeout: .seconds(10))) != nil
+            outcomes.put("\(id) \(answered ? "answered" : "not answered")")
+        }
+        for id in ["ask-1", "ask-2"] { try server.send(message(id)) }
+        let pings = [try await server.nextStanza(), try await server.nextStanza()]
+        for id in ["new-1", "new-2", "new-3"] { try server.send(message(id)) }
+        for ping in pings { try server.send(try #require(ping.resultReply())) }
+
+        var seen: Set<String> = []
+        for _ in 0..<5 { seen.insert(try await outcomes.take(timeout: .seconds(5))) }
+        #expect(seen == ["ask-1 answered", "ask-2 answered", "new-1", "new-2", "new-3"])
+        await runner.cancelAndWait()
     }
 }

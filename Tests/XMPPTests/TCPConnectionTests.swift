@@ -63,3 +63,29 @@ struct TCPConnectionTests {
         [server, other].forEach { $0.close() }
     }
 }
+
+extension TCPConnectionTests {
+    /// A consumer that stops taking chunks must stop the reader thread too: the bytes then stay in the
+    /// kernel, and TCP pushes back on the peer, instead of filling memory.
+    @Test func theReaderTakesOnlyAFewChunksAheadOfItsConsumer() async throws {
+        let (client, server, listener) = try await connectedPair()
+        defer {
+            listener.close()
+            client.close()
+            server.close()
+        }
+        let total = 4 << 20
+        let chunks = client.incoming()
+        var iterator = chunks.makeAsyncIterator()
+        Thread {
+            // Fits in loopback's socket buffers: the writer is never the one held back.
+            try? server.send([UInt8](repeating: 0x20, count: total))
+        }.start()
+        var received = try #require(try await iterator.next()).count
+        try await Task.sleep(for: .milliseconds(500))
+        #expect(client.bytesReceived <= received + (TCPConnection.chunksAhead + 1) * 16_384)
+
+        while received < total, let chunk = try await iterator.next() { received += chunk.count }
+        #expect(received == total)
+    }
+}
