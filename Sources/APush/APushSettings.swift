@@ -18,6 +18,8 @@ public struct APushSettings: Sendable, Equatable, Decodable {
     public var upstreamTimeoutSeconds: Int = 25
     /// Publishes in flight upstream; past it the server's publish is answered `wait`.
     public var maxInFlight: Int = 512
+    /// Stored pushes (held at a window's end, retries) sent at once; each may wait `upstreamTimeoutSeconds`.
+    public var maxBackgroundDeliveries: Int = 64
     /// How long a message, read or wake is retried after `wait`.
     public var retryMessageSeconds: Int = 120
     /// How long a call is retried: only while it can still ring.
@@ -33,7 +35,8 @@ public struct APushSettings: Sendable, Equatable, Decodable {
     public init() {}
 
     enum CodingKeys: String, CodingKey, CaseIterable {
-        case defaults, coalesceMinSeconds, coalesceMaxSeconds, coalesceSeconds, wakeIntervalSeconds, upstreamTimeoutSeconds, maxInFlight, retryMessageSeconds,
+        case defaults, coalesceMinSeconds, coalesceMaxSeconds, coalesceSeconds, wakeIntervalSeconds, upstreamTimeoutSeconds, maxInFlight, maxBackgroundDeliveries,
+             retryMessageSeconds,
              retryCallSeconds, unknownNodeCancelsPerHour, dedupeMinutes, paddingBucket
     }
 
@@ -55,6 +58,7 @@ public struct APushSettings: Sendable, Equatable, Decodable {
         wakeIntervalSeconds = try read(.wakeIntervalSeconds, 60, minimum: 0, maximum: 86_400)
         upstreamTimeoutSeconds = try read(.upstreamTimeoutSeconds, 25, minimum: 1, maximum: 30)
         maxInFlight = try read(.maxInFlight, 512, minimum: 1, maximum: 100_000)
+        maxBackgroundDeliveries = try read(.maxBackgroundDeliveries, 64, minimum: 1, maximum: 10_000)
         retryMessageSeconds = try read(.retryMessageSeconds, 120, minimum: 0, maximum: 3600)
         retryCallSeconds = try read(.retryCallSeconds, 30, minimum: 0, maximum: 120)
         unknownNodeCancelsPerHour = try read(.unknownNodeCancelsPerHour, 5, minimum: 0, maximum: 10_000)

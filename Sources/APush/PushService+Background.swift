@@ -1,53 +1,103 @@
+import Logging
 import Sealing
 import Store
+import Synchronization
 
 extension PushService {
-    /// Sends what stored work has come due: ended windows with a held notice, and retries. Runs on a
-    /// timer; after a restart it picks up whatever the previous process left.
+    /// One turn of the stored work: drops what expired, moves the held notices of ended windows into the
+    /// outbox, then starts sending what is due, calls first, at most `maxBackgroundDeliveries` at once.
+    /// Returns without waiting for the App Server's answers, so a slow or silent App Server delays
+    /// nothing else. After a restart it picks up whatever the previous process left.
     func processDueWork(context: PushContext) async throws {
         let at = now()
-        for window in try await store.dueWindows(at: at, limit: 256) {
-            let decision = try await store.updateChat(registrationID: window.registrationID, chat: window.chat) { state in
-                ChatCoalescer.windowEnded(&state, now: at)
+        for (kind, count) in try await store.deleteExpiredRetries(at: at) {
+            statistics.count("pushes.\(kind).expired", by: Int64(count))
+        }
+        try await takeEndedWindows(at: at)
+        if backgroundDeliveries >= settings.maxBackgroundDeliveries {
+            // Every slot waits on the App Server: wait for one, briefly, so the loop's maintenance runs.
+            await backgroundDeliveryEnded.wait(upTo: .seconds(1))
+        }
+        let slots = background.withLock { inUse in
+            let free = max(0, settings.maxBackgroundDeliveries - inUse)
+            inUse += free
+            return free
+        }
+        guard slots > 0 else { return }
+        let claimed: [RetryItem]
+        do {
+            let claimedAt = now()
+            claimed = try await store.claimDueRetries(at: claimedAt, limit: slots,
+                                                      leaseUntil: claimedAt + leaseMilliseconds)
+        } catch {
+            background.withLock { $0 -= slots }
+            throw error
+        }
+        background.withLock { $0 -= slots - claimed.count }
+        for item in claimed {
+            Task {
+                await deliverStored(item, context: context)
+                background.withLock { $0 -= 1 }
+                backgroundDeliveryEnded.ring()
             }
-            guard case .push(let held, let count) = decision,
-                  let registration = try await store.registration(id: window.registrationID) else { continue }
+        }
+    }
+
+    /// Moves the held notice of each ended window into the outbox, due now, in the transaction that
+    /// ends the window: from then on it is kept until the App Server has answered it. Sends nothing.
+    private func takeEndedWindows(at: Timestamp) async throws {
+        for window in try await store.dueWindows(at: at, limit: 256) {
+            // A registration removed takes its chats with it.
+            guard let registration = try await store.registration(id: window.registrationID) else { continue }
+            let account = registration.account ?? ""
             let policy = try await policy(for: registration.account)
-            // The held push obeys the policy as it is now: a chat muted, or quiet hours begun, during
-            // the window silences it.
-            let notice = MessageNotice(chat: window.chat, from: held.from, groupchat: held.groupchat,
-                                       mention: held.mention, id: held.id, dedupeKey: nil)
-            switch PolicyDecision.decide(policy, event: .message(notice), at: at) {
-            case .deliver:
+            let (ended, _) = try await store.updateChatAndEnqueue(registrationID: registration.id, chat: window.chat) {
+                state -> (EndedWindow, RetryItem?) in
+                guard case .push(let held, let count) = ChatCoalescer.windowEnded(&state, now: at) else {
+                    return (.quiet, nil)
+                }
+                // The held push obeys the policy as it is now: a chat muted, or quiet hours begun, during
+                // the window silences it.
+                let notice = MessageNotice(chat: window.chat, from: held.from, groupchat: held.groupchat,
+                                           mention: held.mention, id: held.id, dedupeKey: nil)
+                switch PolicyDecision.decide(policy, event: .message(notice), at: at) {
+                case .deliver:
+                    let push = OutgoingPush.message(account: account, chat: window.chat, notice: held, count: count,
+                                                    policy: policy)
+                    return (.push, self.outboxItem(push, registrationID: registration.id, at: at, dueAt: at))
+                case .wakeInstead:
+                    return (.wakeInstead, nil)
+                case .silence, .drop:
+                    return (.silenced, nil)
+                }
+            }
+            switch ended {
+            case .quiet:
                 break
+            case .push:
+                statistics.count("coalesced.sent")
             case .wakeInstead:
                 statistics.count("quiet-hours.wake")
-                for push in try await wake(registration, account: registration.account ?? "", at: at) {
-                    await deliver(push, to: registration, context: context, at: at)
+                for push in try await wake(registration, account: account, at: at) {
+                    try await store.enqueueRetry(outboxItem(push, registrationID: registration.id, at: at, dueAt: at))
                 }
-                continue
-            case .silence, .drop:
+            case .silenced:
                 statistics.count("dropped.policy")
-                continue
             }
-            statistics.count("coalesced.sent")
-            let push = OutgoingPush.message(account: registration.account ?? "", chat: window.chat, notice: held,
-                                            count: count, policy: policy)
-            await deliver(push, to: registration, context: context, at: at)
         }
-        for retry in try await store.dueRetries(at: at, limit: 256) {
-            // Its deadline passed while the component was stopped or busy: a call can no longer ring.
-            if at > retry.deadline {
-                statistics.count("pushes.\(retry.kind).expired")
-                try await store.deleteRetry(id: retry.id)
-                continue
+    }
+
+    /// Sends one claimed item. Its registration may be gone (its items go with it): nothing to send.
+    private func deliverStored(_ item: RetryItem, context: PushContext) async {
+        do {
+            guard let registration = try await store.registration(id: item.registrationID),
+                  let push = OutgoingPush(retry: item, account: registration.account ?? "") else {
+                try await store.deleteRetry(id: item.id)
+                return
             }
-            guard let registration = try await store.registration(id: retry.registrationID),
-                  let push = OutgoingPush(retry: retry, account: registration.account ?? "") else {
-                try await store.deleteRetry(id: retry.id)
-                continue
-            }
-            await deliver(push, to: registration, context: context, at: at, retry: retry)
+            await deliver(push, to: registration, context: context, at: now())
+        } catch {
+            logger.error("a stored push failed: \(error)")
         }
     }
 
@@ -84,4 +134,16 @@ extension PushService {
             throw error
         }
     }
+}
+
+/// What the end of a window did with its held notice.
+private enum EndedWindow: Sendable {
+    /// Nothing was held: the burst is over.
+    case quiet
+    /// The held notice is in the outbox.
+    case push
+    /// Quiet hours began during the window: a wake goes instead.
+    case wakeInstead
+    /// The chat was muted (or pushes turned off) during the window.
+    case silenced
 }

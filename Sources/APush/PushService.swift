@@ -22,10 +22,15 @@ final class PushService: Sendable {
     private let inFlight = Mutex(0)
     /// Rung when a window opens or a retry is stored, so the background loop wakes for it.
     let dueWork = Doorbell()
+    /// Background deliveries in flight, and a bell rung as each ends (a slot is free again).
+    let background = Mutex(0)
+    let backgroundDeliveryEnded = Doorbell()
     private let policies = Mutex(PolicyCache())
     /// `#test` pushes per account (the test push itself bypasses every other limit, PROTOCOL.md §9).
     let testPushes = Mutex(SlidingWindowLimiter(limit: APushCommands.testPushesPerMinute, window: 60_000,
                                                 maximumKeys: 10_000))
+    /// The App Server refusing us is logged once per condition and minute, not once per push.
+    private let refusals = Mutex(LogLimiter(interval: 60_000, capacity: 32))
 
     init(store: any PushStore, settings: APushSettings, logger: Logger,
          now: @escaping @Sendable () -> Timestamp = PushService.wallClock) {
@@ -72,6 +77,9 @@ final class PushService: Sendable {
 
     var publishesInFlight: Int { inFlight.withLock { $0 } }
 
+    /// Stored pushes being sent by the background work, at most `settings.maxBackgroundDeliveries`.
+    var backgroundDeliveries: Int { background.withLock { $0 } }
+
     private func handle(_ publish: IncomingPublish, context: PushContext) async throws -> ServerAnswer {
         let at = now()
         let classified = EventClassifier.classify(publish.notification)
@@ -97,9 +105,7 @@ final class PushService: Sendable {
         for push in pushes {
             let outcome = await deliver(push, to: registration, context: context, at: at)
             if outcome == .deadToken { answer = .gone }
-            if case .retry(let reason) = outcome, answer == .accepted {
-                answer = .wait(reason == "wait/in-flight-cap" ? .resourceConstraint : .remoteServerTimeout)
-            }
+            if case .retry(let reason) = outcome, answer == .accepted { answer = reason.serverAnswer }
         }
         return answer
     }
@@ -147,14 +153,15 @@ final class PushService: Sendable {
             let held = HeldNotice(from: notice.from, id: notice.id, groupchat: notice.groupchat,
                                   mention: notice.mention, at: at)
             let silenced = verdict != .deliver
-            let decision = try await store.updateChat(registrationID: registration.id, chat: notice.chat) { state in
+            let (decision, pushes) = try await coalesce(registration, chat: notice.chat, at: at) { count in
+                .message(account: account, chat: notice.chat, notice: held, count: count, policy: policy)
+            } decide: { state in
                 ChatCoalescer.message(&state, registrationID: registration.id, chat: notice.chat, notice: held,
                                       now: at, window: window, readsVisible: readsVisible, silenced: silenced)
             }
             switch decision {
-            case .push(let count):
-                dueWork.ring()
-                return [.message(account: account, chat: notice.chat, notice: held, count: count, policy: policy)]
+            case .push:
+                return pushes
             case .hold:
                 statistics.count("coalesced.held")
                 return []
@@ -185,15 +192,14 @@ final class PushService: Sendable {
             guard let call = try await store.takeCall(registrationID: registration.id, sid: sid),
                   !answeredElsewhere, registration.takesMessages, verdict == .deliver else { return [] }
             let held = HeldNotice(from: call.chat, id: nil, groupchat: false, mention: false, at: at)
-            let decision = try await store.updateChat(registrationID: registration.id, chat: call.chat) { state in
+            return try await coalesce(registration, chat: call.chat, at: at) { count in
+                .message(account: account, chat: call.chat, notice: held, count: count, policy: policy,
+                         missedCall: .init(sid: call.sid, media: call.media))
+            } decide: { state in
                 ChatCoalescer.message(&state, registrationID: registration.id, chat: call.chat, notice: held,
                                       now: at, window: window, readsVisible: readsVisible, silenced: false,
                                       urgent: true)
-            }
-            guard case .push(let count) = decision else { return [] }
-            dueWork.ring()
-            return [.message(account: account, chat: call.chat, notice: held, count: count, policy: policy,
-                             missedCall: .init(sid: call.sid, media: call.media))]
+            }.pushes
 
         case .read(let chat):
             // A read clears the count and a held push whatever the policy; only the push obeys it.
@@ -207,6 +213,26 @@ final class PushService: Sendable {
             guard registration.takesMessages, verdict == .deliver else { return [] }
             return try await wake(registration, account: account, at: at)
         }
+    }
+
+    /// Runs the coalescer on one chat. When it says push now, the push is stored (leased while it is sent)
+    /// in the same transaction, so that no crash before the App Server's answer can lose it.
+    private func coalesce(_ registration: Registration, chat: String, at: Timestamp,
+                          push: @Sendable (_ count: Int) -> OutgoingPush,
+                          decide: @Sendable (inout ChatState?) -> ChatCoalescer.MessageDecision) async throws
+        -> (decision: ChatCoalescer.MessageDecision, pushes: [OutgoingPush]) {
+        let leaseEnd = at + leaseMilliseconds
+        let (decision, stored) = try await store.updateChatAndEnqueue(registrationID: registration.id, chat: chat) {
+            state in
+            let decision = decide(&state)
+            guard case .push(let count) = decision else { return (decision, nil) }
+            return (decision, self.outboxItem(push(count), registrationID: registration.id, at: at, dueAt: leaseEnd))
+        }
+        guard case .push(let count) = decision else { return (decision, []) }
+        dueWork.ring()
+        var outgoing = push(count)
+        outgoing.stored = stored
+        return (decision, [outgoing])
     }
 
     /// A wake, at most one per registration per `wakeIntervalSeconds`. The store decides, not the
@@ -261,18 +287,31 @@ final class PushService: Sendable {
 
     // MARK: Delivery
 
-    /// Seals and publishes one push, then acts on the App Server's answer: a dead token is removed
-    /// and buried; a `wait` is stored for retry until its deadline.
+    /// Seals and publishes one push, then acts on the App Server's answer: a dead token is removed and
+    /// buried; a `wait` or a refusal is retried until its deadline. The push is kept in the store (the
+    /// outbox, leased while it is in flight) from before it is sent until its answer is recorded, so a
+    /// crash in between sends it again when the lease ends (§7).
     @discardableResult
-    func deliver(_ push: OutgoingPush, to registration: Registration, context: PushContext, at: Timestamp,
-                 retry: RetryItem? = nil) async -> UpstreamOutcome {
+    func deliver(_ push: OutgoingPush, to registration: Registration, context: PushContext, at: Timestamp) async
+        -> UpstreamOutcome {
+        var item = push.stored
+        if item == nil {
+            var fresh = outboxItem(push, registrationID: registration.id, at: at, dueAt: at + leaseMilliseconds)
+            do {
+                fresh.id = try await store.enqueueRetry(fresh)
+                item = fresh
+            } catch {
+                // Sent all the same: once without a safety net is better than not at all.
+                logger.error("cannot store a push before sending it: \(error)")
+            }
+        }
         let fields: Upstream.Fields
         do {
             fields = try seal(push, for: registration)
         } catch {
             logger.error("cannot seal a push for \(Fingerprint.of(registration.token)): \(error)")
             statistics.count("pushes.\(push.kind.rawValue).unsealable")
-            if let retry { try? await store.deleteRetry(id: retry.id) }
+            if let item { try? await store.deleteRetry(id: item.id) }
             return .rejected(reason: "seal")
         }
         let outcome: UpstreamOutcome
@@ -288,57 +327,91 @@ final class PushService: Sendable {
         } else {
             // Past the cap: not sent now, but stored and retried, since the server never retries.
             statistics.count("upstream.in-flight-cap")
-            outcome = .retry(reason: "wait/in-flight-cap")
+            outcome = .retry(.inFlightCap)
         }
         do {
-            try await record(outcome, of: push, for: registration, at: at, retry: retry)
+            try await record(outcome, of: push, for: registration, at: at, item: item)
         } catch {
             logger.error("cannot record the outcome of a push: \(error)")
         }
         return outcome
     }
 
+    /// A push as the store keeps it until its answer is recorded: sealed afresh for every attempt, tried
+    /// until its deadline (a call only while it can still ring).
+    func outboxItem(_ push: OutgoingPush, registrationID: Int64, at: Timestamp, dueAt: Timestamp) -> RetryItem {
+        let seconds = push.kind == .call ? settings.retryCallSeconds : settings.retryMessageSeconds
+        return RetryItem(registrationID: registrationID, summary: push.json, kind: push.kind.rawValue,
+                         collapseChat: push.collapseChat, attempts: 0, nextAt: dueAt,
+                         deadline: at + Timestamp(seconds) * 1000)
+    }
+
+    /// How long a push in flight is leased: past the upstream timeout, so it is never sent again while
+    /// its answer may still come.
+    var leaseMilliseconds: Timestamp { Timestamp(settings.upstreamTimeoutSeconds) * 1000 + 5000 }
+
     private func record(_ outcome: UpstreamOutcome, of push: OutgoingPush, for registration: Registration,
-                        at: Timestamp, retry: RetryItem?) async throws {
+                        at: Timestamp, item stored: RetryItem?) async throws {
         let kind = push.kind.rawValue
         let token = Fingerprint.of(registration.token)
         switch outcome {
         case .accepted:
             statistics.count("pushes.\(kind).accepted")
-            try await store.recordPush(registrationID: registration.id, at: at, error: nil)
-            if let retry { try await store.deleteRetry(id: retry.id) }
+            try await recordAnswered(registration, at: at, error: nil, item: stored)
         case .deadToken:
             statistics.count("pushes.\(kind).dead-token")
             logger.notice("the App Server says token \(token) (\(registration.pushModule)) is dead: removing it")
+            // Its stored pushes go with it.
             try await retire(registration, at: at)
         case .rejected(let reason):
             statistics.count("pushes.\(kind).rejected")
             logger.warning("the App Server rejected a push for \(token): \(reason)")
-            try await store.recordPush(registrationID: registration.id, at: at, error: reason)
-            if let retry { try await store.deleteRetry(id: retry.id) }
+            try await recordAnswered(registration, at: at, error: reason, item: stored)
         case .retry(let reason):
-            try await store.recordPush(registrationID: registration.id, at: at, error: reason)
-            var item = retry ?? RetryItem(
-                registrationID: registration.id, summary: push.json, kind: kind,
-                collapseChat: push.collapseChat, attempts: 0, nextAt: at,
-                deadline: at + Timestamp(push.kind == .call ? settings.retryCallSeconds
-                                                                   : settings.retryMessageSeconds) * 1000)
+            if case .refused(let condition) = reason { countRefusal(condition, kind: kind, at: at) }
+            try await store.recordPush(registrationID: registration.id, at: at, error: reason.description)
+            var item = stored ?? outboxItem(push, registrationID: registration.id, at: at, dueAt: at)
             item.attempts += 1
+            // From when the answer came: it may have taken the whole upstream timeout.
+            let answeredAt = now()
             let delay = Self.retryDelay(attempt: item.attempts)
-            if at + delay > item.deadline {
+            if answeredAt + delay > item.deadline {
                 statistics.count("pushes.\(kind).expired")
                 logger.info("giving up on a push for \(token) after \(item.attempts) attempts: \(reason)")
-                if retry != nil { try await store.deleteRetry(id: item.id) }
+                if let stored { try await store.deleteRetry(id: stored.id) }
                 return
             }
             statistics.count("pushes.\(kind).retrying")
-            item.nextAt = at + delay
-            if retry == nil {
+            item.nextAt = answeredAt + delay
+            if stored == nil {
                 try await store.enqueueRetry(item)
-                dueWork.ring()
             } else {
                 try await store.updateRetry(item)
             }
+            dueWork.ring()
+        }
+    }
+
+    /// Records a push's final outcome and forgets its stored item, in one transaction.
+    private func recordAnswered(_ registration: Registration, at: Timestamp, error: String?, item: RetryItem?)
+        async throws {
+        if let item {
+            try await store.recordPush(registrationID: registration.id, at: at, error: error, removingRetry: item.id)
+        } else {
+            try await store.recordPush(registrationID: registration.id, at: at, error: error)
+        }
+    }
+
+    /// The App Server refused a push for a reason of its own (§3.1): every registration stays, and the
+    /// operator hears of it once a minute per condition.
+    private func countRefusal(_ condition: StanzaError.Condition, kind: String, at: Timestamp) {
+        // Conditions come from the wire: only those RFC 6120 defines name a counter.
+        let name = StanzaError.Condition.defined[condition] == nil ? "other" : condition.rawValue
+        statistics.count("pushes.\(kind).refused")
+        statistics.count("upstream.refused.\(name)")
+        if refusals.withLock({ $0.allows(name, at: at) }) {
+            logger.error("the App Server refuses our pushes (cancel/\(name)): is this component allowed to send to it? "
+                + "Registrations are kept; pushes are retried")
         }
     }
 
@@ -389,6 +462,8 @@ struct OutgoingPush: Sendable, Equatable {
     var json: String
     var account: String
     var collapseChat: String?
+    /// Its item in the store (the outbox), once it is stored: kept until its answer is recorded.
+    var stored: RetryItem?
 
     init(summary: Summary, collapseChat: String?) {
         kind = summary.kind
@@ -404,6 +479,7 @@ struct OutgoingPush: Sendable, Equatable {
         json = retry.summary
         self.account = account
         collapseChat = retry.collapseChat
+        stored = retry
     }
 
     /// A message notice; with the sender hidden it says only that there is something, in no chat.

@@ -60,10 +60,27 @@ public protocol PushStore: Sendable {
 
     @discardableResult
     func enqueueRetry(_ item: RetryItem) async throws -> Int64
-    func dueRetries(at now: Timestamp, limit: Int) async throws -> [RetryItem]
     func nextRetry() async throws -> Timestamp?
     func updateRetry(_ item: RetryItem) async throws
     func deleteRetry(id: Int64) async throws
+
+    // MARK: Outbox: every push is kept here (as a retry item) from before it is sent until its answer
+
+    /// `updateChat`, and in the same transaction stores the item `change` returns (the push it decided
+    /// to send), so that no crash between taking it and the App Server's answer can lose it. Returns the
+    /// item with its id.
+    func updateChatAndEnqueue<Result: Sendable>(
+        registrationID: Int64, chat: String, _ change: @Sendable (inout ChatState?) -> (Result, RetryItem?)
+    ) async throws -> (Result, RetryItem?)
+    /// `recordPush`, and in the same transaction deletes the push's stored item: its answer is in.
+    func recordPush(registrationID: Int64, at: Timestamp, error: String?, removingRetry retryID: Int64) async throws
+    /// Takes up to `limit` due items whose deadline has not passed, calls first, then the longest due,
+    /// and leases each until `leaseUntil` (its next time moves there), atomically: no other turn or
+    /// instance sends it while it is in flight, and it comes due again if its sender dies.
+    func claimDueRetries(at now: Timestamp, limit: Int, leaseUntil: Timestamp) async throws -> [RetryItem]
+    /// Deletes the items whose deadline passed before `now` (a leased one once its lease ends); returns
+    /// how many of each kind.
+    func deleteExpiredRetries(at now: Timestamp) async throws -> [String: Int]
 
     // MARK: Counters
 

@@ -99,6 +99,12 @@ public final class SQLitePushStore: PushStore {
             CREATE TABLE unknown_node_answers (at INTEGER NOT NULL);
             CREATE TABLE policies (account TEXT PRIMARY KEY, document TEXT NOT NULL);
             """),
+        // The retries table is also the outbox (every push is kept there until its answer is recorded):
+        // due calls are claimed first, and expired items are found without a scan.
+        Migration(version: 2, sql: """
+            CREATE INDEX retries_calls_by_next ON retries (next_at) WHERE kind = 'call';
+            CREATE INDEX retries_by_deadline ON retries (deadline);
+            """),
     ]
 
     // MARK: Registrations
@@ -204,17 +210,19 @@ public final class SQLitePushStore: PushStore {
     }
 
     public func recordPush(registrationID: Int64, at: Timestamp, error: String?) async throws {
-        try locked { database in
-            if let error {
-                try database.execute("""
-                    UPDATE registrations SET last_error = ?, last_error_at = ?, error_count = error_count + 1
-                    WHERE id = ?
-                    """, [.text(error), .integer(at), .integer(registrationID)])
-            } else {
-                try database.execute("""
-                    UPDATE registrations SET last_push_at = ?, push_count = push_count + 1 WHERE id = ?
-                    """, [.integer(at), .integer(registrationID)])
-            }
+        try locked { database in try Self.recordPush(registrationID: registrationID, at: at, error: error, in: database) }
+    }
+
+    private static func recordPush(registrationID: Int64, at: Timestamp, error: String?, in database: Database) throws {
+        if let error {
+            try database.execute("""
+                UPDATE registrations SET last_error = ?, last_error_at = ?, error_count = error_count + 1
+                WHERE id = ?
+                """, [.text(error), .integer(at), .integer(registrationID)])
+        } else {
+            try database.execute("""
+                UPDATE registrations SET last_push_at = ?, push_count = push_count + 1 WHERE id = ?
+                """, [.integer(at), .integer(registrationID)])
         }
     }
 
@@ -259,24 +267,29 @@ public final class SQLitePushStore: PushStore {
     ) async throws -> Result {
         try locked { database in
             try database.transaction { database in
-                var state = try database.query("SELECT * FROM chats WHERE registration_id = ? AND chat = ?",
-                                               [.integer(registrationID), .text(chat)]).first.map(Self.chatState)
-                let before = state
-                let result = change(&state)
-                if state != before {
-                    if var state {
-                        // The row is the one asked for, whatever the closure wrote into the value.
-                        state.registrationID = registrationID
-                        state.chat = chat
-                        try Self.save(state, in: database)
-                    } else {
-                        try database.execute("DELETE FROM chats WHERE registration_id = ? AND chat = ?",
-                                             [.integer(registrationID), .text(chat)])
-                    }
-                }
-                return result
+                try Self.updateChat(registrationID: registrationID, chat: chat, in: database, change)
             }
         }
+    }
+
+    private static func updateChat<Result>(registrationID: Int64, chat: String, in database: Database,
+                                           _ change: (inout ChatState?) -> Result) throws -> Result {
+        var state = try database.query("SELECT * FROM chats WHERE registration_id = ? AND chat = ?",
+                                       [.integer(registrationID), .text(chat)]).first.map(Self.chatState)
+        let before = state
+        let result = change(&state)
+        if state != before {
+            if var state {
+                // The row is the one asked for, whatever the closure wrote into the value.
+                state.registrationID = registrationID
+                state.chat = chat
+                try Self.save(state, in: database)
+            } else {
+                try database.execute("DELETE FROM chats WHERE registration_id = ? AND chat = ?",
+                                     [.integer(registrationID), .text(chat)])
+            }
+        }
+        return result
     }
 
     public func chats(registrationID: Int64) async throws -> [ChatState] {
@@ -357,26 +370,16 @@ public final class SQLitePushStore: PushStore {
 
     @discardableResult
     public func enqueueRetry(_ item: RetryItem) async throws -> Int64 {
-        try locked { database in
-            try database.execute("""
-                INSERT INTO retries (registration_id, summary, kind, collapse_chat, attempts, next_at, deadline)
-                VALUES (?, ?, ?, ?, ?, ?, ?)
-                """, [.integer(item.registrationID), .text(item.summary), .text(item.kind), Self.optional(item.collapseChat),
-                      .integer(Int64(item.attempts)), .integer(item.nextAt), .integer(item.deadline)])
-            return database.lastInsertRowID
-        }
+        try locked { database in try Self.insert(item, in: database) }
     }
 
-    public func dueRetries(at now: Timestamp, limit: Int) async throws -> [RetryItem] {
-        try locked { database in
-            try database.query("SELECT * FROM retries WHERE next_at <= ? ORDER BY next_at, id LIMIT ?",
-                               [.integer(now), .integer(Int64(limit))]).map { row in
-                RetryItem(id: row.int("id") ?? 0, registrationID: row.int("registration_id") ?? 0,
-                          summary: row.string("summary") ?? "", kind: row.string("kind") ?? "",
-                          collapseChat: row.string("collapse_chat"), attempts: Int(row.int("attempts") ?? 0),
-                          nextAt: row.int("next_at") ?? 0, deadline: row.int("deadline") ?? 0)
-            }
-        }
+    private static func insert(_ item: RetryItem, in database: Database) throws -> Int64 {
+        try database.execute("""
+            INSERT INTO retries (registration_id, summary, kind, collapse_chat, attempts, next_at, deadline)
+            VALUES (?, ?, ?, ?, ?, ?, ?)
+            """, [.integer(item.registrationID), .text(item.summary), .text(item.kind), optional(item.collapseChat),
+                  .integer(Int64(item.attempts)), .integer(item.nextAt), .integer(item.deadline)])
+        return database.lastInsertRowID
     }
 
     public func nextRetry() async throws -> Timestamp? {
@@ -494,6 +497,13 @@ public final class SQLitePushStore: PushStore {
             errorCount: row.int("error_count") ?? 0)
     }
 
+    private static func retryItem(_ row: Row) -> RetryItem {
+        RetryItem(id: row.int("id") ?? 0, registrationID: row.int("registration_id") ?? 0,
+                  summary: row.string("summary") ?? "", kind: row.string("kind") ?? "",
+                  collapseChat: row.string("collapse_chat"), attempts: Int(row.int("attempts") ?? 0),
+                  nextAt: row.int("next_at") ?? 0, deadline: row.int("deadline") ?? 0)
+    }
+
     private static func chatState(_ row: Row) throws -> ChatState {
         let held = try row.string("held").map { try JSONDecoder().decode(HeldNotice.self, from: Data($0.utf8)) }
         return ChatState(
@@ -502,5 +512,70 @@ public final class SQLitePushStore: PushStore {
             windowEndsAt: row.int("window_ends_at"), windowMilliseconds: row.int("window_ms") ?? 10_000,
             held: held, noticedSinceRead: row.bool("noticed_since_read") ?? false,
             lastReadPushAt: row.int("last_read_push_at"))
+    }
+}
+
+// MARK: Outbox
+
+extension SQLitePushStore {
+    public func updateChatAndEnqueue<Result: Sendable>(
+        registrationID: Int64, chat: String, _ change: @Sendable (inout ChatState?) -> (Result, RetryItem?)
+    ) async throws -> (Result, RetryItem?) {
+        try locked { database in
+            try database.transaction { database in
+                var (result, item) = try Self.updateChat(registrationID: registrationID, chat: chat, in: database, change)
+                if let stored = item { item?.id = try Self.insert(stored, in: database) }
+                return (result, item)
+            }
+        }
+    }
+
+    public func recordPush(registrationID: Int64, at: Timestamp, error: String?, removingRetry retryID: Int64)
+        async throws {
+        try locked { database in
+            try database.transaction { database in
+                try Self.recordPush(registrationID: registrationID, at: at, error: error, in: database)
+                try database.execute("DELETE FROM retries WHERE id = ?", [.integer(retryID)])
+            }
+        }
+    }
+
+    public func claimDueRetries(at now: Timestamp, limit: Int, leaseUntil: Timestamp) async throws -> [RetryItem] {
+        try locked { database in
+            try database.transaction { database in
+                let due = "next_at <= ?1 AND deadline >= ?1 ORDER BY next_at, id LIMIT ?2"
+                let calls = try database.query("SELECT * FROM retries WHERE kind = 'call' AND \(due)",
+                                               [.integer(now), .integer(Int64(limit))]).map(Self.retryItem)
+                let others = calls.count < limit
+                    ? try database.query("SELECT * FROM retries WHERE kind <> 'call' AND \(due)",
+                                         [.integer(now), .integer(Int64(limit - calls.count))]).map(Self.retryItem)
+                    : []
+                var claimed = calls + others
+                for index in claimed.indices {
+                    claimed[index].nextAt = leaseUntil
+                    try database.execute("UPDATE retries SET next_at = ? WHERE id = ?",
+                                         [.integer(leaseUntil), .integer(claimed[index].id)])
+                }
+                return claimed
+            }
+        }
+    }
+
+    public func deleteExpiredRetries(at now: Timestamp) async throws -> [String: Int] {
+        try locked { database in
+            try database.transaction { database in
+                // A leased item is in flight until its lease ends: its answer may still come.
+                let expired = "deadline < ?1 AND next_at <= ?1"
+                var counts: [String: Int] = [:]
+                for row in try database.query("SELECT kind, count(*) AS n FROM retries WHERE \(expired) GROUP BY kind",
+                                              [.integer(now)]) {
+                    counts[row.string("kind") ?? "", default: 0] += Int(row.int("n") ?? 0)
+                }
+                if !counts.isEmpty {
+                    try database.execute("DELETE FROM retries WHERE \(expired)", [.integer(now)])
+                }
+                return counts
+            }
+        }
     }
 }

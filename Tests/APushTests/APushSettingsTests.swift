@@ -14,6 +14,7 @@ import Testing
         #expect(settings.wakeIntervalSeconds == 60)
         #expect(settings.upstreamTimeoutSeconds == 25)
         #expect(settings.maxInFlight == 512)
+        #expect(settings.maxBackgroundDeliveries == 64)
         #expect(settings.unknownNodeCancelsPerHour == 5)
         #expect(settings.paddingBucket == 128)
     }
@@ -21,13 +22,14 @@ import Testing
     @Test func readsEveryKey() throws {
         let settings = try Self.decode("""
             {"coalesceSeconds": 3, "wakeIntervalSeconds": 5, "upstreamTimeoutSeconds": 7, "maxInFlight": 9,
-             "retryMessageSeconds": 11, "retryCallSeconds": 13, "unknownNodeCancelsPerHour": 15,
+             "maxBackgroundDeliveries": 10, "retryMessageSeconds": 11, "retryCallSeconds": 13, "unknownNodeCancelsPerHour": 15,
              "dedupeMinutes": 17, "paddingBucket": 0}
             """)
         #expect(settings.coalesceSeconds == 3)
         #expect(settings.wakeIntervalSeconds == 5)
         #expect(settings.upstreamTimeoutSeconds == 7)
         #expect(settings.maxInFlight == 9)
+        #expect(settings.maxBackgroundDeliveries == 10)
         #expect(settings.retryMessageSeconds == 11)
         #expect(settings.retryCallSeconds == 13)
         #expect(settings.unknownNodeCancelsPerHour == 15)
@@ -38,7 +40,7 @@ import Testing
 
     @Test(arguments: [
         #"{"coalesceSeconds": -1}"#, #"{"coalesceSeconds": 3601}"#, #"{"upstreamTimeoutSeconds": 0}"#,
-        #"{"upstreamTimeoutSeconds": 31}"#, #"{"maxInFlight": 0}"#, #"{"retryCallSeconds": 121}"#,
+        #"{"upstreamTimeoutSeconds": 31}"#, #"{"maxInFlight": 0}"#, #"{"maxBackgroundDeliveries": 0}"#, #"{"retryCallSeconds": 121}"#,
         #"{"dedupeMinutes": 0}"#, #"{"paddingBucket": 4096}"#,
     ])
     func refusesAValueOutOfItsBounds(_ json: String) {

@@ -298,7 +298,7 @@ import Testing
 
         try await setPolicy(harness, #"{"coalesceSeconds":600}"#)
         harness.clock.advance(seconds: 30)
-        try await harness.service.processDueWork(context: harness.context)
+        try await harness.processDueWork()
         #expect(harness.upstream.count == 2, "the held message went at the end of the 5 s window")
         harness.clock.advance(seconds: 30)
         try await harness.publishBridged(Stanzas.chat(id: "m3"))

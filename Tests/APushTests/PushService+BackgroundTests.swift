@@ -1,6 +1,7 @@
 import Foundation
 import Sealing
 import Store
+import Synchronization
 import Testing
 import XMLStream
 import XMPP
@@ -16,17 +17,17 @@ import XMPP
         }
         #expect(harness.upstream.count == 1)
         harness.clock.advance(seconds: 4.999)
-        try await harness.service.processDueWork(context: harness.context)
+        try await harness.processDueWork()
         #expect(harness.upstream.count == 1)
         harness.clock.advance(seconds: 0.001)
-        try await harness.service.processDueWork(context: harness.context)
+        try await harness.processDueWork()
         let summaries = try harness.summaries()
         #expect(summaries.map { $0["count"] as? Int } == [1, 5])
         #expect(summaries.last?["id"] as? String == "s-b5")
         #expect(harness.upstream[0].collapse == harness.upstream[1].collapse)
 
         harness.clock.advance(seconds: 10)
-        try await harness.service.processDueWork(context: harness.context)
+        try await harness.processDueWork()
         #expect(harness.upstream.count == 2)
         #expect(try await harness.store.nextWindowEnd() == nil)
     }
@@ -43,10 +44,10 @@ import XMPP
         #expect(try await harness.store.nextRetry() == ManualClock.start + 2000)
 
         harness.clock.advance(seconds: 1.999)
-        try await harness.service.processDueWork(context: harness.context)
+        try await harness.processDueWork()
         #expect(harness.upstream.count == 1)
         harness.clock.advance(seconds: 0.001)
-        try await harness.service.processDueWork(context: harness.context)
+        try await harness.processDueWork()
         let pushes = harness.upstream
         try #require(pushes.count == 2)
         #expect(pushes[0].envelope != pushes[1].envelope)
@@ -63,7 +64,7 @@ import XMPP
         try await harness.publishBridged(Stanzas.chat(id: "m1"))
         for _ in 0..<10 {
             harness.clock.advance(seconds: 2)
-            try await harness.service.processDueWork(context: harness.context)
+            try await harness.processDueWork()
         }
         // At 0 s, then at 2 s; the next try (at 6 s) would pass the 5 s deadline.
         #expect(harness.upstream.count == 2)
@@ -77,7 +78,7 @@ import XMPP
         try await harness.publishBridged(Stanzas.propose(sid: "s1"))
         for _ in 0..<60 {
             harness.clock.advance(seconds: 1)
-            try await harness.service.processDueWork(context: harness.context)
+            try await harness.processDueWork()
         }
         // At 0, 2, 6, 14 and 30 s; the next (60 s) would pass the 30 s deadline.
         #expect(harness.upstream.count == 5)
@@ -91,7 +92,7 @@ import XMPP
         #expect(try await harness.store.nextRetry() != nil)
         // The component was down for an hour: the call cannot ring any more.
         harness.clock.advance(seconds: 3600)
-        try await harness.service.processDueWork(context: harness.context)
+        try await harness.processDueWork()
         #expect(harness.upstream.count == 1)
         #expect(try await harness.store.nextRetry() == nil)
         #expect(harness.service.statistics.sinceStart["pushes.call.expired"] == 1)
@@ -103,7 +104,7 @@ import XMPP
         try await harness.publishBridged(Stanzas.chat(id: "m2"))
         try await harness.service.setPolicy(account: "alice@localhost", json: #"{"muted":["bob@localhost"]}"#)
         harness.clock.advance(seconds: 10)
-        try await harness.service.processDueWork(context: harness.context)
+        try await harness.processDueWork()
         #expect(harness.upstream.count == 1)
         let chat = try #require(try await harness.store.chats(registrationID: 1).first)
         #expect(chat.count == 2, "a silenced message still counts")
@@ -116,16 +117,22 @@ import XMPP
         // 15:26:40 UTC now; quiet hours begin within the window.
         try await harness.service.setPolicy(account: "alice@localhost", json: #"{"quietHours":"15:26-16:00"}"#)
         harness.clock.advance(seconds: 10)
-        try await harness.service.processDueWork(context: harness.context)
+        try await harness.processDueWork()
         #expect(harness.upstream.map(\.kind) == [nil, "wake"])
     }
 
-    @Test func aHeldWindowSurvivesARestart() async throws {
-        let path = FileManager.default.temporaryDirectory
+    static func temporaryStorePath() -> String {
+        FileManager.default.temporaryDirectory
             .appendingPathComponent("apush-restart-\(UInt64.random(in: 0...UInt64.max)).sqlite").path
-        defer {
-            for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
-        }
+    }
+
+    static func removeStore(_ path: String) {
+        for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
+    }
+
+    @Test func aHeldWindowSurvivesARestart() async throws {
+        let path = Self.temporaryStorePath()
+        defer { Self.removeStore(path) }
         let clock = ManualClock()
         let device = KeyPair.generate()
         do {
@@ -138,11 +145,162 @@ import XMPP
         // The first process is gone (kill -9 after the fifth publish): a new one opens the same file.
         clock.advance(seconds: 30)
         let second = try Harness(store: try SQLitePushStore(.file(path: path)), clock: clock, device: device)
-        try await second.service.processDueWork(context: second.context)
+        try await second.processDueWork()
         let summaries = try second.summaries()
         #expect(summaries.map { $0["count"] as? Int } == [5])
         #expect(summaries.first?["account"] as? String == "alice@localhost")
         #expect(second.upstream.first?.node == "tok123")
+    }
+
+    /// Runs one background turn and says whether it returned within `limit`: a turn must never wait for
+    /// the App Server's answers (they may take 25 s each, or never come).
+    static func turnReturns(_ harness: Harness, within limit: Duration = .seconds(5)) async throws -> Bool {
+        let returned = Mutex(false)
+        Task {
+            try await harness.service.processDueWork(context: harness.context)
+            returned.withLock { $0 = true }
+        }
+        let deadline = ContinuousClock.now + limit
+        while !returned.withLock({ $0 }), ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(1))
+        }
+        return returned.withLock { $0 }
+    }
+
+    /// Stores `count` message retries (one chat each) and a call retry, all due at `ManualClock.start + 2 s`.
+    static func storeRetries(_ harness: Harness, messages count: Int, call: Bool) async throws {
+        harness.sender.answerAll(.timeout)
+        for index in 0..<count {
+            try await harness.publishBridged(Stanzas.chat(id: "m\(index)", from: "user\(index)@localhost/pc"))
+        }
+        if call { try await harness.publishBridged(Stanzas.propose(sid: "s1")) }
+        harness.sender.answerAll(.result)
+    }
+
+    /// A silent App Server used to stall every window and retry behind it, 25 s each, one at a time.
+    @Test func aSilentAppServerDelaysNoTurnAndAtMostTheBoundWaitsOnIt() async throws {
+        var settings = APushSettings()
+        settings.maxBackgroundDeliveries = 3
+        let harness = try Harness(settings: settings)
+        try await Self.storeRetries(harness, messages: 5, call: false)
+        let sentBefore = harness.upstream.count
+        harness.sender.answerAll(.held)
+        harness.clock.advance(seconds: 2)
+
+        #expect(try await Self.turnReturns(harness), "the turn waited for the App Server")
+        try await harness.sender.waitForRequests(sentBefore + 3)
+        #expect(harness.upstream.count == sentBefore + 3, "the bound")
+        #expect(harness.service.backgroundDeliveries == 3)
+
+        // The next turn sends none of those again while they are in flight, and nothing past the bound.
+        harness.clock.advance(seconds: 5)
+        #expect(try await Self.turnReturns(harness))
+        #expect(harness.upstream.count == sentBefore + 3)
+        try await harness.service.maintain()
+
+        // Answers come: the rest goes out, each push once.
+        harness.sender.release()
+        try await harness.waitForBackgroundDeliveries()
+        try await harness.processDueWork()
+        let retried = harness.upstream.dropFirst(sentBefore)
+        #expect(retried.count == 5)
+        #expect(Set(try retried.map { try $0.summaryObject(with: harness.device)["chat"] as? String }).count == 5)
+        #expect(try await harness.store.nextRetry() == nil)
+    }
+
+    @Test func aCallRetryGoesBeforeAnythingElse() async throws {
+        var settings = APushSettings()
+        settings.maxBackgroundDeliveries = 1
+        let harness = try Harness(settings: settings)
+        try await Self.storeRetries(harness, messages: 3, call: true)
+        // A held notice whose window ends when the retries are due.
+        harness.clock.advance(seconds: 1)
+        try await harness.publishBridged(Stanzas.chat(id: "m0b", from: "user0@localhost/pc"))
+        let sentBefore = harness.upstream.count
+        harness.clock.advance(seconds: 10)
+        try await harness.processDueWork()
+        #expect(harness.upstream.dropFirst(sentBefore).map(\.kind) == ["voip"])
+        for _ in 0..<5 { try await harness.processDueWork() }
+        #expect(harness.upstream.dropFirst(sentBefore).map(\.kind) == ["voip", nil, nil, nil, nil])
+    }
+
+    /// Deliveries in flight fill every slot: expired retries are still dropped and counted.
+    @Test func expiredRetriesAreDroppedWhileEverySlotWaitsOnTheAppServer() async throws {
+        var settings = APushSettings()
+        settings.maxBackgroundDeliveries = 1
+        settings.retryMessageSeconds = 10
+        let harness = try Harness(settings: settings)
+        try await Self.storeRetries(harness, messages: 2, call: true)
+        harness.sender.answerAll(.held)
+        harness.clock.advance(seconds: 2)
+        #expect(try await Self.turnReturns(harness))
+        try await harness.sender.waitForRequests(4)
+        #expect(harness.upstream.last?.kind == "voip")
+        harness.clock.advance(seconds: 20)
+        #expect(try await Self.turnReturns(harness))
+        #expect(harness.service.statistics.sinceStart["pushes.message.expired"] == 2)
+        harness.sender.release()
+        try await harness.waitForBackgroundDeliveries()
+        let counts = harness.service.statistics.sinceStart
+        #expect(counts["pushes.call.accepted"] == 1)
+        #expect(counts["pushes.call.expired"] == nil, "in flight, not expired")
+        #expect(try await harness.store.nextRetry() == nil)
+    }
+
+    /// §7: a held push is not lost if the process dies while the App Server has not answered it. It
+    /// waits in the store (leased) and goes out when the lease ends, with its count.
+    @Test func aHeldPushInFlightWhenTheProcessDiesGoesOutAfterARestart() async throws {
+        let path = Self.temporaryStorePath()
+        defer { Self.removeStore(path) }
+        let clock = ManualClock()
+        let device = KeyPair.generate()
+        let first = try Harness(store: try SQLitePushStore(.file(path: path)), clock: clock, device: device)
+        for index in 1...5 {
+            try await first.publishBridged(Stanzas.chat(id: "b\(index)"))
+        }
+        clock.advance(seconds: 10)
+        first.sender.answerAll(.held)
+        let dying = Task { try await first.service.processDueWork(context: first.context) }
+        try await first.sender.waitForRequests(2)
+        #expect(first.upstream.count == 2, "the held push is on its way")
+
+        // kill -9 now: the App Server never answers that process. A new one opens the same file.
+        clock.advance(seconds: 5)
+        let second = try Harness(store: try SQLitePushStore(.file(path: path)), clock: clock, device: device)
+        try await second.processDueWork()
+        #expect(second.upstream.isEmpty, "not sent twice while the first may still be waiting for its answer")
+        clock.advance(seconds: 30)
+        try await second.processDueWork()
+        let summaries = try second.summaries()
+        #expect(summaries.map { $0["count"] as? Int } == [5])
+        #expect(summaries.first?["id"] as? String == "s-b5")
+        #expect(try await second.store.nextRetry() == nil)
+
+        first.sender.release()
+        try await dying.value
+    }
+
+    /// The same for a push sent at once: stored with the decision that makes it, before it is sent.
+    @Test func aPushSentAtOnceWhenTheProcessDiesGoesOutAfterARestart() async throws {
+        let path = Self.temporaryStorePath()
+        defer { Self.removeStore(path) }
+        let clock = ManualClock()
+        let device = KeyPair.generate()
+        let first = try Harness(store: try SQLitePushStore(.file(path: path)), clock: clock, device: device)
+        first.sender.answerAll(.held)
+        let dying = Task { try await first.publishBridged(Stanzas.chat(id: "m1")) }
+        try await first.sender.waitForRequests(1)
+
+        let second = try Harness(store: try SQLitePushStore(.file(path: path)), clock: clock, device: device)
+        try await second.processDueWork()
+        #expect(second.upstream.isEmpty)
+        clock.advance(seconds: 30)
+        try await second.processDueWork()
+        #expect(try second.summaries().map { $0["id"] as? String } == ["s-m1"])
+        #expect(try await second.store.nextRetry() == nil)
+
+        first.sender.release()
+        _ = try await dying.value
     }
 
     @Test func maintenanceStoresTheCountersAndForgetsOldTombstones() async throws {

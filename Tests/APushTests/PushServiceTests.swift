@@ -67,7 +67,7 @@ import XMPP
         try await harness.publishBridged(Stanzas.presence(), options: options)
         try await harness.publishBridged(Stanzas.jingle("retract", sid: "s1"), options: options)
         harness.clock.advance(seconds: 30)
-        try await harness.service.processDueWork(context: harness.context)
+        try await harness.processDueWork()
 
         try #require(harness.upstream.count == 1)
         let push = harness.upstream[0]
@@ -109,7 +109,7 @@ import XMPP
         for _ in 0..<2 {
             try await harness.publishBridged(Stanzas.chat(id: "m1"))
             harness.clock.advance(seconds: 11)
-            try await harness.service.processDueWork(context: harness.context)
+            try await harness.processDueWork()
         }
         #expect(harness.upstream.count == 1)
         #expect(harness.service.statistics.sinceStart["deduplicated"] == 1)
@@ -137,7 +137,7 @@ import XMPP
         try await harness.publishBridged(Stanzas.displayedCarbon(), node: "tokA", options: wantsReads)
         try await harness.publishBridged(Stanzas.displayedCarbon(), node: "tokB", options: noReads)
         harness.clock.advance(seconds: 20)
-        try await harness.service.processDueWork(context: harness.context)
+        try await harness.processDueWork()
 
         let pushes = harness.upstream
         #expect(pushes.map(\.node) == ["tokA", "tokB", "tokA"])
@@ -171,6 +171,54 @@ import XMPP
         // After a day the tombstone no longer answers.
         harness.clock.advance(seconds: 86_400)
         #expect(try await harness.publishBridged(Stanzas.chat(id: "m4")) == nil)
+    }
+
+    /// §3.1: a `cancel` other than `item-not-found` or `gone` is the App Server refusing us (a sender it
+    /// does not allow, a bug of its own), not a dead token. Every registration stays, the server's
+    /// publish is answered `wait`, the push is retried, counted, and logged as an error once a minute.
+    @Test(arguments: [RecordingSender.Answer.error(type: "cancel", condition: "forbidden"),
+                      .error(type: "cancel", condition: "not-allowed"),
+                      .error(type: "cancel", condition: "not-authorized"),
+                      .error(type: "cancel", condition: "service-unavailable"),
+                      .error(type: "cancel", condition: "internal-server-error"),
+                      .errorWithoutCondition])
+    func anAppServerThatRefusesUsWipesNoRegistration(_ refusal: RecordingSender.Answer) async throws {
+        let harness = try Harness()
+        let condition = if case .error(_, let condition) = refusal { condition } else { "undefined-condition" }
+        let wait = StanzaError(.remoteServerTimeout, type: .wait)
+        harness.sender.answerAll(refusal)
+        #expect(try await harness.publishBridged(Stanzas.chat(id: "m1")) == wait)
+        #expect(try await harness.publishBridged(Stanzas.propose(sid: "s1")) == wait)
+
+        let registration = try #require(try await harness.store.registration(domain: "localhost", token: "tok123"))
+        #expect(registration.lastError == "cancel/\(condition)")
+        #expect(!(try await harness.store.isBuried(token: "tok123", pushModule: "apush", since: 0)))
+        #expect(try await harness.store.nextRetry() == ManualClock.start + 2000)
+        var counts = harness.service.statistics.sinceStart
+        #expect(counts["pushes.message.refused"] == 1)
+        #expect(counts["pushes.call.refused"] == 1)
+        #expect(counts["upstream.refused.\(condition)"] == 2)
+        #expect(counts["pushes.message.dead-token"] == nil)
+        #expect(counts["answers.wait"] == 2)
+        let errors = { harness.logs.events.filter { $0.level == .error }.count }
+        #expect(errors() == 1, "one error a minute per condition, not one per push")
+
+        // A minute on: the message is refused again (logged again); the call could no longer ring.
+        harness.clock.advance(seconds: 60)
+        try await harness.processDueWork()
+        #expect(harness.upstream.count == 3)
+        #expect(errors() == 2)
+        counts = harness.service.statistics.sinceStart
+        #expect(counts["pushes.call.expired"] == 1)
+        #expect(counts["upstream.refused.\(condition)"] == 3)
+
+        // The App Server is put right: the message goes out, and the registration was never touched.
+        harness.sender.answerAll(.result)
+        harness.clock.advance(seconds: 4)
+        try await harness.processDueWork()
+        #expect(harness.upstream.count == 4)
+        #expect(try await harness.store.nextRetry() == nil)
+        #expect(try await harness.store.registration(domain: "localhost", token: "tok123")?.id == registration.id)
     }
 
     @Test func anUnknownNodeIsAnsweredCancelUpToTheHourlyCapThenWait() async throws {
@@ -281,7 +329,7 @@ import XMPP
         try await harness.bridge(Stanzas.registered(token: token, options: harness.options()))
         try await harness.publishBridged(Stanzas.chat(id: "m1", body: Self.body), node: token)
         harness.clock.advance(seconds: 2)
-        try await harness.service.processDueWork(context: harness.context)
+        try await harness.processDueWork()
         harness.clock.advance(seconds: 11)
         try await harness.publishBridged(Stanzas.chat(id: "m2", body: Self.body), node: token)
         try await harness.publishBridged(Stanzas.chat(id: "m3", body: Self.body), node: token)

@@ -29,6 +29,8 @@ final class RecordingSender: StanzaSender {
     enum Answer: Sendable, Equatable {
         case result
         case error(type: String, condition: String)
+        /// `<error type='cancel'/>` with no condition in it.
+        case errorWithoutCondition
         case timeout
         case disconnected
         /// Answers with a result only when `release()` is called.
@@ -66,6 +68,10 @@ final class RecordingSender: StanzaSender {
             return try Element.parse("""
                 <iq type='error' from='push.example.org' to='apush.localhost' id='x'><error type='\(type)'>\
                 <\(condition) xmlns='urn:ietf:params:xml:ns:xmpp-stanzas'/></error></iq>
+                """)
+        case .errorWithoutCondition:
+            return try Element.parse("""
+                <iq type='error' from='push.example.org' to='apush.localhost' id='x'><error type='cancel'/></iq>
                 """)
         case .timeout:
             throw ComponentLinkError.timedOut
@@ -271,6 +277,20 @@ struct Harness {
         -> StanzaError? {
         try await publish(Stanzas.publish(node: node, notification: Stanzas.bridged(stanza),
                                           options: options ?? self.options()))
+    }
+
+    /// Runs one turn of the background work and waits until the deliveries it started are answered.
+    func processDueWork() async throws {
+        try await service.processDueWork(context: context)
+        try await waitForBackgroundDeliveries()
+    }
+
+    /// Waits (briefly) until no background delivery is in flight.
+    func waitForBackgroundDeliveries() async throws {
+        for _ in 0..<5000 where service.backgroundDeliveries > 0 {
+            try await Task.sleep(for: .milliseconds(1))
+        }
+        #expect(service.backgroundDeliveries == 0)
     }
 
     func bridge(_ xml: String) async throws {

@@ -48,10 +48,11 @@ import XMPP
     @Test(arguments: [
         (RecordingSender.Answer.result, UpstreamOutcome.accepted),
         (.error(type: "cancel", condition: "item-not-found"), .deadToken),
-        (.error(type: "wait", condition: "resource-constraint"), .retry(reason: "wait/resource-constraint")),
+        (.error(type: "wait", condition: "resource-constraint"), .retry(.busy(.resourceConstraint))),
+        (.error(type: "cancel", condition: "forbidden"), .retry(.refused(.forbidden))),
         (.error(type: "modify", condition: "bad-request"), .rejected(reason: "modify/bad-request")),
-        (.timeout, .retry(reason: "wait/timeout")),
-        (.disconnected, .retry(reason: "wait/link-down")),
+        (.timeout, .retry(.timeout)),
+        (.disconnected, .retry(.linkDown)),
     ])
     func publishSaysWhatTheAnswerMeans(_ answer: RecordingSender.Answer, expected: UpstreamOutcome) async throws {
         let sender = RecordingSender()

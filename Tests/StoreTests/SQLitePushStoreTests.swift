@@ -255,7 +255,8 @@ private func retry(_ registrationID: Int64, nextAt: Timestamp, kind: String = "m
             #expect(try await store.chats(registrationID: doomed.id).isEmpty)
             #expect(try await store.takeCall(registrationID: doomed.id, sid: "s1") == nil)
             #expect(try await store.dueWindows(at: 10_000, limit: 10).map(\.registrationID) == [kept.id])
-            #expect(try await store.dueRetries(at: 10_000, limit: 10).map(\.registrationID) == [kept.id])
+            #expect(try await store.claimDueRetries(at: 10_000, limit: 10, leaseUntil: 20_000).map(\.registrationID)
+                == [kept.id])
             // The other registration's state is untouched.
             #expect(try await store.registration(id: kept.id) == kept)
             #expect(try await store.chats(registrationID: kept.id).count == 1)
@@ -648,32 +649,125 @@ private func retry(_ registrationID: Int64, nextAt: Timestamp, kind: String = "m
 
     // MARK: Retries
 
+    /// Claims every due item with a lease far ahead; returns their ids.
+    private func claimIDs(_ store: SQLitePushStore, at now: Timestamp, limit: Int = 10) async throws -> [Int64] {
+        try await store.claimDueRetries(at: now, limit: limit, leaseUntil: 1_000_000).map(\.id)
+    }
+
     @Test(arguments: StoreKind.allCases)
-    func dueRetriesAreTheDueOnesSoonestFirst(kind: StoreKind) async throws {
+    func dueRetriesAreClaimedSoonestFirst(kind: StoreKind) async throws {
         try await withStore(kind) { store in
             let id = try await registered(store).id
-            var enqueued: [Timestamp: RetryItem] = [:]
-            for (nextAt, kind) in [(Timestamp(300), "message"), (100, "call"), (200, "read"), (900, "wake")] {
-                var item = retry(id, nextAt: nextAt, kind: kind)
-                item.id = try await store.enqueueRetry(item)
-                enqueued[nextAt] = item
+            var ids: [Timestamp: Int64] = [:]
+            for (nextAt, kind) in [(Timestamp(300), "message"), (100, "read"), (200, "read"), (900, "wake")] {
+                ids[nextAt] = try await store.enqueueRetry(retry(id, nextAt: nextAt, kind: kind))
             }
-            #expect(Set(enqueued.values.map(\.id)).count == 4)
-            #expect(try await store.dueRetries(at: 50, limit: 10).isEmpty)
-            #expect(try await store.dueRetries(at: 300, limit: 10) == [enqueued[100], enqueued[200], enqueued[300]])
-            #expect(try await store.dueRetries(at: 1_000, limit: 2) == [enqueued[100], enqueued[200]])
+            #expect(Set(ids.values).count == 4)
+            #expect(try await claimIDs(store, at: 50).isEmpty)
+            #expect(try await claimIDs(store, at: 250, limit: 1) == [ids[100]])
+            #expect(try await claimIDs(store, at: 1_000) == [ids[200], ids[300], ids[900]])
+        }
+    }
+
+    /// A call can only ring for a few seconds: due calls are claimed before anything else.
+    @Test(arguments: StoreKind.allCases)
+    func dueCallsAreClaimedFirstThenTheRestInTheOrderEnqueued(kind: StoreKind) async throws {
+        try await withStore(kind) { store in
+            let id = try await registered(store).id
+            var ids: [String: Int64] = [:]
+            for (nextAt, kind) in [(Timestamp(100), "wake"), (100, "read"), (150, "call"), (100, "message")] {
+                ids[kind] = try await store.enqueueRetry(retry(id, nextAt: nextAt, kind: kind))
+            }
+            #expect(try await claimIDs(store, at: 200, limit: 2) == [ids["call"], ids["wake"]])
+            #expect(try await claimIDs(store, at: 200) == [ids["read"], ids["message"]])
+        }
+    }
+
+    /// A claimed item is leased: no other turn (or instance) takes it while it is in flight, and it comes
+    /// due again when the lease ends, as after the death of the process that sent it.
+    @Test(arguments: StoreKind.allCases)
+    func aClaimedRetryIsLeasedUntilItsLeaseEnds(kind: StoreKind) async throws {
+        try await withStore(kind) { store in
+            let id = try await registered(store).id
+            let item = try await store.enqueueRetry(retry(id, nextAt: 100))
+            let claimed = try await store.claimDueRetries(at: 100, limit: 10, leaseUntil: 30_100)
+            #expect(claimed.map(\.id) == [item])
+            #expect(claimed.map(\.nextAt) == [30_100])
+            #expect(try await claimIDs(store, at: 30_099).isEmpty)
+            #expect(try await store.nextRetry() == 30_100)
+            #expect(try await claimIDs(store, at: 30_100) == [item])
         }
     }
 
     @Test(arguments: StoreKind.allCases)
-    func retriesDueAtTheSameTimeComeInTheOrderEnqueued(kind: StoreKind) async throws {
+    func aRetryPastItsDeadlineIsNotClaimedButDeletedAndCountedByKind(kind: StoreKind) async throws {
         try await withStore(kind) { store in
             let id = try await registered(store).id
-            var ids: [Int64] = []
-            for kind in ["wake", "call", "read", "message"] {
-                ids.append(try await store.enqueueRetry(retry(id, nextAt: 100, kind: kind)))
+            // retry() gives each a deadline 60 s after its next time.
+            let leased = try await store.enqueueRetry(retry(id, nextAt: 100))
+            #expect(try await store.claimDueRetries(at: 100, limit: 1, leaseUntil: 90_000).map(\.id) == [leased])
+            try await store.enqueueRetry(retry(id, nextAt: 100))
+            try await store.enqueueRetry(retry(id, nextAt: 100, kind: "call"))
+            let alive = try await store.enqueueRetry(retry(id, nextAt: 50_000))
+
+            #expect(try await claimIDs(store, at: 85_000) == [alive])
+            #expect(try await store.deleteExpiredRetries(at: 85_000) == ["message": 1, "call": 1])
+            #expect(try await store.deleteExpiredRetries(at: 85_000) == [:])
+            // The leased one was in flight until its lease ended: its answer could still have come.
+            #expect(try await store.deleteExpiredRetries(at: 95_000) == ["message": 1])
+            #expect(try await store.nextRetry() == 1_000_000)
+        }
+    }
+
+    /// A held push is stored in the transaction that takes it from its window: both or neither.
+    @Test(arguments: StoreKind.allCases)
+    func updateChatAndEnqueueStoresTheChatAndTheItemTogether(kind: StoreKind) async throws {
+        try await withStore(kind) { store in
+            let id = try await registered(store).id
+            try await openWindow(store, registrationID: id, chat: "c", windowEnd: 100)
+            let (taken, item) = try await store.updateChatAndEnqueue(registrationID: id, chat: "c") { state in
+                state?.windowEndsAt = nil
+                return ("taken", retry(id, nextAt: 100))
             }
-            #expect(try await store.dueRetries(at: 100, limit: 10).map(\.id) == ids)
+            #expect(taken == "taken")
+            #expect(try await store.dueWindows(at: 1_000, limit: 10).isEmpty)
+            #expect(try await claimIDs(store, at: 100) == [try #require(item?.id)])
+
+            // The item cannot be stored (no such registration): the window is not taken either.
+            try await openWindow(store, registrationID: id, chat: "d", windowEnd: 100)
+            await #expect(throws: SQLiteError.self) {
+                try await store.updateChatAndEnqueue(registrationID: id, chat: "d") { state in
+                    state?.windowEndsAt = nil
+                    return ((), retry(42, nextAt: 100))
+                }
+            }
+            #expect(try await store.dueWindows(at: 1_000, limit: 10).map(\.chat) == ["d"])
+        }
+    }
+
+    /// The answer is in: the push is counted and its stored item goes, together.
+    @Test(arguments: StoreKind.allCases)
+    func recordPushRemovingItsRetryDoesBoth(kind: StoreKind) async throws {
+        try await withStore(kind) { store in
+            let id = try await registered(store).id
+            let done = try await store.enqueueRetry(retry(id, nextAt: 100))
+            let other = try await store.enqueueRetry(retry(id, nextAt: 100))
+            try await store.recordPush(registrationID: id, at: 2_000, error: nil, removingRetry: done)
+            #expect(try await store.registration(id: id)?.pushCount == 1)
+            #expect(try await claimIDs(store, at: 100) == [other])
+        }
+    }
+
+    /// A database of the first schema gains the outbox indexes and keeps its retries.
+    @Test func aVersionOneDatabaseIsMigratedWithItsRetries() async throws {
+        try await withTemporaryDatabasePath { path in
+            let old = try Database(.file(path: path))
+            try old.migrate(Array(SQLitePushStore.migrations.prefix(1)))
+            let store = try SQLitePushStore(.file(path: path))
+            let id = try await registered(store).id
+            let item = try await store.enqueueRetry(retry(id, nextAt: 100, kind: "call"))
+            #expect(try old.userVersion == SQLitePushStore.migrations.last?.version)
+            #expect(try await claimIDs(store, at: 100) == [item])
         }
     }
 
@@ -699,8 +793,8 @@ private func retry(_ registrationID: Int64, nextAt: Timestamp, kind: String = "m
             item.attempts = 2
             item.nextAt = 5_000
             try await store.updateRetry(item)
-            #expect(try await store.dueRetries(at: 4_999, limit: 10).isEmpty)
-            #expect(try await store.dueRetries(at: 5_000, limit: 10) == [item])
+            #expect(try await claimIDs(store, at: 4_999).isEmpty)
+            #expect(try await store.claimDueRetries(at: 5_000, limit: 10, leaseUntil: 5_000) == [item])
             #expect(try await store.nextRetry() == 5_000)
         }
     }
@@ -712,7 +806,7 @@ private func retry(_ registrationID: Int64, nextAt: Timestamp, kind: String = "m
             let gone = try await store.enqueueRetry(retry(id, nextAt: 100))
             let kept = try await store.enqueueRetry(retry(id, nextAt: 200))
             try await store.deleteRetry(id: gone)
-            #expect(try await store.dueRetries(at: 1_000, limit: 10).map(\.id) == [kept])
+            #expect(try await claimIDs(store, at: 1_000) == [kept])
         }
     }
 
@@ -820,7 +914,7 @@ private func retry(_ registrationID: Int64, nextAt: Timestamp, kind: String = "m
             #expect(try await store.nextWindowEnd() == chat.windowEndsAt)
             #expect(try await store.dueWindows(at: 20_000, limit: 10) == [chat])
             #expect(try await store.nextRetry() == retry.nextAt)
-            #expect(try await store.dueRetries(at: 20_000, limit: 10) == [retry])
+            #expect(try await store.claimDueRetries(at: 20_000, limit: 10, leaseUntil: retry.nextAt) == [retry])
             #expect(try await store.takeCall(registrationID: registration.id, sid: call.sid) == call)
             #expect(try await !store.firstSighting(registrationID: registration.id, key: "m2", at: 2_000, since: 0))
             #expect(try await store.isBuried(token: "dead", pushModule: "fcm", since: 0))
