@@ -28,7 +28,7 @@ enum Flood {
         let binary = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
             .appendingPathComponent("apush-component")
         guard FileManager.default.isExecutableFile(atPath: binary.path) else {
-            print("apush-bench flood: \(binary.path) is missing: build it first (swift build -c release)")
+            say("apush-bench flood: \(binary.path) is missing: build it first (swift build -c release)")
             exit(1)
         }
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("apush-flood-\(getpid())")
@@ -50,23 +50,25 @@ enum Flood {
             ],
             workingDirectory: directory, outputURL: directory.appendingPathComponent("component.log"))
         try await server.waitForConnection(timeout: .seconds(20))
-        print("apush-bench flood: \(count) publishes, \(accounts) accounts × \(contactsPerAccount) chats, "
+        say("apush-bench flood: \(count) publishes, \(accounts) accounts × \(contactsPerAccount) chats, "
               + "the App Server answering each push after \(answerDelay), drain bounded at \(drainLimit)")
 
         let started = ContinuousClock.now
         let cpuBefore = ProcessFigures.cpuSeconds(pid: component.pid)
         let written = await write(count, to: server)
-        print(String(format: "  written in %.1f s (%.0f/s, as the link took them)", seconds(written - started),
+        say(String(format: "  written in %.1f s (%.0f/s, as the link took them)", seconds(written - started),
                      Double(count) / seconds(written - started)))
 
         let deadline = started + drainLimit
         let store = try SQLitePushStore(.file(path: storePath))
         var drained: ContinuousClock.Instant?
+        var allAnswered: ContinuousClock.Instant?
         var left = "?"
         while ContinuousClock.now < deadline {
             let windows = (try? await store.nextWindowEnd()) ?? 0
             let retries = (try? await store.nextRetry()) ?? 0
             let figures = tally.figures
+            if figures.answered == count, allAnswered == nil { allAnswered = .now }
             left = "\(count - figures.answered) publishes unanswered, \(figures.outstanding) pushes awaiting the App Server, "
                 + "\(windows == nil ? "no" : "some") windows open, \(retries == nil ? "no" : "some") retries stored"
             if figures.answered == count, figures.outstanding == 0, windows == nil, retries == nil {
@@ -77,26 +79,49 @@ enum Flood {
         }
         let cpuFlood = ProcessFigures.cpuSeconds(pid: component.pid) - cpuBefore
         let figures = tally.figures
-        print("  answers to the server: \(figures.results) result, \(figures.waits) wait, \(figures.others) other"
+        let waits = figures.waitConditions.sorted { $0.value > $1.value }.map { "\($0.value) \($0.key)" }
+        say("  answers to the server: \(figures.results) result, \(figures.waits) wait"
+              + (waits.isEmpty ? "" : " (\(waits.joined(separator: ", ")))") + ", \(figures.others) other"
               + (figures.otherConditions.isEmpty ? "" : " (\(figures.otherConditions.sorted().joined(separator: ", ")))"))
-        print("  pushes the App Server took: \(figures.pushes) (at most \(figures.peakOutstanding) awaiting its answer at once)")
+        if let allAnswered {
+            say(String(format: "  every publish answered after %.1f s", seconds(allAnswered - started)))
+        }
+        say("  pushes the App Server took: \(figures.pushes) (at most \(figures.peakOutstanding) awaiting its answer at once)")
         if let drained {
-            print(String(format: "  drained (all answered, nothing in flight, held or retried) after %.1f s",
+            say(String(format: "  drained (all answered, nothing in flight, held or retried) after %.1f s",
                          seconds(drained - started)))
         } else {
-            print("  NOT drained within \(drainLimit): \(left)")
+            say("  NOT drained within \(drainLimit): \(left)")
         }
-        print(String(format: "  component CPU during the flood: %.1f s", cpuFlood))
-        print(String(format: "  component peak RSS: %.1f MiB", ProcessFigures.peakResidentMiB(pid: component.pid)))
+        say(String(format: "  component CPU during the flood: %.1f s", cpuFlood))
+        say(String(format: "  component peak RSS: %.1f MiB", ProcessFigures.peakResidentMiB(pid: component.pid)))
 
         let idleStart = ProcessFigures.cpuSeconds(pid: component.pid)
         let pushesBeforeIdle = figures.pushes
         try await Task.sleep(for: .seconds(10))
         let idle = ProcessFigures.cpuSeconds(pid: component.pid) - idleStart
-        print(String(format: "  component CPU in 10 s of idle afterwards: %.2f s", idle)
+        say(String(format: "  component CPU in 10 s of idle afterwards: %.2f s", idle)
               + (tally.figures.pushes > pushesBeforeIdle ? " (still pushing: not idle)" : ""))
-        print(String(format: "  component RSS after the idle: %.1f MiB", ProcessFigures.residentMiB(pid: component.pid)))
+        say(String(format: "  component RSS after the idle: %.1f MiB", ProcessFigures.residentMiB(pid: component.pid)))
         await component.stop()
+        printLogSummary(directory.appendingPathComponent("component.log"))
+    }
+
+    /// The component's warnings and errors, counted by what they say (timestamps and numbers cut).
+    static func printLogSummary(_ log: URL) {
+        guard let text = try? String(contentsOf: log, encoding: .utf8) else { return }
+        var kinds: [String: Int] = [:]
+        for line in text.split(separator: "\n") {
+            // "2026-12-01T09:46:33.307Z ERROR apush: message": the level and the message's start.
+            let words = line.split(separator: " ", maxSplits: 2)
+            guard words.count == 3 else { continue }
+            let message = String(words[2].prefix(90)).map { $0.isNumber ? "#" : $0 }
+            kinds["\(words[1]) \(String(message))", default: 0] += 1
+        }
+        say("  component log: \(text.split(separator: "\n").count) lines")
+        for (kind, count) in kinds.sorted(by: { $0.value > $1.value }).prefix(6) {
+            say("    \(count) × \(kind)")
+        }
     }
 
     /// Writes the publishes in batches on a thread of its own: each write blocks while the
@@ -112,7 +137,7 @@ enum Flood {
                     do {
                         try server.sendRaw(text)
                     } catch {
-                        print("  the link closed after \(index) publishes: \(error)")
+                        say("  the link closed after \(index) publishes: \(error)")
                         break
                     }
                     index = end
@@ -131,6 +156,11 @@ enum Flood {
                              account: "account\(account)@example.org", id: "flood-\(index)")
     }
 
+    /// Each figure as soon as it is known, unbuffered, even into a file.
+    static func say(_ line: String) {
+        FileHandle.standardOutput.write(Data((line + "\n").utf8))
+    }
+
     static func seconds(_ duration: Duration) -> Double {
         Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
     }
@@ -142,6 +172,7 @@ final class Tally: Sendable {
     struct Figures: Sendable {
         var results = 0
         var waits = 0
+        var waitConditions: [String: Int] = [:]
         var others = 0
         var otherConditions: Set<String> = []
         var pushes = 0
@@ -172,7 +203,9 @@ final class Tally: Sendable {
             state.withLock { figures in
                 switch error?.type {
                 case nil: figures.results += 1
-                case .wait?: figures.waits += 1
+                case .wait?:
+                    figures.waits += 1
+                    figures.waitConditions[error?.condition.rawValue ?? "", default: 0] += 1
                 case let type?:
                     figures.others += 1
                     figures.otherConditions.insert("\(type.rawValue)/\(error?.condition.rawValue ?? "")")

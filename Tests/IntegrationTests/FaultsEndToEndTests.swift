@@ -279,7 +279,8 @@ struct FaultsEndToEndTests {
     }
 
     /// Many chats, an App Server that takes a second per answer (so a kill often lands while a push
-    /// awaits its answer), and the component killed three times at random moments.
+    /// awaits its answer), the component killed three times at random moments, and once more while
+    /// pushes await an answer.
     @Test func killDashNineAtRandomMomentsOfALoadRunLosesNothing() async throws {
         try await PushTestbed.with(.prosodyBridged, coalesceSeconds: 2, placement: .process) { bed in
             var devices: [String: KeyPair] = [:]
@@ -312,6 +313,15 @@ struct FaultsEndToEndTests {
                 try await bed.startComponent(.process)
             }
             try await load.value
+            // A last kill while pushes await an answer the App Server never gives (so it never took
+            // them): whatever the component had accepted must still go out after the restart.
+            bed.appServer.scriptEveryNode(answer: .silence)
+            let heard = bed.appServer.pushes.count
+            try await waitUntil("a push awaits its answer") { bed.appServer.pushes.count > heard }
+            killedAt.append(bed.appServer.taken.count)
+            await bed.stopComponent()
+            bed.appServer.scriptEveryNode(answer: .result)
+            try await bed.startComponent(.process)
             try await waitUntil("every chat's latest count went out", timeout: .seconds(60)) {
                 try await bed.everyChatDelivered(keys)
             }
