@@ -322,9 +322,11 @@ struct FaultsEndToEndTests {
             await bed.stopComponent()
             bed.appServer.scriptEveryNode(answer: .result)
             try await bed.startComponent(.process)
-            try await waitUntil("every chat's latest count went out", timeout: .seconds(60)) {
-                try await bed.everyChatDelivered(keys)
+            try? await waitUntil("every chat's latest count went out", timeout: .seconds(60)) {
+                try await bed.undelivered(keys).isEmpty
             }
+            let undelivered = try await bed.undelivered(keys)
+            #expect(undelivered.isEmpty, "accepted, never delivered: \(undelivered)")
             for (token, key) in keys { try bed.expectEachTakenOnce(node: token, key: key, exceptAcross: killedAt) }
             try await bed.expectRegistrations(Set(keys.keys))
             for client in clients { await client.close() }
@@ -393,24 +395,29 @@ extension PushTestbed {
         statistic("answers.result") + statistic("answers.wait") + statistic("answers.cancel")
     }
 
-    /// Nothing is held or waiting for a retry, and each chat's last message push carries the count
-    /// the component stored: whatever it accepted reached the device.
-    func everyChatDelivered(_ keys: [String: KeyPair]) async throws -> Bool {
+    /// What the component accepted and the device never got: a chat with a held push or a stored
+    /// retry, or whose highest count pushed is below the count stored (counts only grow between
+    /// reads, so a late retry of an older one may come after a newer one). Empty when all went out.
+    func undelivered(_ keys: [String: KeyPair]) async throws -> [String] {
         let store = try SQLitePushStore(.file(path: storePath))
-        guard try await store.nextRetry() == nil else { return false }
-        for (token, key) in keys {
-            guard let registration = try await storedRegistration(token: token) else { return false }
+        var missing: [String] = []
+        if try await store.nextRetry() != nil { missing.append("retries stored") }
+        for (token, key) in keys.sorted(by: { $0.key < $1.key }) {
+            guard let registration = try await storedRegistration(token: token) else {
+                missing.append("\(token): no registration")
+                continue
+            }
             for chat in try await store.chats(registrationID: registration.id) where chat.count > 0 {
-                guard chat.held == nil else { return false }
                 let counts = try taken(node: token, key: key).compactMap { _, json -> Int? in
                     let summary = try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any]
                     return summary?["chat"] as? String == chat.chat ? summary?["count"] as? Int : nil
                 }
-                // Counts only grow between reads: a late retry of an older one may come after.
-                guard counts.max() == chat.count else { return false }
+                if chat.held != nil || counts.max() != chat.count {
+                    missing.append("\(token) \(chat.chat): stored \(chat.count)\(chat.held == nil ? "" : " held"), pushed \(counts)")
+                }
             }
         }
-        return true
+        return missing
     }
 }
 
