@@ -46,6 +46,7 @@ final class PushTestbed: Sendable {
 
     /// Runs `body` with a testbed, and stops every server and process it started, whatever happens:
     /// nothing is left running when the test ends.
+    ///
     /// `storeDirectory` holds the store (a fresh temporary directory unless given); `serverHostConfig`
     /// adds Lua lines to Prosody's VirtualHost; `configure` changes the component's settings.
     static func with(_ kind: Server, coalesceSeconds: Int = 2, placement: Placement = .inProcess,
@@ -146,14 +147,13 @@ final class PushTestbed: Sendable {
                 environment: environment, workingDirectory: directory,
                 outputURL: directory.appendingPathComponent("component.log"))
             running.set(.process(process))
-            do {
-                try await waitUntilRouted()
-            } catch {
-                throw ServerProcessError(.portTimeout, "\(error). The component's log:\n\(componentLog.suffix(4000))")
-            }
-            return
         }
-        try await waitUntilRouted()
+        do {
+            try await waitUntilRouted()
+        } catch {
+            let log = placement == .process ? componentLog : logSink.text
+            throw ServerProcessError(.portTimeout, "\(error). The component's log:\n\(log.suffix(4000))")
+        }
     }
 
     /// What the component run as a process has logged so far.
