@@ -65,13 +65,15 @@ enum Flood {
         var allAnswered: ContinuousClock.Instant?
         var left = "?"
         while ContinuousClock.now < deadline {
-            let windows = (try? await store.nextWindowEnd()) ?? 0
-            let retries = (try? await store.nextRetry()) ?? 0
+            // Held pushes, not open windows: a window stays open one more length after its last push.
+            let held = (try? await store.dueWindows(at: .max, limit: 1_000_000).filter { $0.held != nil }.count) ?? -1
+            let retries: Bool
+            do { retries = try await store.nextRetry() != nil } catch { retries = true }
             let figures = tally.figures
             if figures.answered == count, allAnswered == nil { allAnswered = .now }
             left = "\(count - figures.answered) publishes unanswered, \(figures.outstanding) pushes awaiting the App Server, "
-                + "\(windows == nil ? "no" : "some") windows open, \(retries == nil ? "no" : "some") retries stored"
-            if figures.answered == count, figures.outstanding == 0, windows == nil, retries == nil {
+                + "\(held) pushes held, \(retries ? "some" : "no") retries stored"
+            if figures.answered == count, figures.outstanding == 0, held == 0, !retries {
                 drained = .now
                 break
             }
