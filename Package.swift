@@ -37,8 +37,10 @@ var targets: [Target] = [
     .executableTarget(name: "apush-demo",
                       dependencies: ["XMPPTesting", "ComponentHost", "APush", "Store", "Sealing", "Logging", "XMPP"]),
     // Throughput of the push path against the cost of the seal itself; prints figures and ratios.
+    // `apush-bench flood`: 100,000 publishes at a component process against a slow App Server.
     .executableTarget(name: "apush-bench",
-                      dependencies: ["APush", "ComponentHost", "Store", "Sealing", "XMPP", "XMLStream", "Logging"]),
+                      dependencies: ["APush", "ComponentHost", "Store", "Sealing", "XMPP", "XMLStream", "Logging",
+                                     "XMPPTesting"]),
     // Stand-ins and real-server launchers for tests and the demo.
     .target(name: "XMPPTesting", dependencies: ["XMPP", "XMLStream", "Sealing"]),
 

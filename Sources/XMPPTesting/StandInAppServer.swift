@@ -1,7 +1,7 @@
 public import Logging
 import Sealing
 import XMLStream
-import XMPP
+public import XMPP
 import Synchronization
 
 /// A push the App Server accepted as well-formed (PROTOCOL.md §3).
@@ -36,12 +36,16 @@ public final class StandInAppServer: Sendable {
     public enum Answer: Sendable, Equatable {
         /// Taken.
         case result
-        /// The token is dead: `cancel` + `item-not-found`.
-        case cancel
-        /// Try later: `wait` + `resource-constraint`.
-        case wait
+        /// An error of `type`, with `condition` (nil: an `<error/>` with no condition at all, as a
+        /// sloppy App Server may send).
+        case error(StanzaError.ErrorType, StanzaError.Condition?)
         /// No answer at all, as from an App Server that hangs.
         case silence
+
+        /// The token is dead: `cancel` + `item-not-found`.
+        public static let cancel = Answer.error(.cancel, .itemNotFound)
+        /// Try later: `wait` + `resource-constraint`.
+        public static let wait = Answer.error(.wait, .resourceConstraint)
     }
 
     public let jid: String
@@ -52,7 +56,10 @@ public final class StandInAppServer: Sendable {
 
     private struct State {
         var answers: [String: Answer] = [:]
+        var defaultAnswer = Answer.result
+        var delay = Duration.zero
         var pushes: [ReceivedPush] = []
+        var taken: [ReceivedPush] = []
         var violations: [String] = []
         var runner: Task<Void, Never>?
     }
@@ -71,8 +78,16 @@ public final class StandInAppServer: Sendable {
     public func start() {
         let runner = Task { [connection, events] in
             await connection.run(onStanza: { [weak self] stanza in
-                guard let self, let reply = self.handle(stanza) else { return }
-                try? connection.send(reply)
+                guard let self, let (reply, delay) = self.handle(stanza) else { return }
+                guard delay > .zero else {
+                    try? connection.send(reply)
+                    return
+                }
+                // Each answer waits on its own, as a slow App Server still takes publishes in parallel.
+                Task {
+                    try? await Task.sleep(for: delay)
+                    try? connection.send(reply)
+                }
             }, onEvent: { event in
                 events.put(event)
             })
@@ -95,13 +110,31 @@ public final class StandInAppServer: Sendable {
         await runner?.value
     }
 
-    /// Answers every later publish to `node` with `answer` (`.result` unless scripted).
+    /// Answers every later publish to `node` with `answer` (the answer for every node unless scripted).
     public func script(node: String, answer: Answer) {
         state.withLock { $0.answers[node] = answer }
     }
 
-    /// Every well-formed push so far, oldest first.
+    /// Answers every later publish, to any node, with `answer`; forgets the scripts of single nodes.
+    /// `.silence` and then `.result` again is an App Server that hangs for a while and comes back.
+    public func scriptEveryNode(answer: Answer) {
+        state.withLock { state in
+            state.answers.removeAll()
+            state.defaultAnswer = answer
+        }
+    }
+
+    /// Every later answer is sent `delay` after its publish arrived (`.zero`: at once), as from an App
+    /// Server under load. Publishes are still taken while earlier ones wait.
+    public func delayAnswers(by delay: Duration) {
+        state.withLock { $0.delay = delay }
+    }
+
+    /// Every well-formed push so far, whatever it was answered, oldest first.
     public var pushes: [ReceivedPush] { state.withLock { $0.pushes } }
+
+    /// The pushes answered `result`, in the order of their answers: what reached the device.
+    public var taken: [ReceivedPush] { state.withLock { $0.taken } }
 
     /// What was wrong with each malformed publish, oldest first (each was answered `bad-request`).
     public var violations: [String] { state.withLock { $0.violations } }
@@ -111,11 +144,11 @@ public final class StandInAppServer: Sendable {
         try await received.take(timeout: timeout)
     }
 
-    /// The reply to one stanza from the server, if any.
-    func handle(_ stanza: Element) -> Element? {
+    /// The reply to one stanza from the server, if any, and how long to wait before sending it.
+    func handle(_ stanza: Element) -> (Element, Duration)? {
         guard stanza.isIQRequest else { return nil }
         guard stanza.iqType == .set, stanza.check("{\(Namespace.pubsub)}pubsub/publish") else {
-            return stanza.errorReply(StanzaError(.serviceUnavailable))
+            return stanza.errorReply(StanzaError(.serviceUnavailable)).map { ($0, .zero) }
         }
         let push: ReceivedPush
         switch Self.validate(stanza) {
@@ -123,19 +156,34 @@ public final class StandInAppServer: Sendable {
             push = valid
         case .failure(let violation):
             state.withLock { $0.violations.append(violation.reason) }
-            return stanza.errorReply(StanzaError(.badRequest, text: violation.reason))
+            return stanza.errorReply(StanzaError(.badRequest, text: violation.reason)).map { ($0, .zero) }
         }
-        let answer = state.withLock { state in
+        let (answer, delay) = state.withLock { state in
             state.pushes.append(push)
-            return state.answers[push.node] ?? .result
+            let answer = state.answers[push.node] ?? state.defaultAnswer
+            // Recorded as taken when the answer is decided: a delayed result is the App Server's word
+            // even if the component gave up waiting for it (the at-least-once case).
+            if answer == .result { state.taken.append(push) }
+            return (answer, state.delay)
         }
         received.put(push)
         switch answer {
-        case .result: return stanza.resultReply()
-        case .cancel: return stanza.errorReply(StanzaError(.itemNotFound, type: .cancel))
-        case .wait: return stanza.errorReply(StanzaError(.resourceConstraint, type: .wait))
+        case .result: return stanza.resultReply().map { ($0, delay) }
+        case .error(let type, let condition?): return stanza.errorReply(StanzaError(condition, type: type)).map { ($0, delay) }
+        case .error(let type, nil): return Self.errorWithoutCondition(stanza, type: type).map { ($0, delay) }
         case .silence: return nil
         }
+    }
+
+    /// An error reply whose `<error/>` carries no condition element.
+    static func errorWithoutCondition(_ stanza: Element, type: StanzaError.ErrorType) -> Element? {
+        guard var reply = stanza.errorReply(StanzaError(.undefinedCondition, type: type)) else { return nil }
+        reply.children = reply.children.map { node in
+            guard case .element(var error) = node, error.name == "error" else { return node }
+            error.children = []
+            return .element(error)
+        }
+        return reply
     }
 
     struct Violation: Error {

@@ -37,6 +37,7 @@ public final class StandInComponentServer: Sendable {
         var streamErrors: [StreamError] = []
         var nextID = 0
         var open: [TCPConnection] = []
+        var handler: (@Sendable (Element) -> Void)?
     }
 
     /// Starts listening at once.
@@ -74,6 +75,13 @@ public final class StandInComponentServer: Sendable {
     /// When off, pings are handed to `nextStanza` like any other stanza, and go unanswered.
     public func answerPings(_ answer: Bool) {
         state.withLock { $0.answersPings = answer }
+    }
+
+    /// When set, every stanza the component sends (pings excepted) goes to `handler`, on the reading
+    /// thread, instead of being kept for `nextStanza` and `request`: for a load generator, which must
+    /// not keep a hundred thousand answers. Nil keeps them again.
+    public func handleEveryStanza(_ handler: (@Sendable (Element) -> Void)?) {
+        state.withLock { $0.handler = handler }
     }
 
     /// Waits until a connection completes the handshake (or takes one that did since the last wait).
@@ -221,11 +229,14 @@ public final class StandInComponentServer: Sendable {
     }
 
     private func receive(_ stanza: Element, on connection: TCPConnection) {
-        if stanza.name == "iq", let type = stanza.iqType, type == .result || type == .error {
-            answers.put(stanza)
-        } else if stanza.isIQRequest, stanza.child("ping", namespace: Namespace.ping) != nil,
-                  state.withLock({ $0.answersPings }), let pong = stanza.resultReply() {
+        let (answersPings, handler) = state.withLock { ($0.answersPings, $0.handler) }
+        if stanza.isIQRequest, stanza.child("ping", namespace: Namespace.ping) != nil, answersPings,
+           let pong = stanza.resultReply() {
             try? connection.send(pong.serialized(parentNamespace: Namespace.componentAccept))
+        } else if let handler {
+            handler(stanza)
+        } else if stanza.name == "iq", let type = stanza.iqType, type == .result || type == .error {
+            answers.put(stanza)
         } else {
             stanzas.put(stanza)
         }

@@ -8,13 +8,20 @@ import XMLStream
 import Synchronization
 import XMPP
 
+// Top-level code, not @main: the target has more than one file (Flood.swift).
+try await Bench.main()
+
 /// Measures the push path against the seal that bounds it: a sealed push costs two X25519
 /// multiplications (the ephemeral key and the shared secret), so the figure that matters is how close
 /// a whole publish (parse → classify → store → coalesce → seal → build the upstream IQ) comes to that.
 /// Prints figures and ratios; it never fails on a timing. Build with `-c release` for real numbers.
-@main
+/// `apush-bench flood` floods a running component instead (Flood.swift).
 struct Bench {
     static func main() async throws {
+        if CommandLine.arguments.dropFirst().first == "flood" {
+            try await Flood.run(Array(CommandLine.arguments.dropFirst(2)))
+            return
+        }
         let count = Int(CommandLine.arguments.dropFirst().first ?? "") ?? 2000
         print("apush-bench: \(count) operations each (\(isDebug ? "DEBUG build: use -c release" : "release build"))")
 
@@ -114,15 +121,18 @@ struct Bench {
         text + String(repeating: " ", count: max(1, width - text.count))
     }
 
-    /// A bridged publish for a message from `sender` (a new chat each time, so each one is pushed).
-    static func publish(token: String, sender: String, key: [UInt8]) -> String {
-        """
-        <iq xmlns='jabber:component:accept' type='set' from='example.org' to='apush.example.org' id='\(sender)'>\
+    /// A bridged publish for a message from `sender` to `account` (a new chat each time, so each one is
+    /// pushed); `id` names the IQ and the message (the sender unless given).
+    static func publish(token: String, sender: String, key: [UInt8], account: String = "alice@example.org",
+                        id: String? = nil) -> String {
+        let id = id ?? sender
+        return """
+        <iq xmlns='jabber:component:accept' type='set' from='example.org' to='apush.example.org' id='\(id)'>\
         <pubsub xmlns='http://jabber.org/protocol/pubsub'><publish node='\(token)'><item>\
-        <notification xmlns='urn:xmpp:push:0'><account xmlns='urn:xmpp:apush:bridge:0' jid='alice@example.org'/>\
-        <forwarded xmlns='urn:xmpp:forward:0'><message xmlns='jabber:client' type='chat' id='m-\(sender)' \
-        from='\(sender)/phone' to='alice@example.org'><body>not measured, never kept</body>\
-        <origin-id xmlns='urn:xmpp:sid:0' id='o-\(sender)'/></message></forwarded></notification></item></publish>\
+        <notification xmlns='urn:xmpp:push:0'><account xmlns='urn:xmpp:apush:bridge:0' jid='\(account)'/>\
+        <forwarded xmlns='urn:xmpp:forward:0'><message xmlns='jabber:client' type='chat' id='m-\(id)' \
+        from='\(sender)/phone' to='\(account)'><body>not measured, never kept</body>\
+        <origin-id xmlns='urn:xmpp:sid:0' id='o-\(id)'/></message></forwarded></notification></item></publish>\
         <publish-options><x xmlns='jabber:x:data' type='submit'>\
         <field var='FORM_TYPE'><value>http://jabber.org/protocol/pubsub#publish-options</value></field>\
         <field var='pushModule'><value>bench</value></field>\

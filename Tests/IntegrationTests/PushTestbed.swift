@@ -46,9 +46,15 @@ final class PushTestbed: Sendable {
 
     /// Runs `body` with a testbed, and stops every server and process it started, whatever happens:
     /// nothing is left running when the test ends.
+    ///
+    /// `storeDirectory` holds the store (a fresh temporary directory unless given); `serverHostConfig`
+    /// adds Lua lines to Prosody's VirtualHost; `configure` changes the component's settings.
     static func with(_ kind: Server, coalesceSeconds: Int = 2, placement: Placement = .inProcess,
+                     storeDirectory: URL? = nil, serverHostConfig: String = "",
+                     configure: (inout APushSettings) -> Void = { _ in },
                      _ body: (PushTestbed) async throws -> Void) async throws {
-        let bed = try await PushTestbed(kind, coalesceSeconds: coalesceSeconds)
+        let bed = try await PushTestbed(kind, coalesceSeconds: coalesceSeconds, storeDirectory: storeDirectory,
+                                        serverHostConfig: serverHostConfig, configure: configure)
         do {
             try await bed.start(placement)
             try await body(bed)
@@ -59,7 +65,8 @@ final class PushTestbed: Sendable {
         await bed.shutdown()
     }
 
-    private init(_ kind: Server, coalesceSeconds: Int) async throws {
+    private init(_ kind: Server, coalesceSeconds: Int, storeDirectory: URL?, serverHostConfig: String,
+                 configure: (inout APushSettings) -> Void) async throws {
         componentSecret = "component-\(UInt64.random(in: .min ... .max))"
         let appServerSecret = "appserver-\(UInt64.random(in: .min ... .max))"
         switch kind {
@@ -69,7 +76,7 @@ final class PushTestbed: Sendable {
                 componentJID: Self.componentJID, componentSecret: componentSecret,
                 modules: ProsodyServer.defaultModules + (bridged ? ["apush_bridge"] : []),
                 extraGlobalConfig: "VirtualHost \"\(Self.foreignDomain)\"",
-                hostConfig: bridged ? "    apush_bridge_component = \"\(Self.componentJID)\"" : "",
+                hostConfig: (bridged ? "    apush_bridge_component = \"\(Self.componentJID)\"\n" : "") + serverHostConfig,
                 pluginPaths: [Self.repository.appendingPathComponent("contrib/prosody").path],
                 otherComponents: [Self.appServerJID: appServerSecret])
         case .ejabberd:
@@ -78,11 +85,12 @@ final class PushTestbed: Sendable {
         }
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("apush-e2e-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        storePath = directory.appendingPathComponent("apush.sqlite").path
+        storePath = (storeDirectory ?? directory).appendingPathComponent("apush.sqlite").path
         var settings = APushSettings()
         settings.appServer = Self.appServerJID
         settings.coalesceSeconds = coalesceSeconds
         settings.retryMessageSeconds = 30
+        configure(&settings)
         self.settings = settings
         appServer = StandInAppServer(jid: Self.appServerJID, secret: appServerSecret,
                                      port: server.componentPort(for: Self.appServerJID))
@@ -129,19 +137,40 @@ final class PushTestbed: Sendable {
             }
             // A config file carries the push section (the environment has no key for it).
             let config = directory.appendingPathComponent("apush.json")
-            try #"{"push": {"coalesceSeconds": \#(settings.coalesceSeconds), "retryMessageSeconds": 30}}"#
-                .write(to: config, atomically: true, encoding: .utf8)
+            try JSONSerialization.data(withJSONObject: ["push": [
+                "coalesceSeconds": settings.coalesceSeconds, "retryMessageSeconds": settings.retryMessageSeconds,
+                "retryCallSeconds": settings.retryCallSeconds, "upstreamTimeoutSeconds": settings.upstreamTimeoutSeconds,
+                "maxInFlight": settings.maxInFlight,
+            ]]).write(to: config)
             let process = try ServerProcess(
                 name: "apush-component", executable: binary, arguments: ["run", "--config", config.path],
                 environment: environment, workingDirectory: directory,
                 outputURL: directory.appendingPathComponent("component.log"))
             running.set(.process(process))
         }
+        do {
+            try await waitUntilRouted()
+        } catch {
+            let log = placement == .process ? componentLog : logSink.text
+            throw ServerProcessError(.portTimeout, "\(error). The component's log:\n\(log.suffix(4000))")
+        }
+    }
+
+    /// What the component run as a process has logged so far.
+    var componentLog: String {
+        (try? String(contentsOf: directory.appendingPathComponent("component.log"), encoding: .utf8)) ?? ""
+    }
+
+    /// Restarts the server (same ports and data) and waits until the App Server and the component are
+    /// routed to again: both reconnect by themselves.
+    func restartServer() async throws {
+        try await server.restart()
+        try await appServer.waitUntilConnected(timeout: .seconds(20))
         try await waitUntilRouted()
     }
 
     /// The server routes to the component once a client's disco#info through it is answered.
-    private func waitUntilRouted() async throws {
+    func waitUntilRouted() async throws {
         let probe = try await client("carol", resource: "probe")
         let deadline = ContinuousClock.now + .seconds(15)
         while ContinuousClock.now < deadline {

@@ -70,6 +70,57 @@ struct StandInAppServerTests {
         }
     }
 
+    @Test(arguments: [StanzaError.Condition.itemNotFound, .gone, .forbidden, .notAllowed, .notAuthorized,
+                      .serviceUnavailable, .internalServerError])
+    func answersAnyErrorTypeAndCondition(condition: StanzaError.Condition) async throws {
+        try await withAppServer { server, app in
+            app.script(node: "refused", answer: .error(.cancel, condition))
+            let answer = try await send(publish(node: "refused"), to: server, id: "e")
+            let error = try #require(StanzaError(stanza: answer))
+            #expect(error.type == .cancel && error.condition == condition)
+            #expect(app.taken.isEmpty)
+        }
+    }
+
+    @Test func answersAnErrorWithNoConditionAtAll() async throws {
+        try await withAppServer { server, app in
+            app.script(node: "sloppy", answer: .error(.cancel, nil))
+            let answer = try await send(publish(node: "sloppy"), to: server, id: "s")
+            let error = try #require(answer.child("error", namespace: Namespace.componentAccept))
+            #expect(error[attribute: "type"] == "cancel")
+            #expect(error.elements.isEmpty, "no condition element")
+        }
+    }
+
+    @Test func goesSilentForEveryNodeAndComesBack() async throws {
+        try await withAppServer { server, app in
+            app.script(node: "dead", answer: .cancel)
+            app.scriptEveryNode(answer: .silence)
+            var hung = publish(node: "dead")
+            hung[attribute: "id"] = "h"
+            await #expect(throws: TimedOut.self) { try await server.request(hung, timeout: .milliseconds(300)) }
+            app.scriptEveryNode(answer: .result)
+            let back = try await send(publish(node: "dead"), to: server, id: "back")
+            #expect(back.iqType == .result)
+            #expect(app.taken.map(\.node) == ["dead"])
+            #expect(app.pushes.count == 2)
+        }
+    }
+
+    @Test func delaysEachAnswerWhileTakingTheNextPublishes() async throws {
+        try await withAppServer { server, app in
+            app.delayAnswers(by: .milliseconds(600))
+            let started = ContinuousClock.now
+            async let first = send(publish(node: "one"), to: server, id: "one")
+            async let second = send(publish(node: "two"), to: server, id: "two")
+            let answers = try await [first, second]
+            let elapsed = ContinuousClock.now - started
+            #expect(answers.allSatisfy { $0.iqType == .result })
+            #expect(elapsed >= .milliseconds(600), "each answer waits its delay")
+            #expect(Set(app.taken.map(\.node)) == ["one", "two"])
+        }
+    }
+
     @Test(arguments: [
         ([DataForm.Field.value("apushKind", "voip")], "apushEncrypted is missing"),
         ([.value("apushEncrypted", "not base64!")], "apushEncrypted is not standard base64"),

@@ -1,0 +1,34 @@
+import Synchronization
+import Testing
+import XMLStream
+import XMPP
+import XMPPTesting
+
+/// The component-server stand-in's hook for load generators.
+@Suite(.timeLimit(.minutes(1)))
+struct StandInComponentServerTests {
+    @Test func aHandlerTakesEveryStanzaInsteadOfTheMailboxes() async throws {
+        let server = try StandInComponentServer(componentJID: "push.localhost", secret: "app-secret")
+        let app = StandInAppServer(secret: "app-secret", port: Int(server.port))
+        app.start()
+        try await app.waitUntilConnected()
+        try await server.waitForConnection()
+        let handled = Mutex<[Element]>([])
+        server.handleEveryStanza { stanza in handled.withLock { $0.append(stanza) } }
+        let query = Element("query", namespace: Namespace.discoInfo)
+        try server.send(.iq(type: .get, id: "q1", from: try JID("apush.localhost"), to: try JID("push.localhost"),
+                            payload: query))
+        let deadline = ContinuousClock.now + .seconds(5)
+        while handled.withLock({ $0.isEmpty }) && ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        let answer = try #require(handled.withLock { $0.first })
+        #expect(answer.stanzaID == "q1" && answer[attribute: "type"] == "error")
+        server.handleEveryStanza(nil)
+        let again = Element.iq(type: .get, id: "q2", from: try JID("apush.localhost"), to: try JID("push.localhost"),
+                               payload: query)
+        #expect(try await server.request(again).stanzaID == "q2", "without a handler answers reach request again")
+        await app.stop()
+        server.stop()
+    }
+}
