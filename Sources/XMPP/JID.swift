@@ -17,20 +17,21 @@ public struct JID: Sendable, Hashable, Codable, CustomStringConvertible {
 
     public init(_ string: String) throws(JIDError) {
         // RFC 7622 §3.2: the first "/" starts the resourcepart (which may itself contain "/" and "@"),
-        // and the first "@" before it ends the localpart.
-        var rest = Substring(string)
-        var resource: Substring?
+        // and the first "@" before it ends the localpart. Split on scalars, as servers split on bytes:
+        // as Characters, "/" or "@" after a prepend character (U+0D4E) would fuse with it and hide.
+        var rest = Substring(string).unicodeScalars
+        var resource: Substring.UnicodeScalarView?
         if let slash = rest.firstIndex(of: "/") {
             resource = rest[rest.index(after: slash)...]
             rest = rest[..<slash]
         }
-        var local: Substring?
+        var local: Substring.UnicodeScalarView?
         if let at = rest.firstIndex(of: "@") {
             local = rest[..<at]
             rest = rest[rest.index(after: at)...]
         }
-        try self.init(localpart: local.map(String.init), domainpart: String(rest),
-                      resourcepart: resource.map(String.init))
+        try self.init(localpart: local.map { String($0) }, domainpart: String(rest),
+                      resourcepart: resource.map { String($0) })
     }
 
     /// Builds a JID from its parts; `nil` means the part is absent, an empty string is an error.

@@ -24,6 +24,12 @@ import XMPP
         ("J\u{0065}\u{0301}r\u{00F4}me@Exämple.org", "j\u{00E9}r\u{00F4}me", "exämple.org", nil),
         ("juliet@example.com/ Balcony ", "juliet", "example.com", " Balcony "),
         ("under_score.example", nil, "under_score.example", nil),
+        // "@" and "/" split on scalars, even where they would fuse into one Character with a prepend
+        // character before them (U+0D4E, U+111C2) or a combining mark after them.
+        ("crew@muc.localhost\u{0D4E}/Zoë", "crew", "muc.localhost\u{0D4E}", "Zoë"),
+        ("crew\u{111C2}@muc.localhost", "crew\u{111C2}", "muc.localhost", nil),
+        ("crew@muc.localhost/\u{0301}nick", "crew", "muc.localhost", "\u{0301}nick"),
+        ("\u{0301}crew@muc.localhost", "\u{0301}crew", "muc.localhost", nil),
     ] as [(String, String?, String, String?)])
     func parsesAndNormalisesParts(input: String, local: String?, domain: String, resource: String?) throws {
         let jid = try JID(input)
@@ -111,3 +117,4 @@ import XMPP
         #expect(JIDError.forbiddenCharacter(part: .localpart, "@").description.contains("U+40"))
     }
 }
+
