@@ -54,7 +54,11 @@ import XMPP
         ("al<ice@example.com", .forbiddenCharacter(part: .localpart, "<")),
         ("al>ice@example.com", .forbiddenCharacter(part: .localpart, ">")),
         ("al\u{0007}ice@example.com", .forbiddenCharacter(part: .localpart, "\u{0007}")),
-        ("al\u{00A0}ice@example.com", .forbiddenCharacter(part: .localpart, "\u{00A0}")),
+        ("al\u{00A0}ice@example.com", .forbiddenCharacter(part: .localpart, " ")),  // NFKC makes it a space
+        ("al\u{1680}ice@example.com", .forbiddenCharacter(part: .localpart, "\u{1680}")),
+        ("alice@example.com/r\u{1680}", .forbiddenCharacter(part: .resourcepart, "\u{1680}")),
+        ("alice@example.com/\u{E000}", .forbiddenCharacter(part: .resourcepart, "\u{E000}")),
+        ("\u{05D0}a@example.com", .mixedDirection(part: .localpart)),
         ("alice@example.com/r\u{0000}", .forbiddenCharacter(part: .resourcepart, "\u{0000}")),
         ("alice@exa mple.com", .forbiddenCharacter(part: .domainpart, " ")),
         ("alice@example..com", .invalidDomainpart("example..com")),
@@ -85,6 +89,20 @@ import XMPP
         #expect(try JID("Alice@EXAMPLE.com./phone") == JID("alice@example.com/phone"))
         #expect(try JID("alice@example.com/Phone") != JID("alice@example.com/phone"))
         #expect(try Set([JID("A@x.org"), JID("a@X.org.")]).count == 1)
+    }
+
+    /// A JID typed in a form (a muted chat, an admin's account) matches what the server sends.
+    @Test(arguments: [
+        ("STRASSE@example.org", "strasse@example.org"),
+        ("straße@example.org", "strasse@example.org"),
+        ("\u{FF33}\u{FF34}\u{FF32}\u{FF21}\u{FF33}\u{FF33}\u{FF25}@\u{FF25}xample.org", "strasse@example.org"),
+        ("stra\u{00AD}sse@example.org", "strasse@example.org"),
+        ("\u{03A3}\u{03C2}@example.org", "\u{03C3}\u{03C3}@example.org"),
+        ("\u{FB00}@example.org/\u{FB00}", "ff@example.org/ff"),
+    ] as [(String, String)])
+    func typedAddressesMatchWhatTheServerSends(typed: String, sent: String) throws {
+        #expect(try JID(typed) == JID(sent))
+        #expect(try JID(typed).description == sent)
     }
 
     @Test func describesTheCanonicalString() throws {
