@@ -142,6 +142,20 @@ import XMPP
         #expect(try harness.summaries().compactMap { $0["count"] as? Int } == [1, 3, 4])
     }
 
+    /// A room whose JID once made the classifier's query path invalid and stopped the process (the
+    /// room itself speaking, or an occupant).
+    @Test(arguments: ["\u{0301}crew@muc.localhost/Zoë", "crew@muc.localhost\u{0D4E}", "crew@muc.localhost\u{0D4E}/Zoë"])
+    func aGroupchatFromAHostileRoomIsPushedUnderTheRoom(from: String) async throws {
+        let harness = try Harness()
+        let room = String(from.unicodeScalars.prefix { $0 != "/" })
+        let message = "<message xmlns='jabber:client' type='groupchat' id='g1' from='\(from)' to='alice@localhost'>"
+            + "<body>hi</body><stanza-id xmlns='urn:xmpp:sid:0' id='archived' by='\(room)'/></message>"
+        #expect(try await harness.publishBridged(message) == nil)
+        let summary = try #require(try harness.summaries().first)
+        #expect(summary["chat"] as? String == room)
+        #expect(summary["id"] as? String == "archived")
+    }
+
     @Test func theSameMessageTwiceIsPushedOnce() async throws {
         let harness = try Harness()
         for _ in 0..<2 {

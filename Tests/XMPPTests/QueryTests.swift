@@ -296,8 +296,12 @@ struct QueryCase: Sendable, CustomTestStringConvertible {
         #expect(throws: QueryError.self) { try Query.cached("a|int") }
     }
 
-    @Test(arguments: ["a|int", "stanza-id<by=\u{0301}x>@id", "a<b=c\u{0D4E}>@id", "{", "a@b/c", ""])
+    /// The two middle ones are what EventClassifier once built from a room's JID: a combining mark
+    /// fuses with "=", a prepend character with ">", and the path no longer parses.
+    @Test(arguments: ["a|int", "stanza-id<by=\u{0301}crew@muc.localhost>@id", "stanza-id<by=crew@muc.localhost\u{0D4E}>@id",
+                      "{", "a@b/c", ""])
     func anInvalidPathMatchesNothingAndNeverStopsTheProgram(_ path: String) {
+        #expect(throws: QueryError.self) { try Query(path) }
         let element = Element("e", [:], children: [Element("a", ["b": "c"])])
         #expect(element.find(path).isEmpty)
         #expect(element.findString(path) == nil)
