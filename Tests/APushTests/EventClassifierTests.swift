@@ -262,6 +262,8 @@ import XMPP
         ("\u{0301}crew@muc.localhost", "Zoë"),                  // a combining mark after "="
         ("crew@muc.localhost\u{0D4E}", "Zoë"),                  // a prepend character before ">"
         ("crew\u{111C2}@muc.localhost", "Zoë"),
+        ("crew\u{0600}@muc.localhost", "Zoë"),                  // U+0600-range prepend characters
+        ("\u{0605}crew\u{0604}@muc.localhost", "\u{0603}"),
         ("\u{0301}\u{0301}crew@muc.localhost\u{0D4E}", "\u{0600}\u{0301}"),
         ("crew@muc.localhost", "a>b=c}d@e/f\\g<h{i|int"),       // query syntax in the nick
         ("crew@muc.localhost", "\u{0600}>"),
@@ -446,6 +448,17 @@ import XMPP
         #expect(notice.id == nil)
         #expect(notice.dedupeKey == nil)
         #expect(notice.from.utf8.count <= EventClassifier.Bound.name)
+    }
+
+    @Test func aDedupeKeyOverTheBoundIsLeftOut() throws {
+        func key(nick: String) throws -> String? {
+            let message = "<message xmlns='jabber:client' type='groupchat' id='o1' from='crew@muc.localhost/\(nick)' "
+                + "to='alice@localhost'><body>hi</body></message>"
+            guard case .message(let notice) = try Self.classify(message) else { return nil }
+            return notice.dedupeKey
+        }
+        #expect(try key(nick: String(repeating: "n", count: 1000)) == "crew@muc.localhost/\(String(repeating: "n", count: 1000))/o1")
+        #expect(try key(nick: String(repeating: "n", count: 1010)) == nil)
     }
 
     @Test func aNickOfOneCharacterWithThousandsOfMarksIsCutByBytes() throws {
