@@ -22,8 +22,9 @@ enum EventClassifier {
         let from = message.fromString.flatMap { try? JID($0) }
         let fromBare = from?.bare.description
 
+        // A call from the account's own other device is its outgoing call, not one to ring for.
         if let sid = bounded(message.findString("{urn:xmpp:jingle-message:0}propose@id"), Bound.id),
-           let from, let chat = bounded(from.bare.description, Bound.jid) {
+           let from, fromBare != account, let chat = bounded(from.bare.description, Bound.jid) {
             return .call(CallNotice(chat: chat, from: bounded(from.description, Bound.jid) ?? chat, sid: sid,
                                     media: media(of: message)))
         }

@@ -356,6 +356,11 @@ import XMPP
         #expect(try Self.classify(stanza) == .read(chat: "bob@localhost"))
     }
 
+    @Test func theAccountsOwnProposeFromAnotherDeviceIsNoCallToItself() throws {
+        let own = EventClassifierBoundsTests.propose(sid: "s1", media: ["audio"], from: "alice@localhost/desktop")
+        if case .call = try Self.classify(own) { Issue.record("the account's own call rang its phone") }
+    }
+
     @Test func aRetractNamesItsSender() throws {
         #expect(try Self.classify(Stanzas.jingle("retract", sid: "s9", from: "mallory@localhost/x"))
             == .callEnded(sid: "s9", by: "mallory@localhost", answeredElsewhere: false))
