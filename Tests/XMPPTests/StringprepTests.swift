@@ -77,6 +77,10 @@ import Testing
             "a b", "a@b", "a/b", "a\u{00A0}b", "a\u{E000}b", "a\u{202E}b", "\u{05D0}\u{05D1}", "\u{05D0}a", "\u{05D0}1",
             "\u{0627}\u{0644}", "\u{3002}", "\u{FF0E}", "Ⅻ", "ﬁ", "ǰ", "ᾈ", "Ω", "K", "Å", "\u{2126}",
             "münchen", "MÜNCHEN", "\u{0660}\u{0661}", "\u{06F0}", "a\u{1806}b", "\u{E0041}",
+            // Bidi beyond Unicode 3.2: an unassigned code point of the Hebrew block, an NKo letter
+            // (5.0), a Thai digit and a CJK ideograph between Hebrew letters, a Cypriot letter (4.0).
+            "X\u{0590}x", "X\u{07CA}x", "\u{05D0}\u{0E51}\u{05D1}", "\u{05D0}\u{4E00}\u{05D1}", "a\u{10800}",
+            "\u{05D0}\u{0301}\u{05D1}", "\u{0627}\u{0661}\u{0628}",
         ]
         let oracle = try ProsodyStringprep.prepare(inputs)
         for (input, expected) in zip(inputs, oracle) {
