@@ -55,7 +55,7 @@ enum EventClassifier {
             groupchat: groupchat,
             mention: groupchat && mentions(account, in: message),
             id: bounded(stanzaID, Bound.id) ?? bounded(message.stanzaID, Bound.id),
-            dedupeKey: originID.map { "\(sender)/\($0)" }.flatMap { $0.utf8.count <= Bound.dedupeKey ? $0 : nil }))
+            dedupeKey: originID.flatMap { bounded("\(sender)/\($0)", Bound.dedupeKey) }))
     }
 
     /// A stanza from the account's own bare JID: a copy of what it received or sent, its answer to a
