@@ -12,9 +12,9 @@ import Foundation
 /// is Unicode's full case folding (ß → ss, ς → σ, ﬀ → ff, U+0345 → ι, İ → i + U+0307, ı kept), which
 /// is what B.2 holds for Unicode 3.2; `lowercased()` is not (ß, ς and ﬀ stay). B.2's other entries
 /// (℃ → °c, 𝐀 → a) are what NFKC makes of a character folded again, so fold, NFKC, fold, NFKC gives
-/// them. Characters assigned after Unicode 3.2 are unassigned to stringprep: like the servers (which
-/// accept them), they are kept unmapped and unnormalised, and a folding whose result was assigned
-/// later (Cherokee, Georgian) is not applied. Bidi categories come from
+/// them. Characters assigned after Unicode 3.2 are unassigned to stringprep: as Prosody does (ejabberd
+/// refuses them), they are accepted, kept unmapped and unnormalised, and a folding whose result was
+/// assigned later (Cherokee, Georgian) is not applied. Bidi categories come from
 /// table D.1 (right-to-left) and approximations where the servers use ICU's current bidi data (the
 /// standard library has none): see `isRightToLeft` and `isLeftToRight`.
 ///
