@@ -26,59 +26,70 @@ enum EventClassifier {
         let from = message.fromString.flatMap { try? JID($0) }
         let fromBare = from?.bare.description
 
-        if let sid = message.findString("{urn:xmpp:jingle-message:0}propose@id"), let from {
-            let media = message.findStrings("{urn:xmpp:jingle-message:0}propose/{urn:xmpp:jingle:apps:rtp:1}description@media")
-            return .call(CallNotice(chat: from.bare.description, from: from.description, sid: sid, media: media))
+        // A call from the account's own other device is its outgoing call, not one to ring for.
+        if let sid = bounded(message.findString("{urn:xmpp:jingle-message:0}propose@id"), Bound.id),
+           let from, fromBare != account, let chat = bounded(from.bare.description, Bound.jid) {
+            return .call(CallNotice(chat: chat, from: bounded(from.description, Bound.jid) ?? chat, sid: sid,
+                                    media: media(of: message)))
         }
-        if let sid = message.findString("{urn:xmpp:jingle-message:0}retract@id") {
-            return .callEnded(sid: sid, answeredElsewhere: false)
+        if let sid = bounded(message.findString("{urn:xmpp:jingle-message:0}retract@id"), Bound.id), let fromBare {
+            // Anyone may send a retract; the service ends the call only if this is its caller.
+            return .callEnded(sid: sid, by: fromBare, answeredElsewhere: false)
         }
+        // PROTOCOL.md §2.3: only the account itself answers elsewhere or reads. The same shapes from
+        // anyone else are classified below as what they are from a stranger: a message, or a wake.
+        if let account, fromBare == account {
+            return classify(own: message, account: account)
+        }
+        guard hasContent(message), let from, let chat = bounded(from.bare.description, Bound.jid) else {
+            return .wake
+        }
+        let groupchat = message.stanzaType == "groupchat"
+        // The id the app can fetch: the archive's stanza-id, stamped by the room for a group chat and
+        // by the account otherwise.
+        let archive = groupchat ? chat : account
+        let stanzaID = archive.flatMap { archiveID(of: message, by: $0) }
+        let originID = bounded(message.findString("{urn:xmpp:sid:0}origin-id@id"), Bound.id)
+            ?? bounded(message.stanzaID, Bound.id)
+        // In a room the sender is the occupant (room/nick), not the room: two occupants may reuse an id.
+        let sender = groupchat ? from.description : chat
+        return .message(MessageNotice(
+            chat: chat,
+            from: groupchat ? truncated(from.resourcepart ?? "", Bound.name) : chat,
+            groupchat: groupchat,
+            mention: groupchat && (bridgeSaysMention || mentions(account, in: message)),
+            id: bounded(stanzaID, Bound.id) ?? bounded(message.stanzaID, Bound.id),
+            dedupeKey: originID.flatMap { bounded("\(sender)/\($0)", Bound.dedupeKey) }))
+    }
+
+    /// A stanza from the account's own bare JID: a copy of what it received or sent, its answer to a
+    /// call, a read marker, or an outgoing message from another of its devices.
+    private static func classify(own message: Element, account: String) -> PushEvent {
         if let sid = answeredCallSID(message) {
-            return .callEnded(sid: sid, answeredElsewhere: true)
+            return .callEnded(sid: sid, by: account, answeredElsewhere: true)
         }
-        if let account, fromBare == account, let received = message.findElement(
+        if let received = message.findElement(
             "{urn:xmpp:carbons:2}received/{urn:xmpp:forward:0}forwarded/{jabber:client}message") {
             // A message to another device of the account, copied to this one (XEP-0280): the copy is
             // what the server pushed for (mod_cloud_notify unwraps it too).
             return classify(forwarded: received, account: account)
         }
         if let sent = message.findElement("{urn:xmpp:carbons:2}sent/{urn:xmpp:forward:0}forwarded/{jabber:client}message") {
-            // A call accepted or declined on another device reaches this one as a copy of what it sent.
-            if let sid = answeredCallSID(sent) {
-                return .callEnded(sid: sid, answeredElsewhere: true)
-            }
-            if isReadSignal(sent), let chat = sent.toString.flatMap(bareJID) {
-                return .read(chat: chat)
-            }
-            return .wake
+            // What another device of the account sent, copied to this one; the copy must be of the
+            // account's own stanza too.
+            guard sent.fromString.flatMap(bareJID) == account else { return .wake }
+            return classify(own: sent, account: account)
         }
-        if let chat = message.findString(
-            "{http://jabber.org/protocol/pubsub#event}event/items<node=urn:xmpp:mds:displayed:0>/item@id"
-        ).flatMap(bareJID) {
+        if let chat = message.findElements(
+            "{http://jabber.org/protocol/pubsub#event}event/items<node=urn:xmpp:mds:displayed:0>/item")
+            .compactMap({ $0[attribute: "id"].flatMap(bareJID) }).first {
+            return bounded(chat, Bound.jid).map { .read(chat: $0) } ?? .wake
+        }
+        // The account's own outgoing message, from another of its devices: it has read the chat.
+        if isReadSignal(message), let chat = bounded(message.toString.flatMap(bareJID), Bound.jid), chat != account {
             return .read(chat: chat)
         }
-        if let account, fromBare == account {
-            // The account's own outgoing message, from another of its devices: it has read the chat.
-            if isReadSignal(message), let chat = message.toString.flatMap(bareJID), chat != account {
-                return .read(chat: chat)
-            }
-            return .wake
-        }
-        guard hasContent(message), let from else { return .wake }
-        let groupchat = message.stanzaType == "groupchat"
-        let originID = message.findString("{urn:xmpp:sid:0}origin-id@id") ?? message.stanzaID
-        // The id the app can fetch: the archive's stanza-id, stamped by the room for a group chat and
-        // by the account otherwise.
-        let archive = groupchat ? from.bare.description : account
-        let stanzaID = archive.flatMap { message.findString("{urn:xmpp:sid:0}stanza-id<by=\($0)>@id") }
-        return .message(MessageNotice(
-            chat: from.bare.description,
-            from: bounded(groupchat ? (from.resourcepart ?? "") : from.bare.description),
-            groupchat: groupchat,
-            mention: groupchat && (bridgeSaysMention || mentions(account, in: message)),
-            id: (stanzaID ?? message.stanzaID).flatMap { $0.utf8.count <= maximumIDLength ? $0 : nil },
-            // In a room the sender is the occupant (room/nick), not the room: two occupants may reuse an id.
-            dedupeKey: originID.map { "\(groupchat ? from.description : from.bare.description)/\($0)" }))
+        return .wake
     }
 
     private static func classify(summary notification: Element) -> PushEvent {
@@ -86,15 +97,16 @@ enum EventClassifier {
         guard let body = notification.findString(summary + #"@last-message-body\"#), !body.trimmed.isEmpty else {
             return .wake
         }
-        let chat = notification.findString(summary + #"@last-message-sender\"#).flatMap(bareJID) ?? ""
+        let chat = bounded(notification.findString(summary + #"@last-message-sender\"#).flatMap(bareJID), Bound.jid) ?? ""
         return .message(MessageNotice(chat: chat, from: chat, groupchat: false, mention: false, id: nil,
                                       dedupeKey: nil))
     }
 
     /// The SID of a Jingle Message Initiation answer (XEP-0353): the call was taken care of.
     private static func answeredCallSID(_ message: Element) -> String? {
-        ["accept", "proceed", "reject"].lazy
-            .compactMap { message.findString("{urn:xmpp:jingle-message:0}\($0)@id") }.first
+        let answer = message.findElements("{urn:xmpp:jingle-message:0}*")
+            .first { ["accept", "proceed", "reject"].contains($0.name) }
+        return bounded(answer?[attribute: "id"], Bound.id)
     }
 
     /// A body or an encrypted payload: something a person would be notified of. The bridge forwards a
@@ -139,13 +151,65 @@ enum EventClassifier {
         return false
     }
 
-    /// Ids longer than this are left out, so a sender cannot push the summary past the envelope's limit.
-    static let maximumIDLength = 256
-    /// Nicks and JIDs are cut to this many characters for the same reason.
-    static let maximumNameLength = 256
+    /// The archive id its server `by` stamped on the message. The `by` attribute is compared here as
+    /// a JID, never written into a query path: data must not become query syntax.
+    private static func archiveID(of message: Element, by archive: String) -> String? {
+        message.findElements("{urn:xmpp:sid:0}stanza-id")
+            .first { $0[attribute: "by"].flatMap(bareJID) == archive }?[attribute: "id"]
+    }
 
-    private static func bounded(_ name: String) -> String {
-        name.count <= maximumNameLength ? name : String(name.prefix(maximumNameLength))
+    /// The media of a call proposal: known-short words, each once, a few at most.
+    private static func media(of message: Element) -> [String] {
+        var media: [String] = []
+        for medium in message.findStrings(
+            "{urn:xmpp:jingle-message:0}propose/{urn:xmpp:jingle:apps:rtp:1}description@media") {
+            // The store keeps media as one space-separated list: a medium holds no space.
+            guard media.count < Bound.media, let medium = bounded(medium, Bound.medium), !medium.isEmpty,
+                  !medium.contains(where: \.isWhitespace), !media.contains(medium) else { continue }
+            media.append(medium)
+        }
+        return media
+    }
+
+    /// Bounds on what a sender writes, in bytes as the summary's JSON spells a value (quotes and
+    /// backslashes escaped). Together they take at most about 1.6 KiB of the envelope's 2256 bytes
+    /// (a missed call: chat and from 512 each, sid 256, media 4 × 16, the keys), leaving the rest
+    /// for the account. So no sender can grow a stored row or push a summary past the limit.
+    enum Bound {
+        /// Stanza ids, origin-ids and call SIDs; a longer one is left out (a longer SID makes no call).
+        static let id = 256
+        /// Nicks, cut to this.
+        static let name = 256
+        /// A chat's or sender's JID (RFC 7622 allows 1023 bytes a part); a longer one files nothing.
+        static let jid = 512
+        /// Media of a call: at most this many, each at most `medium` long.
+        static let media = 4
+        static let medium = 16
+        /// The dedupe key as stored (sender and id); a longer one is not deduplicated.
+        static let dedupeKey = 1024
+    }
+
+    /// `text` when its JSON spelling fits in `bytes`, else nil.
+    static func bounded(_ text: String?, _ bytes: Int) -> String? {
+        guard let text, text.utf8.count <= bytes else { return nil }
+        return jsonLength(text) <= bytes ? text : nil
+    }
+
+    /// `name`, cut (between scalars) to the longest start whose JSON spelling fits in `bytes`.
+    static func truncated(_ name: String, _ bytes: Int) -> String {
+        if let whole = bounded(name, bytes) { return whole }
+        var kept = String.UnicodeScalarView()
+        var used = 0
+        for scalar in name.unicodeScalars {
+            used += jsonLength(String(scalar))
+            if used > bytes { break }
+            kept.append(scalar)
+        }
+        return String(kept)
+    }
+
+    private static func jsonLength(_ text: String) -> Int {
+        JSONObjectWriter.quoted(text).utf8.count - 2
     }
 
     static func bareJID(_ text: String) -> String? {

@@ -5,8 +5,9 @@ enum PushEvent: Sendable, Equatable {
     case message(MessageNotice)
     case call(CallNotice)
     /// A pushed call is over: retracted by the caller (`answeredElsewhere` false: perhaps missed), or
-    /// accepted, proceeded or rejected on another device of the account.
-    case callEnded(sid: String, answeredElsewhere: Bool)
+    /// accepted, proceeded or rejected on another device of the account. `by` is the bare JID of who
+    /// ended it: only the call's caller may retract it (checked against the stored call).
+    case callEnded(sid: String, by: String, answeredElsewhere: Bool)
     case read(chat: String)
     case wake
 

@@ -38,6 +38,10 @@ public struct PushPolicy: Sendable, Equatable, Codable {
 
     public init() {}
 
+    /// The most chats a submitted policy form may mute, so one account cannot grow its stored
+    /// policy (read on every event) without end.
+    static let maximumMutedChats = 1000
+
     enum CodingKeys: String, CodingKey, CaseIterable {
         case messages, calls, reads, wakes, coalesceSeconds, groupchat, muted, quietHours, quietMessages, timezone,
              sender

@@ -188,8 +188,10 @@ final class PushService: Sendable {
                                   call: .init(sid: call.sid, media: call.media), ts: ts)
             return [OutgoingPush(summary: summary, collapseChat: nil)]
 
-        case .callEnded(let sid, let answeredElsewhere):
-            guard let call = try await store.takeCall(registrationID: registration.id, sid: sid),
+        case .callEnded(let sid, let endedBy, let answeredElsewhere):
+            // A retract ends the call only from its caller; an answer elsewhere is the account's own.
+            guard let call = try await store.takeCall(registrationID: registration.id, sid: sid,
+                                                      chat: answeredElsewhere ? nil : endedBy),
                   !answeredElsewhere, registration.takesMessages, verdict == .deliver else { return [] }
             let held = HeldNotice(from: call.chat, id: nil, groupchat: false, mention: false, at: at)
             return try await coalesce(registration, chat: call.chat, at: at) { count in

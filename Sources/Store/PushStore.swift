@@ -53,8 +53,8 @@ public protocol PushStore: Sendable {
     // MARK: Pushed calls
 
     func rememberCall(_ call: PendingCall) async throws
-    /// Removes and returns the pushed call with this sid, if any.
-    func takeCall(registrationID: Int64, sid: String) async throws -> PendingCall?
+    /// Removes and returns the pushed call with this sid (and this chat, when one is given), if any.
+    func takeCall(registrationID: Int64, sid: String, chat: String?) async throws -> PendingCall?
 
     // MARK: Retries
 

@@ -351,11 +351,13 @@ public final class SQLitePushStore: PushStore {
         }
     }
 
-    public func takeCall(registrationID: Int64, sid: String) async throws -> PendingCall? {
+    public func takeCall(registrationID: Int64, sid: String, chat: String?) async throws -> PendingCall? {
         try locked { database in
             try database.transaction { database in
-                guard let row = try database.query("SELECT * FROM calls WHERE registration_id = ? AND sid = ?",
-                                                   [.integer(registrationID), .text(sid)]).first else { return nil }
+                guard let row = try database.query(
+                    "SELECT * FROM calls WHERE registration_id = ? AND sid = ? AND (? IS NULL OR chat = ?)",
+                    [.integer(registrationID), .text(sid), chat.map(SQLValue.text) ?? .null,
+                     chat.map(SQLValue.text) ?? .null]).first else { return nil }
                 try database.execute("DELETE FROM calls WHERE registration_id = ? AND sid = ?",
                                      [.integer(registrationID), .text(sid)])
                 return PendingCall(registrationID: registrationID, sid: sid, chat: row.string("chat") ?? "",

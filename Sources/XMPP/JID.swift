@@ -1,12 +1,13 @@
 import Foundation
 
-/// An XMPP address (RFC 7622): `[localpart@]domainpart[/resourcepart]`, held in normalised form.
+/// An XMPP address (RFC 7622): `[localpart@]domainpart[/resourcepart]`, held in prepared form.
 ///
-/// Normalisation follows the parts of RFC 7622 / PRECIS that matter on the wire without a full
-/// IDNA table: every part is NFC; localpart and domainpart are lowercased (UsernameCaseMapped and
-/// IDNA both compare case-insensitively); a trailing dot of the domainpart is dropped; IP literals
-/// (`127.0.0.1`, `[::1]`) are accepted. Two JIDs are equal when their normalised forms are, so
-/// `Alice@Example.COM.` equals `alice@example.com`.
+/// Each part is prepared as Prosody 0.12 and ejabberd 23.01 prepare it (`Stringprep`): nodeprep for
+/// the localpart, nameprep for the domainpart, resourceprep for the resourcepart; so two JIDs are
+/// equal when the servers would route them to the same place (`STRASSE@Example.COM.` equals
+/// `straße@example.com`). A trailing dot of the domainpart is dropped, domain labels are letters,
+/// digits, hyphens (and underscores, which deployed component names use), and IP literals
+/// (`127.0.0.1`, `[::1]`) are accepted. A prohibited character is refused, naming it.
 public struct JID: Sendable, Hashable, Codable, CustomStringConvertible {
     public let localpart: String?
     public let domainpart: String
@@ -17,20 +18,21 @@ public struct JID: Sendable, Hashable, Codable, CustomStringConvertible {
 
     public init(_ string: String) throws(JIDError) {
         // RFC 7622 §3.2: the first "/" starts the resourcepart (which may itself contain "/" and "@"),
-        // and the first "@" before it ends the localpart.
-        var rest = Substring(string)
-        var resource: Substring?
+        // and the first "@" before it ends the localpart. Split on scalars, as servers split on bytes:
+        // as Characters, "/" or "@" after a prepend character (U+0D4E) would fuse with it and hide.
+        var rest = Substring(string).unicodeScalars
+        var resource: Substring.UnicodeScalarView?
         if let slash = rest.firstIndex(of: "/") {
             resource = rest[rest.index(after: slash)...]
             rest = rest[..<slash]
         }
-        var local: Substring?
+        var local: Substring.UnicodeScalarView?
         if let at = rest.firstIndex(of: "@") {
             local = rest[..<at]
             rest = rest[rest.index(after: at)...]
         }
-        try self.init(localpart: local.map(String.init), domainpart: String(rest),
-                      resourcepart: resource.map(String.init))
+        try self.init(localpart: local.map { String($0) }, domainpart: String(rest),
+                      resourcepart: resource.map { String($0) })
     }
 
     /// Builds a JID from its parts; `nil` means the part is absent, an empty string is an error.
@@ -83,23 +85,27 @@ public struct JID: Sendable, Hashable, Codable, CustomStringConvertible {
 }
 
 extension JID {
-    /// RFC 7613 §3.3 UsernameCaseMapped, plus RFC 7622 §3.3.1's extra exclusions.
-    private static let forbiddenInLocalpart: Set<Unicode.Scalar> = ["\"", "&", "'", "/", ":", "<", ">", "@"]
-
-    private static func prepareLocalpart(_ raw: String) throws(JIDError) -> String {
-        let part = normalised(raw.lowercased())
-        guard !part.isEmpty else { throw .emptyLocalpart }
-        for scalar in part.unicodeScalars {
-            if forbiddenInLocalpart.contains(scalar) || isSpaceOrControl(scalar) {
-                throw .forbiddenCharacter(part: .localpart, scalar)
+    private static func prepared(_ raw: String, _ profile: Stringprep.Profile, _ part: JIDError.Part)
+        throws(JIDError) -> String {
+        do {
+            return try Stringprep.prepare(raw, profile)
+        } catch {
+            switch error {
+            case .prohibited(let scalar): throw .forbiddenCharacter(part: part, scalar)
+            case .bidi: throw .mixedDirection(part: part)
             }
         }
+    }
+
+    private static func prepareLocalpart(_ raw: String) throws(JIDError) -> String {
+        let part = try prepared(raw, .nodeprep, .localpart)
+        guard !part.isEmpty else { throw .emptyLocalpart }
         try checkLength(part, .localpart)
         return part
     }
 
     private static func prepareDomainpart(_ raw: String) throws(JIDError) -> String {
-        var part = normalised(raw.lowercased())
+        var part = try prepared(raw, .nameprep, .domainpart)
         // RFC 7622 §3.2: a trailing dot is not part of the domainpart (but a lone "." is not a domain).
         if part.count > 1, part.hasSuffix(".") { part.removeLast() }
         guard !part.isEmpty else { throw .emptyDomainpart }
@@ -126,21 +132,12 @@ extension JID {
         return part
     }
 
-    /// RFC 7613 §4.2 OpaqueString: case kept, spaces allowed, controls not.
+    /// Case kept, ASCII spaces allowed.
     private static func prepareResourcepart(_ raw: String) throws(JIDError) -> String {
-        let part = normalised(raw)
+        let part = try prepared(raw, .resourceprep, .resourcepart)
         guard !part.isEmpty else { throw .emptyResourcepart }
-        for scalar in part.unicodeScalars where scalar.properties.generalCategory == .control {
-            throw .forbiddenCharacter(part: .resourcepart, scalar)
-        }
         try checkLength(part, .resourcepart)
         return part
-    }
-
-    /// NFC. ASCII text is already in NFC, and nearly every JID is ASCII: skip Foundation's work there
-    /// (measured: normalising was a tenth of handling a whole push).
-    private static func normalised(_ text: String) -> String {
-        text.utf8.allSatisfy { $0 < 0x80 } ? text : text.precomposedStringWithCanonicalMapping
     }
 
     private static func checkLength(_ part: String, _ which: JIDError.Part) throws(JIDError) {
@@ -177,6 +174,8 @@ public enum JIDError: Error, Sendable, Hashable, CustomStringConvertible {
     case forbiddenCharacter(part: Part, Unicode.Scalar)
     /// Not a DNS name nor an IP literal (empty label, label starting with "-", unbalanced "[").
     case invalidDomainpart(String)
+    /// Right-to-left text mixed with left-to-right, or not starting and ending with it (RFC 3454 §6).
+    case mixedDirection(part: Part)
 
     public var description: String {
         switch self {
@@ -187,6 +186,8 @@ public enum JIDError: Error, Sendable, Hashable, CustomStringConvertible {
         case .forbiddenCharacter(let part, let scalar):
             "the \(part.rawValue) contains the forbidden character U+\(String(scalar.value, radix: 16, uppercase: true))"
         case .invalidDomainpart(let domain): "'\(domain)' is not a domain name or IP literal"
+        case .mixedDirection(let part):
+            "the \(part.rawValue) mixes right-to-left and left-to-right text, or does not start and end with right-to-left"
         }
     }
 }

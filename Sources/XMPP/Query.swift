@@ -62,8 +62,12 @@
 // whether there is one; `findElement(s)`/`findString(s)` keep the results of that kind; `findInt`,
 // `findBool`, `findDate` and `findBytes` take the first result of their type, converting a string
 // result as `|int`, `|bool`, `|datetime` or `|base64` would. Each takes a path string, compiled once
-// and then cached; an invalid path stops the program, as paths are literals. `find` and `findFirst`
-// also take a compiled `Query` (`Query(_:)` throws a `QueryError` for a path that is not a literal).
+// and then cached; an invalid path matches nothing (see `compiled(_:)`). `find` and `findFirst` also
+// take a compiled `Query` (`Query(_:)` throws a `QueryError` saying what is wrong with a path).
+//
+// Paths are literals: never write data (a JID, an id) into one. A value from a stanza could fuse with
+// the syntax around it (a combining mark with "=", a prepend character with ">") or hold ">" itself.
+// Select with a literal path and compare the value in Swift instead.
 
 public import Foundation
 public import XMLStream
@@ -264,15 +268,18 @@ extension Query.Conversion {
 // MARK: - The cache and the Element API
 
 extension Query {
-    /// Compiled string paths. Paths are literals in practice; the bound only keeps a caller that
-    /// builds paths from data from growing the cache without end.
+    /// Compiled string paths: at most `cacheLimit` of them, each at most `cacheablePathBytes` long
+    /// (a longer one is compiled every time). Paths are literals, so the cache holds a few dozen; the
+    /// bounds keep a caller that built paths from data from growing it.
     private static let cache = Mutex<[String: Query]>([:])
-    private static let cacheLimit = 1024
+    static let cacheLimit = 1024
+    static let cacheablePathBytes = 1024
 
     /// The compiled query for a path, from the cache when it was compiled before.
     public static func cached(_ path: String) throws(QueryError) -> Query {
         if let query = cache.withLock({ $0[path] }) { return query }
         let query = try Query(path)
+        guard path.utf8.count <= cacheablePathBytes else { return query }
         cache.withLock { cache in
             if cache.count >= cacheLimit { cache.removeAll(keepingCapacity: true) }
             cache[path] = query
@@ -280,20 +287,24 @@ extension Query {
         return query
     }
 
-    /// For the `Element.find…(String)` family: a bad path literal is a programmer error.
-    static func compiledOrCrash(_ path: String) -> Query {
-        do {
-            return try cached(path)
-        } catch {
-            preconditionFailure(error.description)
-        }
+    /// For the `Element.find…(String)` family: nil for an invalid path, which then matches nothing.
+    /// A bad literal shows in the tests of the code that reads with it (its results are missing); at
+    /// run time nothing, whatever a stanza holds, may stop the program.
+    static func compiled(_ path: String) -> Query? {
+        try? cached(path)
     }
+
+    /// How many paths the cache holds, and their bytes.
+    static var cacheSize: (count: Int, bytes: Int) {
+        cache.withLock { cache in (cache.count, cache.keys.reduce(0) { $0 + $1.utf8.count }) }
+    }
+
+    static func isCached(_ path: String) -> Bool { cache.withLock { $0[path] != nil } }
 }
 
 extension Element {
-    /// All results of a query path. An invalid path stops the program with the reason: paths are
-    /// literals, so this is a programmer error (use `Query(_:)` to check a path that is not).
-    public func find(_ path: String) -> [QueryValue] { Query.compiledOrCrash(path).evaluate(on: self) }
+    /// All results of a query path; none for an invalid path (`Query(_:)` says what is wrong with one).
+    public func find(_ path: String) -> [QueryValue] { Query.compiled(path)?.evaluate(on: self) ?? [] }
     public func find(_ query: Query) -> [QueryValue] { query.evaluate(on: self) }
 
     public func findFirst(_ path: String) -> QueryValue? { find(path).first }

@@ -40,7 +40,7 @@ import Testing
 
     static let call = PushEvent.call(CallNotice(chat: "bob@localhost", from: "bob@localhost/laptop", sid: "c1",
                                                 media: ["audio"]))
-    static let callEnded = PushEvent.callEnded(sid: "c1", answeredElsewhere: false)
+    static let callEnded = PushEvent.callEnded(sid: "c1", by: "bob@localhost", answeredElsewhere: false)
     static let read = PushEvent.read(chat: "bob@localhost")
 
     static let nightPrague = #"{"quietHours":"22:00-07:00","timezone":"Europe/Prague"}"#

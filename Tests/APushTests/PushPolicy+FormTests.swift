@@ -116,6 +116,22 @@ import XMPP
         #expect(try Self.applying(Self.submit(.init(variable: "muted")), to: PushPolicyTests.changed).muted == [])
     }
 
+    @Test func mutedHoldsAtMostTheBoundOfChats() throws {
+        func muting(_ count: Int) -> DataForm {
+            Self.submit(.init(variable: "muted", type: .jidMulti, values: (0..<count).map { "c\($0)@localhost" }))
+        }
+        #expect(try Self.applying(muting(PushPolicy.maximumMutedChats)).muted.count == PushPolicy.maximumMutedChats)
+        let error = try #require(throws: PolicyError.self) {
+            try Self.applying(muting(PushPolicy.maximumMutedChats + 1), to: PushPolicyTests.changed)
+        }
+        #expect(error.field == "muted")
+        #expect(error.reason.contains("\(PushPolicy.maximumMutedChats)"))
+        // The same chat many times over is one chat.
+        let repeated = Self.submit(.init(variable: "muted", type: .jidMulti,
+                                         values: Array(repeating: "bob@localhost", count: 5000)))
+        #expect(try Self.applying(repeated).muted == ["bob@localhost"])
+    }
+
     @Test(arguments: [
         ("messages", "yes"), ("calls", "2"), ("reads", ""), ("wakes", "on"),
         ("coalesce-seconds", "1"), ("coalesce-seconds", "121"), ("coalesce-seconds", "ten"), ("coalesce-seconds", "5.5"),

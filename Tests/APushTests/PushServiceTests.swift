@@ -104,6 +104,58 @@ import XMPP
         #expect(harness.upstream.map(\.kind) == ["voip"])
     }
 
+    @Test func aStrangersRetractOrAnswerLeavesThePushedCallToItsCaller() async throws {
+        let harness = try Harness()
+        let options = harness.options(calls: nil)
+        try await harness.publishBridged(Stanzas.propose(sid: "s1"), options: options)
+        for forged in [Stanzas.jingle("retract", sid: "s1", from: "mallory@localhost/x"),
+                       Stanzas.jingle("accept", sid: "s1", from: "mallory@localhost/x"),
+                       Stanzas.jingle("reject", sid: "s1", from: "bob@localhost/laptop")] {
+            try await harness.publishBridged(forged, options: options)
+        }
+        // At most a wake: no missed call.
+        #expect(harness.upstream.allSatisfy { $0.kind == "wake" })
+        // The caller's own retract still makes the missed call.
+        try await harness.publishBridged(Stanzas.jingle("retract", sid: "s1"), options: options)
+        let missed = try harness.summaries().filter { $0["missed"] as? Bool == true }
+        try #require(missed.count == 1)
+        #expect(missed[0]["chat"] as? String == "bob@localhost")
+    }
+
+    @Test(arguments: EventClassifierSenderTests.forgedReads)
+    func aStrangerCannotReadForTheAccount(_ forged: String) async throws {
+        let harness = try Harness()
+        for id in ["m1", "m2", "m3"] {
+            try await harness.publishBridged(Stanzas.chat(id: id))
+        }
+        harness.clock.advance(seconds: 1)
+        try await harness.publishBridged(forged)
+        harness.clock.advance(seconds: 20)
+        try await harness.service.processDueWork(context: harness.context)
+        // No read push (a wake at most), the held push still went with the whole count, and the
+        // count goes on.
+        #expect(harness.upstream.allSatisfy { $0.kind == nil || $0.kind == "wake" })
+        #expect(try harness.summaries().compactMap { $0["count"] as? Int } == [1, 3])
+        try await harness.publishBridged(Stanzas.chat(id: "m4"))
+        harness.clock.advance(seconds: 20)
+        try await harness.service.processDueWork(context: harness.context)
+        #expect(try harness.summaries().compactMap { $0["count"] as? Int } == [1, 3, 4])
+    }
+
+    /// A room whose JID once made the classifier's query path invalid and stopped the process (the
+    /// room itself speaking, or an occupant).
+    @Test(arguments: ["\u{0301}crew@muc.localhost/Zoë", "crew@muc.localhost\u{0D4E}", "crew@muc.localhost\u{0D4E}/Zoë"])
+    func aGroupchatFromAHostileRoomIsPushedUnderTheRoom(from: String) async throws {
+        let harness = try Harness()
+        let room = String(from.unicodeScalars.prefix { $0 != "/" })
+        let message = "<message xmlns='jabber:client' type='groupchat' id='g1' from='\(from)' to='alice@localhost'>"
+            + "<body>hi</body><stanza-id xmlns='urn:xmpp:sid:0' id='archived' by='\(room)'/></message>"
+        #expect(try await harness.publishBridged(message) == nil)
+        let summary = try #require(try harness.summaries().first)
+        #expect(summary["chat"] as? String == room)
+        #expect(summary["id"] as? String == "archived")
+    }
+
     @Test func theSameMessageTwiceIsPushedOnce() async throws {
         let harness = try Harness()
         for _ in 0..<2 {

@@ -253,7 +253,7 @@ private func retry(_ registrationID: Int64, nextAt: Timestamp, kind: String = "m
 
             #expect(try await store.registration(id: doomed.id) == nil)
             #expect(try await store.chats(registrationID: doomed.id).isEmpty)
-            #expect(try await store.takeCall(registrationID: doomed.id, sid: "s1") == nil)
+            #expect(try await store.takeCall(registrationID: doomed.id, sid: "s1", chat: nil) == nil)
             #expect(try await store.dueWindows(at: 10_000, limit: 10).map(\.registrationID) == [kept.id])
             #expect(try await store.claimDueRetries(at: 10_000, limit: 10, leaseUntil: 20_000).map(\.registrationID)
                 == [kept.id])
@@ -261,7 +261,7 @@ private func retry(_ registrationID: Int64, nextAt: Timestamp, kind: String = "m
             #expect(try await store.registration(id: kept.id) == kept)
             #expect(try await store.chats(registrationID: kept.id).count == 1)
             #expect(try await !store.firstSighting(registrationID: kept.id, key: "m1", at: 2_000, since: 0))
-            #expect(try await store.takeCall(registrationID: kept.id, sid: "s1") != nil)
+            #expect(try await store.takeCall(registrationID: kept.id, sid: "s1", chat: nil) != nil)
         }
     }
 
@@ -615,8 +615,8 @@ private func retry(_ registrationID: Int64, nextAt: Timestamp, kind: String = "m
             let call = PendingCall(registrationID: id, sid: "sid-1", chat: "bob@example.org",
                                    caller: "bob@example.org/phone", media: media, at: 1_000)
             try await store.rememberCall(call)
-            #expect(try await store.takeCall(registrationID: id, sid: "sid-1") == call)
-            #expect(try await store.takeCall(registrationID: id, sid: "sid-1") == nil)
+            #expect(try await store.takeCall(registrationID: id, sid: "sid-1", chat: nil) == call)
+            #expect(try await store.takeCall(registrationID: id, sid: "sid-1", chat: nil) == nil)
         }
     }
 
@@ -627,9 +627,22 @@ private func retry(_ registrationID: Int64, nextAt: Timestamp, kind: String = "m
             let two = try await registered(store, token: "two").id
             try await store.rememberCall(PendingCall(registrationID: one, sid: "s", chat: "c", caller: "c",
                                                      media: ["audio"], at: 1_000))
-            #expect(try await store.takeCall(registrationID: two, sid: "s") == nil)
-            #expect(try await store.takeCall(registrationID: one, sid: "other") == nil)
-            #expect(try await store.takeCall(registrationID: one, sid: "s") != nil)
+            #expect(try await store.takeCall(registrationID: two, sid: "s", chat: nil) == nil)
+            #expect(try await store.takeCall(registrationID: one, sid: "other", chat: nil) == nil)
+            #expect(try await store.takeCall(registrationID: one, sid: "s", chat: nil) != nil)
+        }
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func aCallTakenForAnotherChatStaysForItsOwn(kind: StoreKind) async throws {
+        try await withStore(kind) { store in
+            let id = try await registered(store).id
+            try await store.rememberCall(PendingCall(registrationID: id, sid: "s", chat: "bob@example.org",
+                                                     caller: "bob@example.org/phone", media: ["audio"], at: 1_000))
+            #expect(try await store.takeCall(registrationID: id, sid: "s", chat: "mallory@example.org") == nil)
+            #expect(try await store.takeCall(registrationID: id, sid: "s", chat: "bob@example.org")?.chat
+                == "bob@example.org")
+            #expect(try await store.takeCall(registrationID: id, sid: "s", chat: "bob@example.org") == nil)
         }
     }
 
@@ -642,8 +655,8 @@ private func retry(_ registrationID: Int64, nextAt: Timestamp, kind: String = "m
                                                          media: ["audio"], at: at))
             }
             try await store.prune(tombstonesBefore: 0, sightingsBefore: 0, callsBefore: 2_000, unknownAnswersBefore: 0, quietChatsBefore: 0)
-            #expect(try await store.takeCall(registrationID: id, sid: "old") == nil)
-            #expect(try await store.takeCall(registrationID: id, sid: "young")?.at == 3_000)
+            #expect(try await store.takeCall(registrationID: id, sid: "old", chat: nil) == nil)
+            #expect(try await store.takeCall(registrationID: id, sid: "young", chat: nil)?.at == 3_000)
         }
     }
 
@@ -915,7 +928,7 @@ private func retry(_ registrationID: Int64, nextAt: Timestamp, kind: String = "m
             #expect(try await store.dueWindows(at: 20_000, limit: 10) == [chat])
             #expect(try await store.nextRetry() == retry.nextAt)
             #expect(try await store.claimDueRetries(at: 20_000, limit: 10, leaseUntil: retry.nextAt) == [retry])
-            #expect(try await store.takeCall(registrationID: registration.id, sid: call.sid) == call)
+            #expect(try await store.takeCall(registrationID: registration.id, sid: call.sid, chat: nil) == call)
             #expect(try await !store.firstSighting(registrationID: registration.id, key: "m2", at: 2_000, since: 0))
             #expect(try await store.isBuried(token: "dead", pushModule: "fcm", since: 0))
             #expect(try await store.counters() == ["pushed": 1])

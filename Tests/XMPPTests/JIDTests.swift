@@ -24,6 +24,12 @@ import XMPP
         ("J\u{0065}\u{0301}r\u{00F4}me@Exämple.org", "j\u{00E9}r\u{00F4}me", "exämple.org", nil),
         ("juliet@example.com/ Balcony ", "juliet", "example.com", " Balcony "),
         ("under_score.example", nil, "under_score.example", nil),
+        // "@" and "/" split on scalars, even where they would fuse into one Character with a prepend
+        // character before them (U+0D4E, U+111C2) or a combining mark after them.
+        ("crew@muc.localhost\u{0D4E}/Zoë", "crew", "muc.localhost\u{0D4E}", "Zoë"),
+        ("crew\u{111C2}@muc.localhost", "crew\u{111C2}", "muc.localhost", nil),
+        ("crew@muc.localhost/\u{0301}nick", "crew", "muc.localhost", "\u{0301}nick"),
+        ("\u{0301}crew@muc.localhost", "\u{0301}crew", "muc.localhost", nil),
     ] as [(String, String?, String, String?)])
     func parsesAndNormalisesParts(input: String, local: String?, domain: String, resource: String?) throws {
         let jid = try JID(input)
@@ -48,7 +54,11 @@ import XMPP
         ("al<ice@example.com", .forbiddenCharacter(part: .localpart, "<")),
         ("al>ice@example.com", .forbiddenCharacter(part: .localpart, ">")),
         ("al\u{0007}ice@example.com", .forbiddenCharacter(part: .localpart, "\u{0007}")),
-        ("al\u{00A0}ice@example.com", .forbiddenCharacter(part: .localpart, "\u{00A0}")),
+        ("al\u{00A0}ice@example.com", .forbiddenCharacter(part: .localpart, " ")),  // NFKC makes it a space
+        ("al\u{1680}ice@example.com", .forbiddenCharacter(part: .localpart, "\u{1680}")),
+        ("alice@example.com/r\u{1680}", .forbiddenCharacter(part: .resourcepart, "\u{1680}")),
+        ("alice@example.com/\u{E000}", .forbiddenCharacter(part: .resourcepart, "\u{E000}")),
+        ("\u{05D0}a@example.com", .mixedDirection(part: .localpart)),
         ("alice@example.com/r\u{0000}", .forbiddenCharacter(part: .resourcepart, "\u{0000}")),
         ("alice@exa mple.com", .forbiddenCharacter(part: .domainpart, " ")),
         ("alice@example..com", .invalidDomainpart("example..com")),
@@ -81,6 +91,20 @@ import XMPP
         #expect(try Set([JID("A@x.org"), JID("a@X.org.")]).count == 1)
     }
 
+    /// A JID typed in a form (a muted chat, an admin's account) matches what the server sends.
+    @Test(arguments: [
+        ("STRASSE@example.org", "strasse@example.org"),
+        ("straße@example.org", "strasse@example.org"),
+        ("\u{FF33}\u{FF34}\u{FF32}\u{FF21}\u{FF33}\u{FF33}\u{FF25}@\u{FF25}xample.org", "strasse@example.org"),
+        ("stra\u{00AD}sse@example.org", "strasse@example.org"),
+        ("\u{03A3}\u{03C2}@example.org", "\u{03C3}\u{03C3}@example.org"),
+        ("\u{FB00}@example.org/\u{FB00}", "ff@example.org/ff"),
+    ] as [(String, String)])
+    func typedAddressesMatchWhatTheServerSends(typed: String, sent: String) throws {
+        #expect(try JID(typed) == JID(sent))
+        #expect(try JID(typed).description == sent)
+    }
+
     @Test func describesTheCanonicalString() throws {
         #expect(try JID("Alice@Example.com./Phone").description == "alice@example.com/Phone")
         #expect(try JID("example.com").description == "example.com")
@@ -111,3 +135,4 @@ import XMPP
         #expect(JIDError.forbiddenCharacter(part: .localpart, "@").description.contains("U+40"))
     }
 }
+

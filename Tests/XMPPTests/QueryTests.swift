@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 import XMLStream
-import XMPP
+@testable import XMPP
 
 private let pubsub = "{http://jabber.org/protocol/pubsub}pubsub"
 private let notification = pubsub + "/publish/item/{urn:xmpp:push:0}notification"
@@ -296,9 +296,30 @@ struct QueryCase: Sendable, CustomTestStringConvertible {
         #expect(throws: QueryError.self) { try Query.cached("a|int") }
     }
 
-    @Test func anInvalidPathLiteralIsAProgrammerError() async {
-        await #expect(processExitsWith: .failure) {
-            _ = Element("e").find("a|int")
+    /// The two middle ones are what EventClassifier once built from a room's JID: a combining mark
+    /// fuses with "=", a prepend character with ">", and the path no longer parses.
+    @Test(arguments: ["a|int", "stanza-id<by=\u{0301}crew@muc.localhost>@id", "stanza-id<by=crew@muc.localhost\u{0D4E}>@id",
+                      "{", "a@b/c", ""])
+    func anInvalidPathMatchesNothingAndNeverStopsTheProgram(_ path: String) {
+        #expect(throws: QueryError.self) { try Query(path) }
+        let element = Element("e", [:], children: [Element("a", ["b": "c"])])
+        #expect(element.find(path).isEmpty)
+        #expect(element.findString(path) == nil)
+        #expect(!element.check(path))
+        #expect(element.findInt(path) == nil)
+    }
+
+    @Test func theCacheOfPathsStaysBoundedWhateverIsLookedUp() throws {
+        let element = Element("e")
+        for index in 0..<(Query.cacheLimit + 10) {
+            _ = element.find("a<id=\(index)>@id")
         }
+        _ = element.find("a<id=" + String(repeating: "x", count: 100_000) + ">@id")
+        let (count, bytes) = Query.cacheSize
+        #expect(count <= Query.cacheLimit)
+        #expect(bytes <= Query.cacheLimit * Query.cacheablePathBytes)
+        // A literal path is still served from the cache.
+        _ = element.find(pubsub + "/publish@node")
+        #expect(Query.isCached(pubsub + "/publish@node"))
     }
 }
