@@ -38,7 +38,8 @@ extension PushService {
         for retry in try await store.dueRetries(at: at, limit: 256) {
             // Its deadline passed while the component was stopped or busy: a call can no longer ring.
             if at > retry.deadline {
-                statistics.count("pushes.\(retry.kind).expired")
+                // A stored kind is counted only by a name from the fixed set.
+                statistics.count("pushes.\(Summary.Kind(rawValue: retry.kind)?.rawValue ?? "unknown").expired")
                 try await store.deleteRetry(id: retry.id)
                 continue
             }

@@ -157,7 +157,7 @@ import XMPP
         harness.sender.script(.error(type: "cancel", condition: "item-not-found"))
         #expect(try await harness.publishBridged(Stanzas.chat(id: "m1")) == Self.gone)
         #expect(try await harness.store.registration(domain: "localhost", token: "tok123") == nil)
-        #expect(try await harness.store.isBuried(token: "tok123", pushModule: "apush", since: 0))
+        #expect(try await harness.store.isBuried(token: "tok123", pushModule: "apush", account: nil, since: 0))
 
         harness.clock.advance(seconds: 60)
         #expect(try await harness.publishBridged(Stanzas.chat(id: "m2")) == Self.gone)
@@ -297,4 +297,62 @@ import XMPP
             #expect(!text.contains(secret), "\(secret) is logged")
         }
     }
+
+    // MARK: Accounts that share a token (PROTOCOL.md §2.1)
+
+    static let alice = "alice@localhost"
+    static let bob = "bob@localhost"
+
+    /// Carol writes to Alice and to Bob, two accounts of one app on one device.
+    private func carolWritesToBoth(_ harness: Harness, id: String) async throws -> [StanzaError?] {
+        [try await harness.publishBridged(Stanzas.chat(id: "a-\(id)", from: "carol@localhost/x", to: Self.alice)),
+         try await harness.publishBridged(Stanzas.chat(id: "b-\(id)", from: "carol@localhost/x", to: Self.bob),
+                                          account: Self.bob)]
+    }
+
+    private func registration(_ harness: Harness, _ account: String) async throws -> Registration? {
+        try await harness.store.registration(domain: "localhost", token: "tok123", account: account)
+    }
+
+    @Test func accountsSharingATokenKeepTheirOwnWindowsCountsAndCollapseKeys() async throws {
+        let harness = try Harness()
+        #expect(try await carolWritesToBoth(harness, id: "1") == [nil, nil])
+        let summaries = try harness.summaries()
+        #expect(summaries.map { $0["account"] as? String } == [Self.alice, Self.bob])
+        #expect(summaries.map { $0["count"] as? Int } == [1, 1])
+        let alice = try #require(try await registration(harness, Self.alice))
+        let bob = try #require(try await registration(harness, Self.bob))
+        #expect(alice.id != bob.id)
+        #expect(alice.collapseKey != bob.collapseKey)
+    }
+
+    @Test func oneAccountsRemovalLeavesTheOtherAccountsPushes() async throws {
+        let harness = try Harness()
+        _ = try await carolWritesToBoth(harness, id: "1")
+        try await harness.service.retire(try #require(try await registration(harness, Self.alice)), at: harness.clock.now)
+        harness.clock.advance(seconds: 60)
+        #expect(try await carolWritesToBoth(harness, id: "2") == [Self.gone, nil])
+        #expect(harness.upstream.count == 3)
+        #expect(try await registration(harness, Self.bob) != nil)
+    }
+
+    @Test func aDeadTokenIsDeadForEveryAccount() async throws {
+        let harness = try Harness()
+        _ = try await carolWritesToBoth(harness, id: "1")
+        harness.sender.script(.error(type: "cancel", condition: "item-not-found"))
+        harness.clock.advance(seconds: 60)
+        #expect(try await carolWritesToBoth(harness, id: "2") == [Self.gone, Self.gone])
+        #expect(harness.upstream.count == 3)
+        #expect(try await harness.store.countRegistrations(matching: RegistrationFilter()) == 0)
+    }
+
+    @Test func aNewRegistrationPastTheStoresLimitIsAnsweredWait() async throws {
+        let harness = try Harness(store: SQLitePushStore(.memory, limits: StoreLimits(registrations: 1)))
+        #expect(try await harness.publishBridged(Stanzas.chat(id: "m1")) == nil)
+        #expect(try await harness.publishBridged(Stanzas.chat(id: "m2"), node: "tok456")
+            == StanzaError(.resourceConstraint, type: .wait))
+        #expect(harness.upstream.count == 1)
+        #expect(try await harness.publishBridged(Stanzas.chat(id: "m3")) == nil)
+    }
+
 }
