@@ -346,6 +346,18 @@ import XMPP
         #expect(try await harness.store.countRegistrations(matching: RegistrationFilter()) == 0)
     }
 
+    @Test func aRetryPastTheStoresLimitIsDroppedAndCounted() async throws {
+        var limits = StoreLimits()
+        limits.retriesPerRegistration = 1
+        let harness = try Harness(store: SQLitePushStore(.memory, limits: limits))
+        harness.sender.answerAll(.error(type: "wait", condition: "resource-constraint"))
+        let wait = StanzaError(.remoteServerTimeout, type: .wait)
+        #expect(try await harness.publishBridged(Stanzas.chat(id: "m1", from: "bob@localhost/x")) == wait)
+        #expect(try await harness.publishBridged(Stanzas.chat(id: "m2", from: "carol@localhost/x")) == wait)
+        #expect(try await harness.store.dueRetries(at: .max, limit: 10).count == 1)
+        #expect(harness.service.statistics.sinceStart["pushes.message.retry-cap"] == 1)
+    }
+
     @Test func aNewRegistrationPastTheStoresLimitIsAnsweredWait() async throws {
         let harness = try Harness(store: SQLitePushStore(.memory, limits: StoreLimits(registrations: 1)))
         #expect(try await harness.publishBridged(Stanzas.chat(id: "m1")) == nil)

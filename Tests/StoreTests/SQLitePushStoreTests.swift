@@ -1122,3 +1122,122 @@ private func retry(_ registrationID: Int64, nextAt: Timestamp, kind: String = "m
         }
     }
 }
+
+/// Every stored collection is capped, in the write that would pass the cap (StoreLimits).
+@Suite struct SQLitePushStoreLimitTests {
+    private func store(_ change: (inout StoreLimits) -> Void) throws -> SQLitePushStore {
+        var limits = StoreLimits()
+        change(&limits)
+        return try SQLitePushStore(.memory, limits: limits)
+    }
+
+    private func column(_ store: SQLitePushStore, _ sql: String) async throws -> [String] {
+        try await store.run { database in try database.query(sql).map { $0[0].stringValue ?? "" } }
+    }
+
+    @Test func dedupeKeysPastTheCapForgetTheOldest() async throws {
+        let store = try store { $0.sightingsPerRegistration = 3 }
+        let id = try await registered(store).id
+        for index in 0..<5 {
+            #expect(try await store.firstSighting(registrationID: id, key: "k\(index)", at: Timestamp(index), since: 0))
+        }
+        #expect(try await column(store, "SELECT key FROM sightings ORDER BY key") == ["k2", "k3", "k4"])
+        #expect(try await !store.firstSighting(registrationID: id, key: "k4", at: 9, since: 0))
+    }
+
+    @Test func pushedCallsPastTheCapForgetTheOldest() async throws {
+        let store = try store { $0.callsPerRegistration = 2 }
+        let id = try await registered(store).id
+        for index in 0..<3 {
+            try await store.rememberCall(PendingCall(registrationID: id, sid: "s\(index)", chat: "c", caller: "c",
+                                                     media: [], at: Timestamp(index)))
+        }
+        #expect(try await store.takeCall(registrationID: id, sid: "s0") == nil)
+        #expect(try await store.takeCall(registrationID: id, sid: "s1") != nil)
+        #expect(try await store.takeCall(registrationID: id, sid: "s2") != nil)
+    }
+
+    @Test func aNewChatPastTheCapForgetsTheQuietestIdleChatElseIsNotTracked() async throws {
+        let store = try store { $0.chatsPerRegistration = 2 }
+        let id = try await registered(store).id
+        try await store.updateChat(registrationID: id, chat: "idle") { state in
+            state = ChatState(registrationID: id, chat: "idle", count: 3, lastMessageAt: 1_000)
+        }
+        try await openWindow(store, registrationID: id, chat: "open-1", windowEnd: 5_000)
+        try await openWindow(store, registrationID: id, chat: "open-2", windowEnd: 6_000)
+        #expect(try await store.chats(registrationID: id).map(\.chat) == ["open-1", "open-2"])
+
+        // Every chat has its window open: the new one's change still runs and answers, but is not stored.
+        let answer = try await store.updateChat(registrationID: id, chat: "new") { state in
+            state = ChatState(registrationID: id, chat: "new", count: 1, windowEndsAt: 7_000)
+            return "pushed"
+        }
+        #expect(answer == "pushed")
+        #expect(try await store.chats(registrationID: id).map(\.chat) == ["open-1", "open-2"])
+        // A known chat is updated as ever.
+        try await openWindow(store, registrationID: id, chat: "open-1", windowEnd: 8_000)
+        #expect(try await store.nextWindowEnd() == 6_000)
+    }
+
+    @Test func retriesPastTheCapPerRegistrationOrInAllAreRefused() async throws {
+        let store = try store {
+            $0.retriesPerRegistration = 2
+            $0.retries = 3
+        }
+        let first = try await registered(store, token: "t1").id
+        let second = try await registered(store, token: "t2").id
+        #expect(try await store.enqueueRetry(retry(first, nextAt: 1)) != nil)
+        #expect(try await store.enqueueRetry(retry(first, nextAt: 2)) != nil)
+        #expect(try await store.enqueueRetry(retry(first, nextAt: 3)) == nil)
+        #expect(try await store.enqueueRetry(retry(second, nextAt: 4)) != nil)
+        #expect(try await store.enqueueRetry(retry(second, nextAt: 5)) == nil)
+        // Removing a registration frees its retries' room in all.
+        try await store.retire(registrationID: first, at: 10)
+        #expect(try await store.enqueueRetry(retry(second, nextAt: 6)) != nil)
+        #expect(try await store.dueRetries(at: 10, limit: 10).map(\.nextAt) == [4, 6])
+    }
+
+    @Test func anAccountPastItsCapLosesItsLeastRecentlyUsedRegistration() async throws {
+        let store = try store { $0.registrationsPerAccount = 2 }
+        let bobs = try await registered(store, token: "t0", account: "bob@example.org")
+        let old = try await store.register(request(token: "t1"), freshCollapseKey: collapseKeyA, now: 1_000)
+        let idle = try await store.register(request(token: "t2"), freshCollapseKey: collapseKeyA, now: 2_000)
+        try await store.recordPush(registrationID: old.id, at: 3_000, error: nil)
+        let new = try await store.register(request(token: "t3"), freshCollapseKey: collapseKeyA, now: 4_000)
+        #expect(try await store.registration(id: idle.id) == nil)
+        #expect(try await store.registration(id: old.id) != nil)
+        #expect(try await store.registration(id: new.id) != nil)
+        #expect(try await store.registration(id: bobs.id) == bobs)
+
+        // Adopting a stock-era registration counts too.
+        let stock = try await store.register(request(token: "t4", account: nil), freshCollapseKey: collapseKeyA,
+                                             now: 5_000)
+        let adopted = try await store.register(request(token: "t4"), freshCollapseKey: collapseKeyA, now: 6_000)
+        #expect(adopted.id == stock.id)
+        #expect(try await store.countRegistrations(matching: RegistrationFilter(account: "alice@example.org")) == 2)
+        #expect(try await store.registration(id: old.id) == nil)
+    }
+
+    @Test func aNewRegistrationPastTheCapInAllIsRefused() async throws {
+        let store = try store { $0.registrations = 2 }
+        let first = try await registered(store, token: "t1")
+        _ = try await registered(store, token: "t2", account: "bob@example.org")
+        await #expect(throws: StoreCapacityError(collection: "registrations", limit: 2)) {
+            try await registered(store, token: "t3", account: "carol@example.org")
+        }
+        // Known registrations still update.
+        let rekeyed = try await store.register(request(token: "t1", deviceKey: [9]), freshCollapseKey: collapseKeyB,
+                                               now: 2_000)
+        #expect(rekeyed.id == first.id)
+        try await store.retire(registrationID: first.id, at: 3_000)
+        _ = try await registered(store, token: "t3", account: "carol@example.org")
+    }
+
+    @Test func counterNamesPastTheCapAreNotStored() async throws {
+        let store = try store { $0.counters = 2 }
+        try await store.increment(["a": 1, "b": 1])
+        try await store.increment(["c": 1])
+        try await store.increment(["a": 2])
+        #expect(try await store.counters() == ["a": 3, "b": 1])
+    }
+}
