@@ -1,7 +1,7 @@
 import Foundation
 import Logging
 import Sealing
-import Store
+@testable import Store
 import Testing
 import XMPPTesting
 import XMLStream
@@ -356,6 +356,18 @@ import XMPP
         #expect(try await harness.publishBridged(Stanzas.chat(id: "m2", from: "carol@localhost/x")) == wait)
         #expect(try await harness.store.dueRetries(at: .max, limit: 10).count == 1)
         #expect(harness.service.statistics.sinceStart["pushes.message.retry-cap"] == 1)
+    }
+
+    /// SQLITE_READONLY here; SQLITE_FULL takes the same path (SQLitePushStoreFaultTests).
+    @Test func aStoreThatCannotWriteIsAnsweredWaitAndRecovers() async throws {
+        let harness = try Harness()
+        #expect(try await harness.publishBridged(Stanzas.chat(id: "m1")) == nil)
+        try await harness.store.run { database in try database.executeScript("PRAGMA query_only = 1") }
+        harness.clock.advance(seconds: 60)
+        #expect(try await harness.publishBridged(Stanzas.chat(id: "m2")) == StanzaError(.internalServerError, type: .wait))
+        try await harness.store.run { database in try database.executeScript("PRAGMA query_only = 0") }
+        #expect(try await harness.publishBridged(Stanzas.chat(id: "m3")) == nil)
+        #expect(harness.upstream.count == 2)
     }
 
     @Test func aNewRegistrationPastTheStoresLimitIsAnsweredWait() async throws {

@@ -1241,3 +1241,73 @@ private func retry(_ registrationID: Int64, nextAt: Timestamp, kind: String = "m
         #expect(try await store.counters() == ["a": 3, "b": 1])
     }
 }
+
+/// A full disk or a read-only database is a thrown error (the push path answers `wait`), never a crash,
+/// and the store works again once the fault is gone.
+@Suite struct SQLitePushStoreFaultTests {
+    private struct Injected: Error {}
+
+    private func fill(_ store: SQLitePushStore) async throws -> SQLiteError {
+        for index in 0..<10_000 {
+            do {
+                _ = try await store.register(request(token: "filler-\(index)-" + String(repeating: "x", count: 500),
+                                                     account: "user\(index)@example.org"),
+                                             freshCollapseKey: collapseKeyA, now: 1_000)
+            } catch let error as SQLiteError {
+                return error
+            }
+        }
+        Issue.record("the database never filled")
+        return SQLiteError(code: 0, message: "")
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func aFullDatabaseThrowsAndRecoversWhenSpaceReturns(kind: StoreKind) async throws {
+        try await withStore(kind) { store in
+            let alice = try await registered(store)
+            try await store.run { database in
+                let pages = try database.query("PRAGMA page_count").first?[0].int64Value ?? 0
+                try database.executeScript("PRAGMA max_page_count = \(pages + 2)")
+            }
+            let error = try await fill(store)
+            #expect(error.primaryCode == 13)  // SQLITE_FULL
+            #expect(try await store.run { $0.isInTransaction } == false)
+            // Reads still work, and so does every write that needs no new page... until space returns.
+            #expect(try await store.registration(id: alice.id) == alice)
+            try await store.run { database in try database.executeScript("PRAGMA max_page_count = 1073741823") }
+            let bob = try await registered(store, token: "after", account: "bob@example.org")
+            #expect(try await store.registration(id: bob.id) == bob)
+        }
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func aReadOnlyDatabaseThrowsAndRecoversWhenWritableAgain(kind: StoreKind) async throws {
+        try await withStore(kind) { store in
+            let alice = try await registered(store)
+            try await store.run { database in try database.executeScript("PRAGMA query_only = 1") }
+            await #expect {
+                _ = try await store.firstSighting(registrationID: alice.id, key: "m1", at: 1_000, since: 0)
+            } throws: { error in
+                (error as? SQLiteError)?.primaryCode == 8  // SQLITE_READONLY
+            }
+            await #expect(throws: SQLiteError.self) { try await store.retire(registrationID: alice.id, at: 1_000) }
+            #expect(try await store.run { $0.isInTransaction } == false)
+            #expect(try await store.registration(id: alice.id) == alice)
+            try await store.run { database in try database.executeScript("PRAGMA query_only = 0") }
+            #expect(try await store.firstSighting(registrationID: alice.id, key: "m1", at: 1_000, since: 0))
+        }
+    }
+
+    @Test func aTransactionThatAFailureLeftOpenIsRolledBack() async throws {
+        let store = try SQLitePushStore(.memory)
+        await #expect(throws: Injected.self) {
+            try await store.run { database in
+                try database.execute("BEGIN")
+                try database.execute("INSERT INTO counters (name, value) VALUES ('half-done', 1)")
+                throw Injected()
+            }
+        }
+        #expect(try await store.run { $0.isInTransaction } == false)
+        #expect(try await store.counters().isEmpty)
+    }
+}
