@@ -1311,3 +1311,44 @@ private func retry(_ registrationID: Int64, nextAt: Timestamp, kind: String = "m
         #expect(try await store.counters().isEmpty)
     }
 }
+
+/// The store's statements block (here on another connection's write lock, as they would on a slow disk)
+/// on a thread of the store's own, never on the cooperative pool, which stays free for other work.
+@Suite struct SQLitePushStoreThreadTests {
+    /// Another connection, holding the write lock until `release`.
+    private final class LockHolder: @unchecked Sendable {
+        private let database: Database
+        private let lock = NSLock()
+
+        init(path: String) throws {
+            database = try Database(.file(path: path))
+            try database.execute("BEGIN IMMEDIATE")
+        }
+
+        func release() {
+            lock.withLock { try? database.execute("ROLLBACK") }
+        }
+    }
+
+    /// More blocked store calls than the pool has threads; the lock is released only by a task that
+    /// needs a thread of the pool. Were the calls blocking pool threads, that task could not run until
+    /// the busy timeout failed them.
+    @Test func blockedStatementsLeaveTheCooperativePoolFree() async throws {
+        try await withTemporaryDatabasePath { path in
+            let store = try SQLitePushStore(.file(path: path))
+            let holder = try LockHolder(path: path)
+            let callers = ProcessInfo.processInfo.activeProcessorCount + 2
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for index in 0..<callers {
+                    group.addTask { try await store.increment(["call-\(index)": 1]) }
+                }
+                group.addTask {
+                    try await Task.sleep(for: .milliseconds(300))
+                    holder.release()
+                }
+                try await group.waitForAll()
+            }
+            #expect(try await store.counters().count == callers)
+        }
+    }
+}
