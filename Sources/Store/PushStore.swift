@@ -10,7 +10,8 @@ public protocol PushStore: Sendable {
 
     /// Creates or updates the registration for (domain, account, token) (PROTOCOL.md §2.1), chosen as
     /// `registration(domain:token:account:)` chooses: a named account adopts a stock-era registration of
-    /// the token that has none. `freshCollapseKey` is used for a new registration or a changed device key.
+    /// the token that has none; a request with no account, among several accounts' registrations, takes
+    /// the one with its device key first. `freshCollapseKey` is used for a new registration or a changed device key.
     /// Throws `StoreCapacityError` when a new one would pass the cap on registrations in all; past the cap
     /// of one account, that account's least recently used registration is removed to make room.
     func register(_ request: RegistrationRequest, freshCollapseKey: [UInt8], now: Timestamp) async throws

@@ -193,7 +193,7 @@ public final class SQLitePushStore: PushStore {
         return try await run { database in
             try database.transaction { database in
                 if let old = try Self.registration(domain: request.domain, token: request.token, account: account,
-                                                   in: database) {
+                                                   deviceKey: request.deviceKey, in: database) {
                     // The server echoes the same options on every publish: most calls change nothing.
                     if old.pushModule == request.pushModule, old.deviceKey == request.deviceKey,
                        old.calls == request.calls, old.wantsReads == request.wantsReads,
@@ -259,17 +259,20 @@ public final class SQLitePushStore: PushStore {
 
     public func registration(domain: String, token: String, account: String?) async throws -> Registration? {
         try await run { database in
-            try Self.registration(domain: domain, token: token, account: account, in: database)
+            try Self.registration(domain: domain, token: token, account: account, deviceKey: nil, in: database)
         }
     }
 
-    /// The choice documented on `PushStore.registration(domain:token:account:)`, in one ORDER BY.
-    private static func registration(domain: String, token: String, account: String?, in database: Database) throws
-        -> Registration? {
+    /// The choice documented on `PushStore.registration(domain:token:account:)`, in one ORDER BY. A
+    /// stock publish's options carry a device key: among several accounts, the one with that key is the
+    /// one it speaks for.
+    private static func registration(domain: String, token: String, account: String?, deviceKey: [UInt8]?,
+                                     in database: Database) throws -> Registration? {
         try database.query("""
             SELECT * FROM registrations WHERE token = ?1 AND domain = ?2 AND (?3 IS NULL OR account = ?3 OR account IS NULL)
-            ORDER BY account IS ?3 DESC, account IS NULL DESC, updated_at DESC, id DESC LIMIT 1
-            """, [.text(token), .text(domain), Self.optional(account)]).first.map(registration)
+            ORDER BY account IS ?3 DESC, account IS NULL DESC, device_key IS ?4 DESC, updated_at DESC, id DESC LIMIT 1
+            """, [.text(token), .text(domain), Self.optional(account), deviceKey.map(SQLValue.blob) ?? .null])
+            .first.map(registration)
     }
 
     public func registration(id: Int64) async throws -> Registration? {

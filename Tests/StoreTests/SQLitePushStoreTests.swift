@@ -948,6 +948,22 @@ private func retry(_ registrationID: Int64, nextAt: Timestamp, kind: String = "m
         }
     }
 
+    /// Each account's stock publishes echo its own options: the device key tells whose registration it is,
+    /// so neither rekeys the other's.
+    @Test(arguments: StoreKind.allCases)
+    func aStockPublishAmongSeveralAccountsTakesTheOneWithItsDeviceKey(kind: StoreKind) async throws {
+        try await withStore(kind) { store in
+            let alice = try await store.register(request(account: alice, deviceKey: [1]), freshCollapseKey: collapseKeyA,
+                                                 now: 1_000)
+            let bob = try await store.register(request(account: bob, deviceKey: [2]), freshCollapseKey: collapseKeyB,
+                                               now: 2_000)
+            #expect(try await store.register(request(account: nil, deviceKey: [1]), freshCollapseKey: collapseKeyB,
+                                             now: 3_000) == alice)
+            #expect(try await store.register(request(account: nil, deviceKey: [2]), freshCollapseKey: collapseKeyA,
+                                             now: 4_000) == bob)
+        }
+    }
+
     // MARK: Tombstones per account
 
     @Test(arguments: StoreKind.allCases)
