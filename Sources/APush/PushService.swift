@@ -352,7 +352,7 @@ final class PushService: Sendable {
     /// next publishes for it are answered `cancel` and the server drops its own copy (until the client
     /// enables again, or a day passes); another account's registration of the token is untouched.
     func retire(_ registration: Registration, at: Timestamp) async throws {
-        _ = try await store.retire(registrationID: registration.id, at: at)
+        try await store.retire(registrationID: registration.id, at: at)
     }
 
     /// 2 s, 4 s, 8 s … capped at 30 s between attempts.
