@@ -39,6 +39,31 @@ struct PushEndToEndTests {
         }
     }
 
+    /// PROTOCOL.md §2.1: two accounts of one app on one device enable the same token with their own
+    /// keys; each keeps its own registration, and each account's push is sealed to its own key.
+    @Test func twoAccountsSharingATokenEachGetPushesSealedToTheirOwnKey() async throws {
+        try await PushTestbed.with(.prosodyBridged) { bed in
+            let aliceKey = try await bed.enableDevice("alice", token: "token-shared")
+            let bobKey = try await bed.enableDevice("bob", token: "token-shared")
+            let carol = try await bed.client("carol")
+            try bed.message(from: carol, to: "alice@localhost", body: "to alice")
+            let toAlice = try await bed.nextPush(key: aliceKey)
+            #expect(toAlice.summary["account"] as? String == "alice@localhost")
+            try bed.message(from: carol, to: "bob@localhost", body: "to bob")
+            let toBob = try await bed.nextPush(key: bobKey)
+            #expect(toBob.summary["account"] as? String == "bob@localhost")
+            #expect(toAlice.push.node == "token-shared" && toBob.push.node == "token-shared")
+            let store = try SQLitePushStore(.file(path: bed.storePath))
+            let alices = try #require(try await store.registration(domain: "localhost", token: "token-shared",
+                                                                   account: "alice@localhost"))
+            let bobs = try #require(try await store.registration(domain: "localhost", token: "token-shared",
+                                                                 account: "bob@localhost"))
+            #expect(alices.id != bobs.id)
+            #expect(alices.deviceKey == aliceKey.publicKey && bobs.deviceKey == bobKey.publicKey)
+            await carol.close()
+        }
+    }
+
     @Test func aBurstOfFiveGivesExactlyTwoPushesWithCountsOneAndFive() async throws {
         try await PushTestbed.with(.prosodyBridged, coalesceSeconds: 2) { bed in
             let key = try await bed.enableDevice(token: "token-burst")
