@@ -1314,6 +1314,15 @@ private func retry(_ registrationID: Int64, nextAt: Timestamp, kind: String = "m
         }
     }
 
+    /// A damaged row is an error, not a registration with defaults (e.g. no calls, an empty key).
+    @Test(arguments: ["calls = 'sometimes'", "device_key = 'text'", "wants_reads = 'yes'", "created_at = 1.5"])
+    func aDamagedRowThrowsRatherThanReadingAsDefaults(damage: String) async throws {
+        let store = try SQLitePushStore(.memory)
+        let alice = try await registered(store)
+        try await store.run { database in try database.executeScript("UPDATE registrations SET \(damage)") }
+        await #expect(throws: RowDecodingError.self) { try await store.registration(id: alice.id) }
+    }
+
     @Test func aTransactionThatAFailureLeftOpenIsRolledBack() async throws {
         let store = try SQLitePushStore(.memory)
         await #expect(throws: Injected.self) {
