@@ -77,14 +77,13 @@ final class PushService: Sendable {
         let classified = EventClassifier.classify(publish.notification)
         let registration: Registration
         if let options = publish.options {
-            if try await store.isBuried(token: publish.token, pushModule: options.pushModule,
-                                        account: classified.account, since: at - Self.day) {
+            guard let registered = try await store.registerUnlessBuried(
+                options.request(domain: publish.domain, token: publish.token, account: classified.account),
+                freshCollapseKey: CollapseKey.random().bytes, now: at, buriedSince: at - Self.day) else {
                 statistics.count("answers.tombstone")
                 return .gone
             }
-            registration = try await store.register(
-                options.request(domain: publish.domain, token: publish.token, account: classified.account),
-                freshCollapseKey: CollapseKey.random().bytes, now: at)
+            registration = registered
         } else if let stored = try await store.registration(domain: publish.domain, token: publish.token,
                                                             account: classified.account) {
             registration = stored

@@ -16,6 +16,11 @@ public protocol PushStore: Sendable {
     /// of one account, that account's least recently used registration is removed to make room.
     func register(_ request: RegistrationRequest, freshCollapseKey: [UInt8], now: Timestamp) async throws
         -> Registration
+    /// `register`, unless the token is buried for the request's module and account since `buriedSince`:
+    /// then nothing is stored and nil is returned. One transaction, so a token buried while a publish is
+    /// handled is never brought back by it (PROTOCOL.md §3.1), and one round trip on the publish path.
+    func registerUnlessBuried(_ request: RegistrationRequest, freshCollapseKey: [UInt8], now: Timestamp,
+                              buriedSince: Timestamp) async throws -> Registration?
     /// The registration a publish for (domain, token) from `account` belongs to. With an account: its
     /// own, else the token's registration with no account (stock era). With none (a stock publish, which
     /// cannot tell accounts apart): the one with no account, else the only one, else the one enabled or

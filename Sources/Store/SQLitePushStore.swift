@@ -189,55 +189,80 @@ public final class SQLitePushStore: PushStore {
 
     public func register(_ request: RegistrationRequest, freshCollapseKey: [UInt8], now: Timestamp) async throws
         -> Registration {
-        let account = request.account.flatMap { $0.isEmpty ? nil : $0 }
         let limits = limits
         return try await run { database in
             try database.transaction { database in
-                if let old = try Self.registration(domain: request.domain, token: request.token, account: account,
-                                                   deviceKey: request.deviceKey, in: database) {
-                    // The server echoes the same options on every publish: most calls change nothing.
-                    if old.pushModule == request.pushModule, old.deviceKey == request.deviceKey,
-                       old.calls == request.calls, old.wantsReads == request.wantsReads,
-                       account == nil || account == old.account {
-                        return old
-                    }
-                    if old.account == nil, let account {
-                        try Self.makeRoom(forAccount: account, limits: limits, in: database)
-                    }
-                    let collapseKey = old.deviceKey == request.deviceKey ? old.collapseKey : freshCollapseKey
-                    var updated = old
-                    updated.pushModule = request.pushModule
-                    updated.account = account ?? old.account
-                    updated.deviceKey = request.deviceKey
-                    updated.calls = request.calls
-                    updated.wantsReads = request.wantsReads
-                    updated.collapseKey = collapseKey
-                    try database.execute("""
-                        UPDATE registrations SET push_module = ?, account = ?, device_key = ?, calls = ?,
-                            wants_reads = ?, collapse_key = ?, updated_at = ? WHERE id = ?
-                        """, [.text(updated.pushModule), Self.optional(updated.account), .blob(updated.deviceKey),
-                              .text(updated.calls.rawValue), SQLValue(updated.wantsReads), .blob(collapseKey),
-                              .integer(now), .integer(old.id)])
-                    return updated
-                }
-                if let account {
-                    try Self.makeRoom(forAccount: account, limits: limits, in: database)
-                }
-                guard try Self.size("registrations", in: database) < limits.registrations else {
-                    throw StoreCapacityError(collection: "registrations", limit: limits.registrations)
-                }
-                try database.execute("""
-                    INSERT INTO registrations (domain, token, push_module, account, device_key, calls, wants_reads,
-                        collapse_key, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                    """, [.text(request.domain), .text(request.token), .text(request.pushModule),
-                          Self.optional(account), .blob(request.deviceKey), .text(request.calls.rawValue),
-                          SQLValue(request.wantsReads), .blob(freshCollapseKey), .integer(now), .integer(now)])
-                return Registration(id: database.lastInsertRowID, domain: request.domain, token: request.token,
-                                    pushModule: request.pushModule, account: account,
-                                    deviceKey: request.deviceKey, calls: request.calls, wantsReads: request.wantsReads,
-                                    collapseKey: freshCollapseKey, createdAt: now)
+                try Self.register(request, freshCollapseKey: freshCollapseKey, now: now, limits: limits, in: database)
             }
         }
+    }
+
+    public func registerUnlessBuried(_ request: RegistrationRequest, freshCollapseKey: [UInt8], now: Timestamp,
+                                     buriedSince: Timestamp) async throws -> Registration? {
+        let limits = limits
+        return try await run { database in
+            try database.transaction { database in
+                guard !(try Self.isBuried(token: request.token, pushModule: request.pushModule,
+                                          account: Self.account(of: request), since: buriedSince, in: database)) else {
+                    return nil
+                }
+                return try Self.register(request, freshCollapseKey: freshCollapseKey, now: now, limits: limits,
+                                         in: database)
+            }
+        }
+    }
+
+    /// The request's account; an empty name is none.
+    private static func account(of request: RegistrationRequest) -> String? {
+        request.account.flatMap { $0.isEmpty ? nil : $0 }
+    }
+
+    private static func register(_ request: RegistrationRequest, freshCollapseKey: [UInt8], now: Timestamp,
+                                 limits: StoreLimits, in database: Database) throws -> Registration {
+        let account = Self.account(of: request)
+        if let old = try registration(domain: request.domain, token: request.token, account: account,
+                                      deviceKey: request.deviceKey, in: database) {
+            // The server echoes the same options on every publish: most calls change nothing.
+            if old.pushModule == request.pushModule, old.deviceKey == request.deviceKey,
+               old.calls == request.calls, old.wantsReads == request.wantsReads,
+               account == nil || account == old.account {
+                return old
+            }
+            if old.account == nil, let account {
+                try makeRoom(forAccount: account, limits: limits, in: database)
+            }
+            let collapseKey = old.deviceKey == request.deviceKey ? old.collapseKey : freshCollapseKey
+            var updated = old
+            updated.pushModule = request.pushModule
+            updated.account = account ?? old.account
+            updated.deviceKey = request.deviceKey
+            updated.calls = request.calls
+            updated.wantsReads = request.wantsReads
+            updated.collapseKey = collapseKey
+            try database.execute("""
+                UPDATE registrations SET push_module = ?, account = ?, device_key = ?, calls = ?,
+                    wants_reads = ?, collapse_key = ?, updated_at = ? WHERE id = ?
+                """, [.text(updated.pushModule), Self.optional(updated.account), .blob(updated.deviceKey),
+                      .text(updated.calls.rawValue), SQLValue(updated.wantsReads), .blob(collapseKey),
+                      .integer(now), .integer(old.id)])
+            return updated
+        }
+        if let account {
+            try makeRoom(forAccount: account, limits: limits, in: database)
+        }
+        guard try size("registrations", in: database) < limits.registrations else {
+            throw StoreCapacityError(collection: "registrations", limit: limits.registrations)
+        }
+        try database.execute("""
+            INSERT INTO registrations (domain, token, push_module, account, device_key, calls, wants_reads,
+                collapse_key, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """, [.text(request.domain), .text(request.token), .text(request.pushModule),
+                  Self.optional(account), .blob(request.deviceKey), .text(request.calls.rawValue),
+                  SQLValue(request.wantsReads), .blob(freshCollapseKey), .integer(now), .integer(now)])
+        return Registration(id: database.lastInsertRowID, domain: request.domain, token: request.token,
+                            pushModule: request.pushModule, account: account,
+                            deviceKey: request.deviceKey, calls: request.calls, wantsReads: request.wantsReads,
+                            collapseKey: freshCollapseKey, createdAt: now)
     }
 
     /// Makes room for one more registration of `account` by removing its least recently used ones.
@@ -389,12 +414,17 @@ public final class SQLitePushStore: PushStore {
     public func isBuried(token: String, pushModule: String?, account: String?, since: Timestamp) async throws
         -> Bool {
         try await run { database in
-            !(try database.query("""
-                SELECT 1 FROM tombstones WHERE token = ?1 AND (?2 IS NULL OR push_module = ?2)
-                    AND scope IN (?3, ?4) AND buried_at >= ?5 LIMIT 1
-                """, [.text(token), Self.optional(pushModule), .text(Self.everyAccountScope),
-                      .text(account ?? Self.accountlessScope), .integer(since)]).isEmpty)
+            try Self.isBuried(token: token, pushModule: pushModule, account: account, since: since, in: database)
         }
+    }
+
+    private static func isBuried(token: String, pushModule: String?, account: String?, since: Timestamp,
+                                 in database: Database) throws -> Bool {
+        !(try database.query("""
+            SELECT 1 FROM tombstones WHERE token = ?1 AND (?2 IS NULL OR push_module = ?2)
+                AND scope IN (?3, ?4) AND buried_at >= ?5 LIMIT 1
+            """, [.text(token), optional(pushModule), .text(everyAccountScope),
+                  .text(account ?? accountlessScope), .integer(since)]).isEmpty)
     }
 
     public func exhume(token: String, pushModule: String, account: String) async throws {

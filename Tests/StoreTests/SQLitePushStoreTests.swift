@@ -1027,6 +1027,30 @@ private func retry(_ registrationID: Int64, nextAt: Timestamp, kind: String = "m
         }
     }
 
+    /// The publish path's check and registration are one transaction: a buried token is not registered.
+    @Test(arguments: StoreKind.allCases)
+    func registerUnlessBuriedStoresNothingForABuriedTokenOfThatAccount(kind: StoreKind) async throws {
+        try await withStore(kind) { store in
+            try await store.retire(registrationID: try await registered(store, account: alice).id, at: 1_000)
+            #expect(try await store.registerUnlessBuried(request(account: alice), freshCollapseKey: collapseKeyA,
+                                                         now: 2_000, buriedSince: 500) == nil)
+            #expect(try await store.countRegistrations(matching: RegistrationFilter()) == 0)
+            // Older than the window: registered again.
+            #expect(try await store.registerUnlessBuried(request(account: alice), freshCollapseKey: collapseKeyA,
+                                                         now: 2_000, buriedSince: 1_500) != nil)
+            let bob = try #require(try await store.registerUnlessBuried(
+                request(account: bob), freshCollapseKey: collapseKeyA, now: 2_000, buriedSince: 500))
+            #expect(try await store.registration(id: bob.id) == bob)
+
+            try await store.buryDeadToken("token-1", pushModule: "fcm", at: 3_000)
+            for account in [self.alice, self.bob, nil] {
+                #expect(try await store.registerUnlessBuried(request(account: account), freshCollapseKey: collapseKeyA,
+                                                             now: 4_000, buriedSince: 2_500) == nil)
+            }
+            #expect(try await store.countRegistrations(matching: RegistrationFilter()) == 0)
+        }
+    }
+
     /// Removing and burying are one transaction: a bury that fails leaves the registration in place.
     @Test(arguments: StoreKind.allCases)
     func aRetireWhoseBuryFailsRemovesNothing(kind: StoreKind) async throws {
