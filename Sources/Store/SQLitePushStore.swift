@@ -5,7 +5,7 @@ import Foundation
 ///
 /// Statements block (on a busy lock for up to 5 s, on a slow disk), so they run on the store's own
 /// thread, never on a thread of the cooperative pool: a caller suspends until its statement is done.
-/// Each call is one hop there and back (apush-bench: about 20 µs against 5 µs on the caller's thread,
+/// Each call is one hop there and back (apush-bench: 10-25 µs against 2-9 µs on the caller's thread,
 /// on a loaded 2-core machine), so a call does all of one step's reads and writes at once, in one
 /// transaction where they must be atomic.
 ///
