@@ -1,3 +1,5 @@
+public import Store
+
 /// The `push` section of the configuration; every key is optional (see config/apush-component.example.json).
 public struct APushSettings: Sendable, Equatable, Decodable {
     /// The App Server's JID (from the top-level `appServer`).
@@ -31,13 +33,18 @@ public struct APushSettings: Sendable, Equatable, Decodable {
     public var dedupeMinutes: Int = 5
     /// The summary is padded with spaces to a multiple of this many bytes (0: no padding).
     public var paddingBucket: Int = 128
+    /// Registrations in all; past it a new one is refused (`wait`), never another's evicted.
+    public var maxRegistrations: Int = StoreLimits.defaultRegistrations
+
+    /// What the store may hold, as these settings say.
+    public var storeLimits: StoreLimits { StoreLimits(registrations: maxRegistrations) }
 
     public init() {}
 
     enum CodingKeys: String, CodingKey, CaseIterable {
         case defaults, coalesceMinSeconds, coalesceMaxSeconds, coalesceSeconds, wakeIntervalSeconds, upstreamTimeoutSeconds, maxInFlight, maxBackgroundDeliveries,
              retryMessageSeconds,
-             retryCallSeconds, unknownNodeCancelsPerHour, dedupeMinutes, paddingBucket
+             retryCallSeconds, unknownNodeCancelsPerHour, dedupeMinutes, paddingBucket, maxRegistrations
     }
 
     public init(from decoder: any Decoder) throws {
@@ -64,5 +71,7 @@ public struct APushSettings: Sendable, Equatable, Decodable {
         unknownNodeCancelsPerHour = try read(.unknownNodeCancelsPerHour, 5, minimum: 0, maximum: 10_000)
         dedupeMinutes = try read(.dedupeMinutes, 5, minimum: 1, maximum: 1440)
         paddingBucket = try read(.paddingBucket, 128, minimum: 0, maximum: 2048)
+        maxRegistrations = try read(.maxRegistrations, StoreLimits.defaultRegistrations, minimum: 1,
+                                    maximum: 100_000_000)
     }
 }

@@ -11,7 +11,8 @@ extension PushService {
     func processDueWork(context: PushContext) async throws {
         let at = now()
         for (kind, count) in try await store.deleteExpiredRetries(at: at) {
-            statistics.count("pushes.\(kind).expired", by: Int64(count))
+            // A stored kind is counted only by a name from the fixed set.
+            statistics.count("pushes.\(Summary.Kind(rawValue: kind)?.rawValue ?? "unknown").expired", by: Int64(count))
         }
         try await takeEndedWindows(at: at)
         if backgroundDeliveries >= settings.maxBackgroundDeliveries {
@@ -51,7 +52,7 @@ extension PushService {
             guard let registration = try await store.registration(id: window.registrationID) else { continue }
             let account = registration.account ?? ""
             let policy = try await policy(for: registration.account)
-            let (ended, _) = try await store.updateChatAndEnqueue(registrationID: registration.id, chat: window.chat) {
+            let (ended, stored) = try await store.updateChatAndEnqueue(registrationID: registration.id, chat: window.chat) {
                 state -> (EndedWindow, RetryItem?) in
                 guard case .push(let held, let count) = ChatCoalescer.windowEnded(&state, now: at) else {
                     return (.quiet, nil)
@@ -74,6 +75,9 @@ extension PushService {
             switch ended {
             case .quiet:
                 break
+            case .push where stored == nil:
+                // The store holds its cap of retries: the held push cannot be kept, so it is not sent.
+                statistics.count("pushes.message.retry-cap")
             case .push:
                 statistics.count("coalesced.sent")
             case .wakeInstead:

@@ -24,11 +24,17 @@ extension PushService {
                 throw StanzaError(.badRequest, text: "registered: \(error)")
             }
             let options = try RegistrationOptions(form: form)
-            // The client enabled again: a dead token may have come back to life.
-            try await store.exhume(token: token, pushModule: options.pushModule)
-            let registration = try await store.register(
-                options.request(domain: from.domainpart, token: token, account: account),
-                freshCollapseKey: CollapseKey.random().bytes, now: at)
+            // The client enabled again: a dead token may have come back to life, and the account's own
+            // removal no longer holds (another account's does).
+            try await store.exhume(token: token, pushModule: options.pushModule, account: account)
+            let registration: Registration
+            do {
+                registration = try await store.register(
+                    options.request(domain: from.domainpart, token: token, account: account),
+                    freshCollapseKey: CollapseKey.random().bytes, now: at)
+            } catch let error as StoreCapacityError {
+                throw StanzaError(.resourceConstraint, text: "registered: \(error)")
+            }
             statistics.count("registrations.registered")
             logger.info("registered \(Fingerprint.of(token)) for \(account) (\(registration.pushModule))")
         } else if let unregistered = message.findElement("{urn:xmpp:apush:bridge:0}unregistered") {

@@ -58,6 +58,9 @@ final class PushService: Sendable {
             statistics.count("answers.error.\(error.condition.rawValue)")
             logger.info("refused a publish: \(error.text ?? error.condition.rawValue)")
             throw error
+        } catch let error as StoreCapacityError {
+            logger.warning("a publish for a new registration was refused: \(error)")
+            answer = .wait(.resourceConstraint)
         } catch {
             logger.error("a publish failed: \(error)")
             answer = .wait(.internalServerError)
@@ -85,16 +88,18 @@ final class PushService: Sendable {
         let classified = EventClassifier.classify(publish.notification)
         let registration: Registration
         if let options = publish.options {
-            if try await store.isBuried(token: publish.token, pushModule: options.pushModule, since: at - Self.day) {
+            guard let registered = try await store.registerUnlessBuried(
+                options.request(domain: publish.domain, token: publish.token, account: classified.account),
+                freshCollapseKey: CollapseKey.random().bytes, now: at, buriedSince: at - Self.day) else {
                 statistics.count("answers.tombstone")
                 return .gone
             }
-            registration = try await store.register(
-                options.request(domain: publish.domain, token: publish.token, account: classified.account),
-                freshCollapseKey: CollapseKey.random().bytes, now: at)
-        } else if let stored = try await store.registration(domain: publish.domain, token: publish.token) {
+            registration = registered
+        } else if let stored = try await store.registration(domain: publish.domain, token: publish.token,
+                                                            account: classified.account) {
             registration = stored
-        } else if try await store.isBuried(token: publish.token, pushModule: nil, since: at - Self.day) {
+        } else if try await store.isBuried(token: publish.token, pushModule: nil, account: classified.account,
+                                           since: at - Self.day) {
             statistics.count("answers.tombstone")
             return .gone
         } else {
@@ -114,13 +119,12 @@ final class PushService: Sendable {
 
     /// An unknown node is answered `cancel` so the server drops it, but only a few times an hour.
     private func answerUnknownNode(at: Timestamp, token: String) async throws -> ServerAnswer {
-        let recent = try await store.unknownNodeAnswers(since: at - 3_600_000)
-        guard recent < settings.unknownNodeCancelsPerHour else {
+        guard try await store.recordUnknownNodeAnswer(at: at, since: at - 3_600_000,
+                                                      limit: settings.unknownNodeCancelsPerHour) else {
             logger.warning("publish for an unknown node \(Fingerprint.of(token)); the hourly cap of cancel answers is reached, answering wait")
             statistics.count("unknown-node.capped")
             return .wait(.resourceConstraint)
         }
-        try await store.recordUnknownNodeAnswer(at: at)
         logger.notice("publish for an unknown node \(Fingerprint.of(token)) with no publish-options: answering cancel")
         statistics.count("unknown-node.cancelled")
         return .gone
@@ -220,8 +224,8 @@ final class PushService: Sendable {
     /// Runs the coalescer on one chat. When it says push now, the push is stored (leased while it is sent)
     /// in the same transaction, so that no crash before the App Server's answer can lose it.
     private func coalesce(_ registration: Registration, chat: String, at: Timestamp,
-                          push: @Sendable (_ count: Int) -> OutgoingPush,
-                          decide: @Sendable (inout ChatState?) -> ChatCoalescer.MessageDecision) async throws
+                          push: @escaping @Sendable (_ count: Int) -> OutgoingPush,
+                          decide: @escaping @Sendable (inout ChatState?) -> ChatCoalescer.MessageDecision) async throws
         -> (decision: ChatCoalescer.MessageDecision, pushes: [OutgoingPush]) {
         let leaseEnd = at + leaseMilliseconds
         let (decision, stored) = try await store.updateChatAndEnqueue(registrationID: registration.id, chat: chat) {
@@ -300,8 +304,11 @@ final class PushService: Sendable {
         if item == nil {
             var fresh = outboxItem(push, registrationID: registration.id, at: at, dueAt: at + leaseMilliseconds)
             do {
-                fresh.id = try await store.enqueueRetry(fresh)
-                item = fresh
+                // Past the store's cap of retries it goes without one, as when the store fails.
+                if let id = try await store.enqueueRetry(fresh) {
+                    fresh.id = id
+                    item = fresh
+                }
             } catch {
                 // Sent all the same: once without a safety net is better than not at all.
                 logger.error("cannot store a push before sending it: \(error)")
@@ -363,8 +370,8 @@ final class PushService: Sendable {
         case .deadToken:
             statistics.count("pushes.\(kind).dead-token")
             logger.notice("the App Server says token \(token) (\(registration.pushModule)) is dead: removing it")
-            // Its stored pushes go with it.
-            try await retire(registration, at: at)
+            // Every account's registration of the token goes, and their stored pushes with them.
+            try await store.buryDeadToken(registration.token, pushModule: registration.pushModule, at: at)
         case .rejected(let reason):
             statistics.count("pushes.\(kind).rejected")
             logger.warning("the App Server rejected a push for \(token): \(reason)")
@@ -386,7 +393,11 @@ final class PushService: Sendable {
             statistics.count("pushes.\(kind).retrying")
             item.nextAt = answeredAt + delay
             if stored == nil {
-                try await store.enqueueRetry(item)
+                guard try await store.enqueueRetry(item) != nil else {
+                    statistics.count("pushes.\(kind).retry-cap")
+                    logger.info("dropped a push for \(token): the store holds its limit of retries")
+                    return
+                }
             } else {
                 try await store.updateRetry(item)
             }
@@ -417,11 +428,11 @@ final class PushService: Sendable {
         }
     }
 
-    /// Removes a registration and leaves a tombstone, so the server's next publishes for it are answered
-    /// `cancel` and the server drops its own copy (until the client enables again, or a day passes).
+    /// Removes a registration by command and leaves a tombstone for its account only, so the server's
+    /// next publishes for it are answered `cancel` and the server drops its own copy (until the client
+    /// enables again, or a day passes); another account's registration of the token is untouched.
     func retire(_ registration: Registration, at: Timestamp) async throws {
-        try await store.removeRegistration(id: registration.id)
-        try await store.bury(token: registration.token, pushModule: registration.pushModule, at: at)
+        try await store.retire(registrationID: registration.id, at: at)
     }
 
     /// 2 s, 4 s, 8 s … capped at 30 s between attempts.

@@ -15,7 +15,7 @@ public enum DatabaseLocation: Sendable, Hashable {
 
 /// A connection to one SQLite database.
 ///
-/// Not `Sendable`: its owner guards it (`SQLitePushStore` holds it in a `Mutex`), so the connection is
+/// Not `Sendable`: its owner guards it (`SQLitePushStore` uses it only on its own queue), so the connection is
 /// opened without SQLite's own mutex. Prepared statements are cached per SQL text,
 /// which suits an application whose SQL is a fixed set of strings.
 public final class Database {
@@ -132,11 +132,16 @@ public final class Database {
             try execute("COMMIT")
             return result
         } catch {
-            // Some errors (e.g. SQLITE_FULL) already rolled back; a failed rollback must not mask `error`.
-            if isInTransaction {
-                try? execute("ROLLBACK")
-            }
+            rollBackIfOpen()
             throw error
+        }
+    }
+
+    /// Ends a transaction that a failure left open, so the next statement does not run inside it. Some
+    /// errors (e.g. SQLITE_FULL) already rolled back; a failed rollback must not mask the first error.
+    public func rollBackIfOpen() {
+        if isInTransaction {
+            try? execute("ROLLBACK")
         }
     }
 

@@ -2,9 +2,14 @@
 public struct Migration: Sendable, Hashable {
     public let version: Int
     public let sql: String
+    /// The migration rebuilds a table that others reference (SQLite's 12-step rebuild: create the new
+    /// table, copy, drop the old, rename). Foreign keys are off while it runs, so dropping the old table
+    /// does not cascade to its children, and they are checked before it commits.
+    public let rebuildsTables: Bool
 
-    public init(version: Int, sql: String) {
+    public init(version: Int, rebuildsTables: Bool = false, sql: String) {
         self.version = version
+        self.rebuildsTables = rebuildsTables
         self.sql = sql
     }
 }
@@ -14,6 +19,8 @@ public enum MigrationError: Error, Equatable, CustomStringConvertible {
     case databaseNewerThanCode(databaseVersion: Int, newestKnown: Int)
     /// Versions must be positive and strictly ascending.
     case invalidVersions([Int])
+    /// A table rebuild left a row whose parent is missing; the migration was rolled back.
+    case foreignKeyViolation(version: Int, table: String)
 
     public var description: String {
         switch self {
@@ -22,6 +29,8 @@ public enum MigrationError: Error, Equatable, CustomStringConvertible {
                 + "run a newer release or restore a backup"
         case .invalidVersions(let versions):
             "migration versions must be positive and strictly ascending: \(versions)"
+        case .foreignKeyViolation(let version, let table):
+            "migration \(version) left a row of \(table) without its parent; rolled back"
         }
     }
 }
@@ -41,12 +50,22 @@ extension Database {
             throw MigrationError.databaseNewerThanCode(databaseVersion: current, newestKnown: newestKnown)
         }
         for migration in migrations where migration.version > current {
-            try transaction { database in
-                // Another process may have migrated between the read above and this write lock.
-                guard try database.userVersion < migration.version else { return }
-                try database.executeScript(migration.sql)
-                try database.executeScript("PRAGMA user_version = \(migration.version)")
+            // Outside the transaction: SQLite ignores this pragma inside one.
+            if migration.rebuildsTables { try executeScript("PRAGMA foreign_keys = OFF") }
+            let migrated = Result {
+                try transaction { database in
+                    // Another process may have migrated between the read above and this write lock.
+                    guard try database.userVersion < migration.version else { return }
+                    try database.executeScript(migration.sql)
+                    if migration.rebuildsTables, let orphan = try database.query("PRAGMA foreign_key_check").first {
+                        throw MigrationError.foreignKeyViolation(version: migration.version,
+                                                                 table: try orphan.decode("table", \.stringValue))
+                    }
+                    try database.executeScript("PRAGMA user_version = \(migration.version)")
+                }
             }
+            if migration.rebuildsTables { try executeScript("PRAGMA foreign_keys = ON") }
+            try migrated.get()
         }
     }
 }

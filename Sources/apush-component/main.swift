@@ -54,7 +54,7 @@ case .run(let file):
     let logger = Logger(label: "apush", level: configuration.logLevel, sink: StandardErrorLogSink())
     let service: ComponentService
     do {
-        let store = try SQLitePushStore(.file(path: configuration.store))
+        let store = try SQLitePushStore(.file(path: configuration.store), limits: settings.storeLimits)
         let module = try APushModule(store: store, settings: settings, logger: logger)
         service = try ComponentService(configuration: configuration, modules: [module], logger: logger)
     } catch {

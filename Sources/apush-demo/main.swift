@@ -68,7 +68,7 @@ struct Demo {
         var settings = try APushModule.settings(from: configuration)
         settings.coalesceSeconds = window
         let logger = Logger(label: "apush", level: configuration.logLevel, sink: StandardErrorLogSink())
-        let module = try APushModule(store: try SQLitePushStore(.file(path: storePath)), settings: settings,
+        let module = try APushModule(store: try SQLitePushStore(.file(path: storePath), limits: settings.storeLimits), settings: settings,
                                      logger: logger)
         let component = try ComponentService(configuration: configuration, modules: [module], logger: logger)
         let connected = AsyncStream<Void>.makeStream()

@@ -160,8 +160,10 @@ import XMPP
         #expect(done.status == "completed")
         #expect(done.notes.map(\.text) == ["Removed 1 registration(s)."])
         #expect(try await setup.tokens() == ["alice-tablet", "bob-phone"])
-        #expect(try await setup.store.isBuried(token: "alice-phone", pushModule: "apush", since: 0))
-        #expect(!(try await setup.store.isBuried(token: "alice-tablet", pushModule: "apush", since: 0)))
+        #expect(try await setup.store.isBuried(token: "alice-phone", pushModule: "apush", account: "alice@localhost",
+                                                      since: 0))
+        #expect(!(try await setup.store.isBuried(token: "alice-tablet", pushModule: "apush", account: "alice@localhost",
+                                                      since: 0)))
     }
 
     @Test func removeAllRemovesEveryOneOfTheRequestersOwn() async throws {
@@ -172,7 +174,8 @@ import XMPP
         let reply = try await setup.run(APushCommands.registrations, as: Self.alice, .boolean("remove-all", true))
         #expect(reply.notes.map(\.text) == ["Removed 2 registration(s)."])
         #expect(try await setup.tokens() == ["bob-phone"])
-        #expect(try await setup.store.isBuried(token: "alice-tablet", pushModule: "apush", since: 0))
+        #expect(try await setup.store.isBuried(token: "alice-tablet", pushModule: "apush", account: "alice@localhost",
+                                                      since: 0))
     }
 
     @Test func submittingNothingRemovesNothing() async throws {
@@ -343,7 +346,7 @@ import XMPP
     @Test func adminRegistrationsPagesByFifty() async throws {
         let setup = try Setup()
         for index in 0..<120 {
-            try await setup.register("token-\(index)", account: "user\(index % 3)@localhost")
+            try await setup.register("token-\(index)", account: "user\(index % 6)@localhost")
         }
         func page(_ number: String) async throws -> DataForm {
             let reply = try await setup.run(APushCommands.adminRegistrations, as: Self.carol, .value("page", number))
@@ -448,7 +451,8 @@ import XMPP
         let reply = try await setup.run(APushCommands.adminRemove, as: Self.carol, .value("account", "alice@localhost"))
         #expect(reply.notes.map(\.text) == ["Removed 2 registration(s)."])
         #expect(try await setup.tokens() == ["bob-phone"])
-        #expect(try await setup.store.isBuried(token: "alice-phone", pushModule: "apush", since: 0))
+        #expect(try await setup.store.isBuried(token: "alice-phone", pushModule: "apush", account: "alice@localhost",
+                                                      since: 0))
     }
 
     @Test func adminRemoveByFingerprint() async throws {
@@ -459,7 +463,8 @@ import XMPP
                                         .value("fingerprint", Fingerprint.of("bob-phone")))
         #expect(reply.notes.map(\.text) == ["Removed 1 registration(s)."])
         #expect(try await setup.tokens() == ["alice-phone"])
-        #expect(try await setup.store.isBuried(token: "bob-phone", pushModule: "apush", since: 0))
+        #expect(try await setup.store.isBuried(token: "bob-phone", pushModule: "apush", account: "bob@localhost",
+                                                      since: 0))
     }
 
     @Test func adminRemoveByAccountAndFingerprintMustMatchBoth() async throws {

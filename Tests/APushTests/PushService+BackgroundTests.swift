@@ -314,7 +314,7 @@ import XMPP
         #expect(harness.service.statistics.unflushed.isEmpty)
         harness.clock.advance(seconds: 86_401)
         try await harness.service.maintain()
-        #expect(!(try await harness.store.isBuried(token: "tok123", pushModule: "apush", since: 0)))
+        #expect(!(try await harness.store.isBuried(token: "tok123", pushModule: "apush", account: nil, since: 0)))
     }
 }
 

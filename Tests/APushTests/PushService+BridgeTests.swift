@@ -20,10 +20,10 @@ import XMPP
 
     @Test func registeredLiftsATombstone() async throws {
         let harness = try Harness()
-        try await harness.store.bury(token: "tok123", pushModule: "apush", at: ManualClock.start)
+        try await harness.store.buryDeadToken("tok123", pushModule: "apush", at: ManualClock.start)
         #expect(try await harness.publishBridged(Stanzas.chat(id: "m1")) == StanzaError(.itemNotFound, type: .cancel))
         try await harness.bridge(Stanzas.registered(options: harness.options()))
-        #expect(!(try await harness.store.isBuried(token: "tok123", pushModule: "apush", since: 0)))
+        #expect(!(try await harness.store.isBuried(token: "tok123", pushModule: "apush", account: nil, since: 0)))
         #expect(try await harness.publishBridged(Stanzas.chat(id: "m2")) == nil)
         #expect(harness.upstream.count == 1)
     }
@@ -98,5 +98,27 @@ import XMPP
         }
         #expect(error?.condition == .badRequest)
         #expect(error?.text?.contains("apushEncryptionPublicKey") == true)
+    }
+
+    @Test func registeredLiftsOnlyTheAccountsOwnRemoval() async throws {
+        let harness = try Harness()
+        for account in ["alice@localhost", "bob@localhost"] {
+            try await harness.bridge(Stanzas.registered(account: account, options: harness.options()))
+            let registration = try #require(try await harness.store.registration(domain: "localhost", token: "tok123",
+                                                                                account: account))
+            try await harness.service.retire(registration, at: harness.clock.now)
+        }
+        try await harness.bridge(Stanzas.registered(account: "bob@localhost", options: harness.options()))
+        #expect(try await harness.publishBridged(Stanzas.chat(id: "b1", to: "bob@localhost"), account: "bob@localhost")
+            == nil)
+        #expect(try await harness.publishBridged(Stanzas.chat(id: "a1")) == StanzaError(.itemNotFound, type: .cancel))
+    }
+
+    @Test func registeredPastTheStoresLimitIsRefusedWithResourceConstraint() async throws {
+        let harness = try Harness(store: SQLitePushStore(.memory, limits: StoreLimits(registrations: 1)))
+        try await harness.bridge(Stanzas.registered(options: harness.options()))
+        await #expect(throws: StanzaError(.resourceConstraint, text: "registered: the store holds its limit of 1 registrations")) {
+            try await harness.bridge(Stanzas.registered(token: "tok456", options: harness.options()))
+        }
     }
 }

@@ -1,7 +1,7 @@
 import Foundation
 import Logging
 import Sealing
-import Store
+@testable import Store
 import Testing
 import XMPPTesting
 import XMLStream
@@ -131,14 +131,14 @@ import XMPP
         harness.clock.advance(seconds: 1)
         try await harness.publishBridged(forged)
         harness.clock.advance(seconds: 20)
-        try await harness.service.processDueWork(context: harness.context)
+        try await harness.processDueWork()
         // No read push (a wake at most), the held push still went with the whole count, and the
         // count goes on.
         #expect(harness.upstream.allSatisfy { $0.kind == nil || $0.kind == "wake" })
         #expect(try harness.summaries().compactMap { $0["count"] as? Int } == [1, 3])
         try await harness.publishBridged(Stanzas.chat(id: "m4"))
         harness.clock.advance(seconds: 20)
-        try await harness.service.processDueWork(context: harness.context)
+        try await harness.processDueWork()
         #expect(try harness.summaries().compactMap { $0["count"] as? Int } == [1, 3, 4])
     }
 
@@ -209,7 +209,7 @@ import XMPP
         harness.sender.script(.error(type: "cancel", condition: "item-not-found"))
         #expect(try await harness.publishBridged(Stanzas.chat(id: "m1")) == Self.gone)
         #expect(try await harness.store.registration(domain: "localhost", token: "tok123") == nil)
-        #expect(try await harness.store.isBuried(token: "tok123", pushModule: "apush", since: 0))
+        #expect(try await harness.store.isBuried(token: "tok123", pushModule: "apush", account: nil, since: 0))
 
         harness.clock.advance(seconds: 60)
         #expect(try await harness.publishBridged(Stanzas.chat(id: "m2")) == Self.gone)
@@ -242,9 +242,10 @@ import XMPP
         #expect(try await harness.publishBridged(Stanzas.chat(id: "m1")) == wait)
         #expect(try await harness.publishBridged(Stanzas.propose(sid: "s1")) == wait)
 
-        let registration = try #require(try await harness.store.registration(domain: "localhost", token: "tok123"))
+        let registration = try #require(try await harness.store.registration(domain: "localhost", token: "tok123",
+                                                                             account: "alice@localhost"))
         #expect(registration.lastError == "cancel/\(condition)")
-        #expect(!(try await harness.store.isBuried(token: "tok123", pushModule: "apush", since: 0)))
+        #expect(!(try await harness.store.isBuried(token: "tok123", pushModule: "apush", account: "alice@localhost", since: 0)))
         #expect(try await harness.store.nextRetry() == ManualClock.start + 2000)
         var counts = harness.service.statistics.sinceStart
         #expect(counts["pushes.message.refused"] == 1)
@@ -397,4 +398,87 @@ import XMPP
             #expect(!text.contains(secret), "\(secret) is logged")
         }
     }
+
+    // MARK: Accounts that share a token (PROTOCOL.md §2.1)
+
+    static let alice = "alice@localhost"
+    static let bob = "bob@localhost"
+
+    /// Carol writes to Alice and to Bob, two accounts of one app on one device.
+    private func carolWritesToBoth(_ harness: Harness, id: String) async throws -> [StanzaError?] {
+        [try await harness.publishBridged(Stanzas.chat(id: "a-\(id)", from: "carol@localhost/x", to: Self.alice)),
+         try await harness.publishBridged(Stanzas.chat(id: "b-\(id)", from: "carol@localhost/x", to: Self.bob),
+                                          account: Self.bob)]
+    }
+
+    private func registration(_ harness: Harness, _ account: String) async throws -> Registration? {
+        try await harness.store.registration(domain: "localhost", token: "tok123", account: account)
+    }
+
+    @Test func accountsSharingATokenKeepTheirOwnWindowsCountsAndCollapseKeys() async throws {
+        let harness = try Harness()
+        #expect(try await carolWritesToBoth(harness, id: "1") == [nil, nil])
+        let summaries = try harness.summaries()
+        #expect(summaries.map { $0["account"] as? String } == [Self.alice, Self.bob])
+        #expect(summaries.map { $0["count"] as? Int } == [1, 1])
+        let alice = try #require(try await registration(harness, Self.alice))
+        let bob = try #require(try await registration(harness, Self.bob))
+        #expect(alice.id != bob.id)
+        #expect(alice.collapseKey != bob.collapseKey)
+    }
+
+    @Test func oneAccountsRemovalLeavesTheOtherAccountsPushes() async throws {
+        let harness = try Harness()
+        _ = try await carolWritesToBoth(harness, id: "1")
+        try await harness.service.retire(try #require(try await registration(harness, Self.alice)), at: harness.clock.now)
+        harness.clock.advance(seconds: 60)
+        #expect(try await carolWritesToBoth(harness, id: "2") == [Self.gone, nil])
+        #expect(harness.upstream.count == 3)
+        #expect(try await registration(harness, Self.bob) != nil)
+    }
+
+    @Test func aDeadTokenIsDeadForEveryAccount() async throws {
+        let harness = try Harness()
+        _ = try await carolWritesToBoth(harness, id: "1")
+        harness.sender.script(.error(type: "cancel", condition: "item-not-found"))
+        harness.clock.advance(seconds: 60)
+        #expect(try await carolWritesToBoth(harness, id: "2") == [Self.gone, Self.gone])
+        #expect(harness.upstream.count == 3)
+        #expect(try await harness.store.countRegistrations(matching: RegistrationFilter()) == 0)
+    }
+
+    @Test func aRetryPastTheStoresLimitIsDroppedAndCounted() async throws {
+        var limits = StoreLimits()
+        limits.retriesPerRegistration = 1
+        let harness = try Harness(store: SQLitePushStore(.memory, limits: limits))
+        harness.sender.answerAll(.error(type: "wait", condition: "resource-constraint"))
+        let wait = StanzaError(.remoteServerTimeout, type: .wait)
+        #expect(try await harness.publishBridged(Stanzas.chat(id: "m1", from: "bob@localhost/x")) == wait)
+        #expect(try await harness.publishBridged(Stanzas.chat(id: "m2", from: "carol@localhost/x")) == wait)
+        #expect(try await harness.store.claimDueRetries(at: ManualClock.start + 60_000, limit: 10,
+                                                        leaseUntil: ManualClock.start + 90_000).count == 1)
+        #expect(harness.service.statistics.sinceStart["pushes.message.retry-cap"] == 1)
+    }
+
+    /// SQLITE_READONLY here; SQLITE_FULL takes the same path (SQLitePushStoreFaultTests).
+    @Test func aStoreThatCannotWriteIsAnsweredWaitAndRecovers() async throws {
+        let harness = try Harness()
+        #expect(try await harness.publishBridged(Stanzas.chat(id: "m1")) == nil)
+        try await harness.store.run { database in try database.executeScript("PRAGMA query_only = 1") }
+        harness.clock.advance(seconds: 60)
+        #expect(try await harness.publishBridged(Stanzas.chat(id: "m2")) == StanzaError(.internalServerError, type: .wait))
+        try await harness.store.run { database in try database.executeScript("PRAGMA query_only = 0") }
+        #expect(try await harness.publishBridged(Stanzas.chat(id: "m3")) == nil)
+        #expect(harness.upstream.count == 2)
+    }
+
+    @Test func aNewRegistrationPastTheStoresLimitIsAnsweredWait() async throws {
+        let harness = try Harness(store: SQLitePushStore(.memory, limits: StoreLimits(registrations: 1)))
+        #expect(try await harness.publishBridged(Stanzas.chat(id: "m1")) == nil)
+        #expect(try await harness.publishBridged(Stanzas.chat(id: "m2"), node: "tok456")
+            == StanzaError(.resourceConstraint, type: .wait))
+        #expect(harness.upstream.count == 1)
+        #expect(try await harness.publishBridged(Stanzas.chat(id: "m3")) == nil)
+    }
+
 }

@@ -273,9 +273,9 @@ struct Harness {
 
     /// A bridged publish for the account, with this registration's options.
     @discardableResult
-    func publishBridged(_ stanza: String, node: String = "tok123", options: Stanzas.Options? = nil) async throws
-        -> StanzaError? {
-        try await publish(Stanzas.publish(node: node, notification: Stanzas.bridged(stanza),
+    func publishBridged(_ stanza: String, node: String = "tok123", options: Stanzas.Options? = nil,
+                        account: String = "alice@localhost") async throws -> StanzaError? {
+        try await publish(Stanzas.publish(node: node, notification: Stanzas.bridged(stanza, account: account),
                                           options: options ?? self.options()))
     }
 
@@ -301,5 +301,12 @@ struct Harness {
 
     func summaries() throws -> [[String: Any]] {
         try upstream.map { try $0.summaryObject(with: device) }
+    }
+}
+
+extension PushStore {
+    /// The registration a stock publish (no account named) for the token would use.
+    func registration(domain: String, token: String) async throws -> Registration? {
+        try await registration(domain: domain, token: token, account: nil)
     }
 }

@@ -322,3 +322,10 @@ private final class RunningComponent: Sendable {
     func take() -> State? { state.withLock { state in defer { state = nil }; return state } }
     var current: State? { state.withLock { $0 } }
 }
+
+extension PushStore {
+    /// The registration a stock publish (no account named) for the token would use.
+    func registration(domain: String, token: String) async throws -> Registration? {
+        try await registration(domain: domain, token: token, account: nil)
+    }
+}

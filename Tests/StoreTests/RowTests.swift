@@ -30,6 +30,26 @@ import Testing
         #expect(row.bool("missing") == nil)
     }
 
+    @Test func decodeReadsAValueOfTheColumnsTypeAndThrowsOnAnyOther() throws {
+        #expect(try row.decode("id", \.int64Value) == 1)
+        #expect(try row.decode("data", \.bytesValue) == [9])
+        #expect(throws: RowDecodingError(column: "name", value: .text("ann"))) { try row.decode("name", \.int64Value) }
+        #expect(throws: RowDecodingError(column: "missing", value: .null)) { try row.decode("missing", \.stringValue) }
+    }
+
+    @Test func decodeIfPresentReadsNullAsNilAndThrowsOnAnotherType() throws {
+        #expect(try row.decodeIfPresent("missing", \.int64Value) == nil)
+        #expect(try row.decodeIfPresent("score", \.doubleValue) == 0.5)
+        #expect(throws: RowDecodingError(column: "score", value: .real(0.5))) {
+            try row.decodeIfPresent("score", \.stringValue)
+        }
+    }
+
+    @Test func aDecodingErrorNamesTheColumnAndStorageClassNeverTheValue() {
+        let error = RowDecodingError(column: "token", value: .text("secret-token"))
+        #expect(error.description == "column token holds an unexpected TEXT")
+    }
+
     @Test func firstOfDuplicateColumnNamesWins() throws {
         let rows = try Database(.memory).query("SELECT 1 AS x, 2 AS x")
         #expect(rows.first?.int("x") == 1)

@@ -96,7 +96,8 @@ private func retry(_ registrationID: Int64, nextAt: Timestamp, kind: String = "m
             #expect(registration.lastPushAt == nil && registration.lastError == nil)
             #expect(registration.lastErrorAt == nil && registration.lastWakeAt == nil)
             #expect(registration.pushCount == 0 && registration.errorCount == 0)
-            #expect(try await store.registration(domain: new.domain, token: new.token) == registration)
+            #expect(try await store.registration(domain: new.domain, token: new.token, account: new.account)
+                == registration)
             #expect(try await store.registration(id: registration.id) == registration)
         }
     }
@@ -130,17 +131,13 @@ private func retry(_ registrationID: Int64, nextAt: Timestamp, kind: String = "m
     @Test(arguments: StoreKind.allCases)
     func reregisteringWithoutAccountKeepsTheKnownAccount(kind: StoreKind) async throws {
         try await withStore(kind) { store in
-            _ = try await store.register(request(account: "alice@example.org"), freshCollapseKey: collapseKeyA,
-                                         now: 1_000)
-            let anonymous = try await store.register(request(account: nil), freshCollapseKey: collapseKeyA,
-                                                     now: 2_000)
+            let alice = try await store.register(request(account: "alice@example.org"), freshCollapseKey: collapseKeyA,
+                                                 now: 1_000)
+            let anonymous = try await store.register(request(account: nil, calls: .also),
+                                                     freshCollapseKey: collapseKeyA, now: 2_000)
+            #expect(anonymous.id == alice.id)
             #expect(anonymous.account == "alice@example.org")
-            #expect(try await store.registration(id: anonymous.id)?.account == "alice@example.org")
-
-            let renamed = try await store.register(request(account: "carol@example.org"),
-                                                   freshCollapseKey: collapseKeyA, now: 3_000)
-            #expect(renamed.account == "carol@example.org")
-            #expect(try await store.registration(id: anonymous.id)?.account == "carol@example.org")
+            #expect(try await store.registration(id: alice.id)?.account == "alice@example.org")
         }
     }
 
@@ -177,8 +174,8 @@ private func retry(_ registrationID: Int64, nextAt: Timestamp, kind: String = "m
             let two = try await store.register(request(domain: "two.example", token: "shared"),
                                                freshCollapseKey: collapseKeyB, now: 2_000)
             #expect(one.id != two.id)
-            #expect(try await store.registration(domain: "one.example", token: "shared") == one)
-            #expect(try await store.registration(domain: "two.example", token: "shared") == two)
+            #expect(try await store.registration(domain: "one.example", token: "shared", account: nil) == one)
+            #expect(try await store.registration(domain: "two.example", token: "shared", account: nil) == two)
             #expect(try await store.countRegistrations(matching: RegistrationFilter()) == 2)
         }
     }
@@ -187,8 +184,8 @@ private func retry(_ registrationID: Int64, nextAt: Timestamp, kind: String = "m
     func lookupsOfUnknownRegistrationsFindNothing(kind: StoreKind) async throws {
         try await withStore(kind) { store in
             let known = try await registered(store)
-            #expect(try await store.registration(domain: "example.org", token: "other") == nil)
-            #expect(try await store.registration(domain: "other.example", token: known.token) == nil)
+            #expect(try await store.registration(domain: "example.org", token: "other", account: nil) == nil)
+            #expect(try await store.registration(domain: "other.example", token: known.token, account: nil) == nil)
             #expect(try await store.registration(id: known.id + 1) == nil)
         }
     }
@@ -249,7 +246,7 @@ private func retry(_ registrationID: Int64, nextAt: Timestamp, kind: String = "m
                 try await store.enqueueRetry(retry(registration.id, nextAt: 2_000))
             }
 
-            try await store.removeRegistration(id: doomed.id)
+            try await store.retire(registrationID: doomed.id, at: 2_000)
 
             #expect(try await store.registration(id: doomed.id) == nil)
             #expect(try await store.chats(registrationID: doomed.id).isEmpty)
@@ -275,7 +272,7 @@ private func retry(_ registrationID: Int64, nextAt: Timestamp, kind: String = "m
                                                      media: [], at: 1_000))
             try await store.enqueueRetry(retry(doomed.id, nextAt: 2_000))
 
-            try await store.removeRegistration(id: doomed.id)
+            try await store.retire(registrationID: doomed.id, at: 2_000)
 
             // A second connection sees the committed state, so the tables can be counted directly.
             let database = try Database(.file(path: path))
@@ -291,7 +288,7 @@ private func retry(_ registrationID: Int64, nextAt: Timestamp, kind: String = "m
     func removedRegistrationIDsAreNeverReused(kind: StoreKind) async throws {
         try await withStore(kind) { store in
             let removed = try await registered(store, token: "old")
-            try await store.removeRegistration(id: removed.id)
+            try await store.retire(registrationID: removed.id, at: 2_000)
             let fresh = try await registered(store, token: "new")
             #expect(fresh.id != removed.id)
         }
@@ -374,45 +371,45 @@ private func retry(_ registrationID: Int64, nextAt: Timestamp, kind: String = "m
     @Test(arguments: StoreKind.allCases)
     func buriedTokenIsBuriedOnlyForItsModuleAndSinceItsDeath(kind: StoreKind) async throws {
         try await withStore(kind) { store in
-            #expect(try await !store.isBuried(token: "t", pushModule: "apns", since: 0))
-            try await store.bury(token: "t", pushModule: "apns", at: 1_000)
-            #expect(try await store.isBuried(token: "t", pushModule: "apns", since: 500))
-            #expect(try await store.isBuried(token: "t", pushModule: "apns", since: 1_000))
-            #expect(try await !store.isBuried(token: "t", pushModule: "apns", since: 1_001))
-            #expect(try await !store.isBuried(token: "t", pushModule: "apns-sandbox", since: 0))
-            #expect(try await !store.isBuried(token: "u", pushModule: "apns", since: 0))
+            #expect(try await !store.isBuried(token: "t", pushModule: "apns", account: nil, since: 0))
+            try await store.buryDeadToken("t", pushModule: "apns", at: 1_000)
+            #expect(try await store.isBuried(token: "t", pushModule: "apns", account: nil, since: 500))
+            #expect(try await store.isBuried(token: "t", pushModule: "apns", account: nil, since: 1_000))
+            #expect(try await !store.isBuried(token: "t", pushModule: "apns", account: nil, since: 1_001))
+            #expect(try await !store.isBuried(token: "t", pushModule: "apns-sandbox", account: nil, since: 0))
+            #expect(try await !store.isBuried(token: "u", pushModule: "apns", account: nil, since: 0))
         }
     }
 
     @Test(arguments: StoreKind.allCases)
     func buryingAgainMovesTheTimeOfDeath(kind: StoreKind) async throws {
         try await withStore(kind) { store in
-            try await store.bury(token: "t", pushModule: "fcm", at: 1_000)
-            try await store.bury(token: "t", pushModule: "fcm", at: 5_000)
-            #expect(try await store.isBuried(token: "t", pushModule: "fcm", since: 3_000))
+            try await store.buryDeadToken("t", pushModule: "fcm", at: 1_000)
+            try await store.buryDeadToken("t", pushModule: "fcm", at: 5_000)
+            #expect(try await store.isBuried(token: "t", pushModule: "fcm", account: nil, since: 3_000))
         }
     }
 
     @Test(arguments: StoreKind.allCases)
     func exhumeLiftsOnlyThatTombstone(kind: StoreKind) async throws {
         try await withStore(kind) { store in
-            try await store.bury(token: "t", pushModule: "apns", at: 1_000)
-            try await store.bury(token: "t", pushModule: "apns-sandbox", at: 1_000)
-            try await store.exhume(token: "t", pushModule: "apns")
-            #expect(try await !store.isBuried(token: "t", pushModule: "apns", since: 0))
-            #expect(try await store.isBuried(token: "t", pushModule: "apns-sandbox", since: 0))
-            try await store.exhume(token: "never-buried", pushModule: "apns")
+            try await store.buryDeadToken("t", pushModule: "apns", at: 1_000)
+            try await store.buryDeadToken("t", pushModule: "apns-sandbox", at: 1_000)
+            try await store.exhume(token: "t", pushModule: "apns", account: "alice@example.org")
+            #expect(try await !store.isBuried(token: "t", pushModule: "apns", account: nil, since: 0))
+            #expect(try await store.isBuried(token: "t", pushModule: "apns-sandbox", account: nil, since: 0))
+            try await store.exhume(token: "never-buried", pushModule: "apns", account: "alice@example.org")
         }
     }
 
     @Test(arguments: StoreKind.allCases)
     func pruneForgetsTombstonesOlderThanTheCutoff(kind: StoreKind) async throws {
         try await withStore(kind) { store in
-            try await store.bury(token: "old", pushModule: "fcm", at: 1_000)
-            try await store.bury(token: "young", pushModule: "fcm", at: 3_000)
+            try await store.buryDeadToken("old", pushModule: "fcm", at: 1_000)
+            try await store.buryDeadToken("young", pushModule: "fcm", at: 3_000)
             try await store.prune(tombstonesBefore: 2_000, sightingsBefore: 0, callsBefore: 0, unknownAnswersBefore: 0, quietChatsBefore: 0)
-            #expect(try await !store.isBuried(token: "old", pushModule: "fcm", since: 0))
-            #expect(try await store.isBuried(token: "young", pushModule: "fcm", since: 0))
+            #expect(try await !store.isBuried(token: "old", pushModule: "fcm", account: nil, since: 0))
+            #expect(try await store.isBuried(token: "young", pushModule: "fcm", account: nil, since: 0))
         }
     }
 
@@ -763,7 +760,7 @@ private func retry(_ registrationID: Int64, nextAt: Timestamp, kind: String = "m
     func recordPushRemovingItsRetryDoesBoth(kind: StoreKind) async throws {
         try await withStore(kind) { store in
             let id = try await registered(store).id
-            let done = try await store.enqueueRetry(retry(id, nextAt: 100))
+            let done = try #require(await store.enqueueRetry(retry(id, nextAt: 100)))
             let other = try await store.enqueueRetry(retry(id, nextAt: 100))
             try await store.recordPush(registrationID: id, at: 2_000, error: nil, removingRetry: done)
             #expect(try await store.registration(id: id)?.pushCount == 1)
@@ -790,7 +787,7 @@ private func retry(_ registrationID: Int64, nextAt: Timestamp, kind: String = "m
             #expect(try await store.nextRetry() == nil)
             let id = try await registered(store).id
             try await store.enqueueRetry(retry(id, nextAt: 700))
-            let soonest = try await store.enqueueRetry(retry(id, nextAt: 400))
+            let soonest = try #require(await store.enqueueRetry(retry(id, nextAt: 400)))
             #expect(try await store.nextRetry() == 400)
             try await store.deleteRetry(id: soonest)
             #expect(try await store.nextRetry() == 700)
@@ -802,7 +799,7 @@ private func retry(_ registrationID: Int64, nextAt: Timestamp, kind: String = "m
         try await withStore(kind) { store in
             let id = try await registered(store).id
             var item = retry(id, nextAt: 100)
-            item.id = try await store.enqueueRetry(item)
+            item.id = try #require(await store.enqueueRetry(item))
             item.attempts = 2
             item.nextAt = 5_000
             try await store.updateRetry(item)
@@ -816,8 +813,8 @@ private func retry(_ registrationID: Int64, nextAt: Timestamp, kind: String = "m
     func deleteRetryRemovesOnlyThatOne(kind: StoreKind) async throws {
         try await withStore(kind) { store in
             let id = try await registered(store).id
-            let gone = try await store.enqueueRetry(retry(id, nextAt: 100))
-            let kept = try await store.enqueueRetry(retry(id, nextAt: 200))
+            let gone = try #require(await store.enqueueRetry(retry(id, nextAt: 100)))
+            let kept = try #require(await store.enqueueRetry(retry(id, nextAt: 200)))
             try await store.deleteRetry(id: gone)
             #expect(try await claimIDs(store, at: 1_000) == [kept])
         }
@@ -847,18 +844,26 @@ private func retry(_ registrationID: Int64, nextAt: Timestamp, kind: String = "m
     // MARK: Unknown nodes
 
     @Test(arguments: StoreKind.allCases)
-    func unknownNodeAnswersAreCountedSinceATime(kind: StoreKind) async throws {
-        try await withStore(kind) { store in
-            #expect(try await store.unknownNodeAnswers(since: 0) == 0)
-            for at in [Timestamp(100), 200, 200, 300] {
-                try await store.recordUnknownNodeAnswer(at: at)
+    func unknownNodeAnswersAreRecordedUpToTheLimitSinceATime(kind: StoreKind) async throws {
+        try await withStore(kind) { (store: SQLitePushStore) async throws in
+            for at in [Timestamp(100), 200, 300] {
+                #expect(try await store.recordUnknownNodeAnswer(at: at, since: 0, limit: 3))
             }
-            #expect(try await store.unknownNodeAnswers(since: 0) == 4)
-            #expect(try await store.unknownNodeAnswers(since: 200) == 3)
-            #expect(try await store.unknownNodeAnswers(since: 301) == 0)
+            #expect(try await !store.recordUnknownNodeAnswer(at: 400, since: 0, limit: 3))
+            // Those before the window are forgotten, which makes room.
+            #expect(try await store.recordUnknownNodeAnswer(at: 500, since: 150, limit: 3))
+            #expect(try await !store.recordUnknownNodeAnswer(at: 600, since: 150, limit: 3))
+        }
+    }
 
-            try await store.prune(tombstonesBefore: 0, sightingsBefore: 0, callsBefore: 0, unknownAnswersBefore: 250, quietChatsBefore: 0)
-            #expect(try await store.unknownNodeAnswers(since: 0) == 1)
+    @Test func unknownNodeAnswersKeepNoMoreThanTheLimit() async throws {
+        try await withTemporaryDatabasePath { path in
+            let store = try SQLitePushStore(.file(path: path))
+            for at in Timestamp(0)..<20 {
+                _ = try await store.recordUnknownNodeAnswer(at: at * 1_000, since: at * 1_000 - 5_000, limit: 3)
+            }
+            let database = try Database(.file(path: path))
+            #expect(try database.query("SELECT count(*) AS n FROM unknown_node_answers").first?.int("n") == 3)
         }
     }
 
@@ -910,29 +915,29 @@ private func retry(_ registrationID: Int64, nextAt: Timestamp, kind: String = "m
             try await store.updateChat(registrationID: registration.id, chat: state.chat) { $0 = state }
             retry = RetryItem(registrationID: registration.id, summary: #"{"count":2}"#, kind: "message",
                               collapseChat: "bob@example.org", attempts: 1, nextAt: 3_000, deadline: 121_100)
-            retry.id = try await store.enqueueRetry(retry)
+            retry.id = try #require(await store.enqueueRetry(retry))
             call = PendingCall(registrationID: registration.id, sid: "call-1", chat: "bob@example.org",
                                caller: "bob@example.org/phone", media: ["audio", "video"], at: 1_300)
             try await store.rememberCall(call)
             _ = try await store.firstSighting(registrationID: registration.id, key: "m2", at: 1_200, since: 0)
-            try await store.bury(token: "dead", pushModule: "fcm", at: 1_400)
+            try await store.buryDeadToken("dead", pushModule: "fcm", at: 1_400)
             try await store.increment(["pushed": 1])
-            try await store.recordUnknownNodeAnswer(at: 1_500)
+            _ = try await store.recordUnknownNodeAnswer(at: 1_500, since: 0, limit: 5)
             try await store.setPolicy(account: "alice@example.org", json: #"{"window":10}"#)
         }
 
         func expectRecovered(by store: SQLitePushStore) async throws {
-            #expect(try await store.registration(domain: registration.domain, token: registration.token)
-                == registration)
+            #expect(try await store.registration(domain: registration.domain, token: registration.token,
+                                                 account: registration.account) == registration)
             #expect(try await store.nextWindowEnd() == chat.windowEndsAt)
             #expect(try await store.dueWindows(at: 20_000, limit: 10) == [chat])
             #expect(try await store.nextRetry() == retry.nextAt)
             #expect(try await store.claimDueRetries(at: 20_000, limit: 10, leaseUntil: retry.nextAt) == [retry])
             #expect(try await store.takeCall(registrationID: registration.id, sid: call.sid, chat: nil) == call)
             #expect(try await !store.firstSighting(registrationID: registration.id, key: "m2", at: 2_000, since: 0))
-            #expect(try await store.isBuried(token: "dead", pushModule: "fcm", since: 0))
+            #expect(try await store.isBuried(token: "dead", pushModule: "fcm", account: nil, since: 0))
             #expect(try await store.counters() == ["pushed": 1])
-            #expect(try await store.unknownNodeAnswers(since: 0) == 1)
+            #expect(try await !store.recordUnknownNodeAnswer(at: 2_000, since: 0, limit: 1))
             #expect(try await store.policy(account: "alice@example.org") == #"{"window":10}"#)
         }
     }
@@ -966,6 +971,540 @@ private func retry(_ registrationID: Int64, nextAt: Timestamp, kind: String = "m
             #expect(try permissions(path) == 0o600)
             #expect(try permissions(path + "-wal") == 0o600)
             #expect(try permissions(path + "-shm") == 0o600)
+        }
+    }
+}
+
+/// PROTOCOL.md §2.1: a registration is (domain, account, token); accounts that share a token share nothing.
+@Suite struct SQLitePushStoreSharedTokenTests {
+    private let alice = "alice@example.org"
+    private let bob = "bob@example.org"
+
+    @Test(arguments: StoreKind.allCases)
+    func twoAccountsEnablingOneTokenKeepTwoRegistrations(kind: StoreKind) async throws {
+        try await withStore(kind) { store in
+            let alice = try await store.register(request(account: alice, deviceKey: [1]),
+                                                 freshCollapseKey: collapseKeyA, now: 1_000)
+            let bob = try await store.register(request(account: bob, deviceKey: [2]),
+                                               freshCollapseKey: collapseKeyB, now: 2_000)
+            #expect(alice.id != bob.id)
+            #expect(try await store.registration(id: alice.id) == alice)
+            #expect(try await store.registration(id: bob.id) == bob)
+            #expect(try await store.registration(domain: "example.org", token: "token-1", account: self.alice) == alice)
+            #expect(try await store.registration(domain: "example.org", token: "token-1", account: self.bob) == bob)
+            #expect(try await store.countRegistrations(matching: RegistrationFilter()) == 2)
+        }
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func oneAccountsNewKeyLeavesTheOthersKeyAndCollapseKey(kind: StoreKind) async throws {
+        try await withStore(kind) { store in
+            let alice = try await store.register(request(account: alice, deviceKey: [1]),
+                                                 freshCollapseKey: collapseKeyA, now: 1_000)
+            _ = try await store.register(request(account: bob, deviceKey: [2]), freshCollapseKey: collapseKeyA, now: 1_000)
+            let rekeyed = try await store.register(request(account: bob, deviceKey: [3]), freshCollapseKey: collapseKeyB,
+                                                   now: 2_000)
+            #expect(rekeyed.deviceKey == [3] && rekeyed.collapseKey == collapseKeyB)
+            #expect(try await store.registration(id: alice.id) == alice)
+        }
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func unregisteringOneAccountLeavesTheOther(kind: StoreKind) async throws {
+        try await withStore(kind) { store in
+            let alice = try await registered(store, account: alice)
+            _ = try await registered(store, account: bob)
+            let removed = try await store.removeRegistrations(domain: "example.org", account: bob, token: "token-1")
+            #expect(removed.map(\.account) == [bob])
+            #expect(try await store.registration(id: alice.id) == alice)
+        }
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func aNamedAccountAdoptsTheTokensStockEraRegistration(kind: StoreKind) async throws {
+        try await withStore(kind) { store in
+            let stock = try await registered(store, account: nil)
+            try await openWindow(store, registrationID: stock.id, chat: "carol@example.org", windowEnd: 5_000)
+            #expect(try await store.registration(domain: "example.org", token: "token-1", account: alice) == stock)
+            let adopted = try await registered(store, account: alice)
+            #expect(adopted.id == stock.id)
+            #expect(adopted.account == alice)
+            #expect(try await store.chats(registrationID: stock.id).count == 1)
+            // Once adopted it is Alice's: Bob gets one of his own.
+            let bobs = try await registered(store, account: bob)
+            #expect(bobs.id != stock.id)
+            #expect(try await store.countRegistrations(matching: RegistrationFilter()) == 2)
+        }
+    }
+
+    /// A stock publish names no account: the registration with none, else the only one, else the one
+    /// enabled or changed last.
+    @Test(arguments: StoreKind.allCases)
+    func aStockPublishChoosesTheUnnamedThenTheOnlyThenTheLatest(kind: StoreKind) async throws {
+        try await withStore(kind) { store in
+            let alice = try await store.register(request(account: alice), freshCollapseKey: collapseKeyA, now: 1_000)
+            #expect(try await store.registration(domain: "example.org", token: "token-1", account: nil) == alice)
+            let bob = try await store.register(request(account: bob), freshCollapseKey: collapseKeyA, now: 2_000)
+            #expect(try await store.registration(domain: "example.org", token: "token-1", account: nil) == bob)
+            // A stock publish with unchanged options changes nothing of Bob's.
+            #expect(try await store.register(request(account: nil), freshCollapseKey: collapseKeyB, now: 3_000) == bob)
+            let unnamed = try await store.register(request(domain: "other.example", account: nil),
+                                                   freshCollapseKey: collapseKeyA, now: 4_000)
+            #expect(try await store.registration(domain: "other.example", token: "token-1", account: nil) == unnamed)
+            #expect(try await store.countRegistrations(matching: RegistrationFilter()) == 3)
+        }
+    }
+
+    /// Each account's stock publishes echo its own options: the device key tells whose registration it is,
+    /// so neither rekeys the other's.
+    @Test(arguments: StoreKind.allCases)
+    func aStockPublishAmongSeveralAccountsTakesTheOneWithItsDeviceKey(kind: StoreKind) async throws {
+        try await withStore(kind) { store in
+            let alice = try await store.register(request(account: alice, deviceKey: [1]), freshCollapseKey: collapseKeyA,
+                                                 now: 1_000)
+            let bob = try await store.register(request(account: bob, deviceKey: [2]), freshCollapseKey: collapseKeyB,
+                                               now: 2_000)
+            #expect(try await store.register(request(account: nil, deviceKey: [1]), freshCollapseKey: collapseKeyB,
+                                             now: 3_000) == alice)
+            #expect(try await store.register(request(account: nil, deviceKey: [2]), freshCollapseKey: collapseKeyA,
+                                             now: 4_000) == bob)
+        }
+    }
+
+    // MARK: Tombstones per account
+
+    @Test(arguments: StoreKind.allCases)
+    func aRemovalByCommandBuriesOnlyThatAccountsRegistration(kind: StoreKind) async throws {
+        try await withStore(kind) { store in
+            let alice = try await registered(store, account: alice)
+            let bob = try await registered(store, account: bob)
+            #expect(try await store.retire(registrationID: alice.id, at: 1_000) == alice)
+            #expect(try await store.registration(id: alice.id) == nil)
+            #expect(try await store.registration(id: bob.id) == bob)
+            #expect(try await store.isBuried(token: "token-1", pushModule: "fcm", account: self.alice, since: 0))
+            #expect(try await !store.isBuried(token: "token-1", pushModule: "fcm", account: self.bob, since: 0))
+            #expect(try await !store.isBuried(token: "token-1", pushModule: "fcm", account: nil, since: 0))
+            #expect(try await store.retire(registrationID: alice.id, at: 1_000) == nil)
+        }
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func aRemovalOfTheUnnamedRegistrationBuriesItForStockPublishesOnly(kind: StoreKind) async throws {
+        try await withStore(kind) { store in
+            let stock = try await registered(store, account: nil)
+            try await store.retire(registrationID: stock.id, at: 1_000)
+            #expect(try await store.isBuried(token: "token-1", pushModule: "fcm", account: nil, since: 0))
+            #expect(try await !store.isBuried(token: "token-1", pushModule: "fcm", account: alice, since: 0))
+        }
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func aDeadTokenIsRemovedAndBuriedForEveryAccount(kind: StoreKind) async throws {
+        try await withStore(kind) { store in
+            _ = try await registered(store, account: alice)
+            _ = try await registered(store, account: bob)
+            _ = try await store.register(request(domain: "other.example", account: nil), freshCollapseKey: collapseKeyA,
+                                         now: 1_000)
+            let otherModule = try await store.register(request(pushModule: "apns", account: "carol@example.org"),
+                                                       freshCollapseKey: collapseKeyA, now: 1_000)
+            #expect(try await store.buryDeadToken("token-1", pushModule: "fcm", at: 2_000) == 3)
+            #expect(try await store.countRegistrations(matching: RegistrationFilter()) == 1)
+            #expect(try await store.registration(id: otherModule.id) == otherModule)
+            for account in [alice, bob, nil] {
+                #expect(try await store.isBuried(token: "token-1", pushModule: "fcm", account: account, since: 0))
+                #expect(try await store.isBuried(token: "token-1", pushModule: nil, account: account, since: 0))
+                #expect(try await !store.isBuried(token: "token-1", pushModule: "apns", account: account, since: 0))
+            }
+        }
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func enablingAgainLiftsTheDeathAndTheAccountsOwnRemovalOnly(kind: StoreKind) async throws {
+        try await withStore(kind) { store in
+            try await store.retire(registrationID: try await registered(store, account: alice).id, at: 1_000)
+            try await store.retire(registrationID: try await registered(store, account: bob).id, at: 1_000)
+            try await store.exhume(token: "token-1", pushModule: "fcm", account: alice)
+            #expect(try await !store.isBuried(token: "token-1", pushModule: "fcm", account: alice, since: 0))
+            #expect(try await store.isBuried(token: "token-1", pushModule: "fcm", account: bob, since: 0))
+
+            try await store.buryDeadToken("token-1", pushModule: "fcm", at: 2_000)
+            try await store.exhume(token: "token-1", pushModule: "fcm", account: alice)
+            #expect(try await !store.isBuried(token: "token-1", pushModule: "fcm", account: alice, since: 0))
+            #expect(try await store.isBuried(token: "token-1", pushModule: "fcm", account: bob, since: 0))
+        }
+    }
+
+    /// The publish path's check and registration are one transaction: a buried token is not registered.
+    @Test(arguments: StoreKind.allCases)
+    func registerUnlessBuriedStoresNothingForABuriedTokenOfThatAccount(kind: StoreKind) async throws {
+        try await withStore(kind) { store in
+            try await store.retire(registrationID: try await registered(store, account: alice).id, at: 1_000)
+            #expect(try await store.registerUnlessBuried(request(account: alice), freshCollapseKey: collapseKeyA,
+                                                         now: 2_000, buriedSince: 500) == nil)
+            #expect(try await store.countRegistrations(matching: RegistrationFilter()) == 0)
+            // Older than the window: registered again.
+            #expect(try await store.registerUnlessBuried(request(account: alice), freshCollapseKey: collapseKeyA,
+                                                         now: 2_000, buriedSince: 1_500) != nil)
+            let bob = try #require(try await store.registerUnlessBuried(
+                request(account: bob), freshCollapseKey: collapseKeyA, now: 2_000, buriedSince: 500))
+            #expect(try await store.registration(id: bob.id) == bob)
+
+            try await store.buryDeadToken("token-1", pushModule: "fcm", at: 3_000)
+            for account in [self.alice, self.bob, nil] {
+                #expect(try await store.registerUnlessBuried(request(account: account), freshCollapseKey: collapseKeyA,
+                                                             now: 4_000, buriedSince: 2_500) == nil)
+            }
+            #expect(try await store.countRegistrations(matching: RegistrationFilter()) == 0)
+        }
+    }
+
+    /// Removing and burying are one transaction: a bury that fails leaves the registration in place.
+    @Test(arguments: StoreKind.allCases)
+    func aRetireWhoseBuryFailsRemovesNothing(kind: StoreKind) async throws {
+        try await withStore(kind) { store in
+            let alice = try await registered(store, account: alice)
+            try await store.run { database in
+                try database.executeScript("""
+                    CREATE TEMP TRIGGER refuse_burial BEFORE INSERT ON tombstones
+                        BEGIN SELECT RAISE(ABORT, 'injected'); END;
+                    """)
+            }
+            await #expect(throws: SQLiteError.self) { try await store.retire(registrationID: alice.id, at: 1_000) }
+            await #expect(throws: SQLiteError.self) { try await store.buryDeadToken("token-1", pushModule: "fcm", at: 1_000) }
+            #expect(try await store.registration(id: alice.id) == alice)
+            try await store.run { database in try database.executeScript("DROP TRIGGER refuse_burial") }
+            try await store.retire(registrationID: alice.id, at: 1_000)
+            #expect(try await store.registration(id: alice.id) == nil)
+        }
+    }
+}
+
+/// Migration v2 rebuilds registrations (keyed by account now) and tombstones (scoped) on a database that
+/// v1 wrote, without losing a row of theirs or of the tables that reference them.
+@Suite struct SQLitePushStoreMigrationTests {
+    /// A v1 database: Alice's registration with a chat, a sighting and a retry; a stock registration with
+    /// a call and a retry; a third, removed, so the highest id ever handed out is 3; one tombstone.
+    private func writeVersionOne(at path: String) throws {
+        let database = try Database(.file(path: path))
+        try database.migrate(Array(SQLitePushStore.migrations.prefix(1)))
+        try database.executeScript("""
+            INSERT INTO registrations (id, domain, token, push_module, account, device_key, calls, wants_reads,
+                collapse_key, created_at, updated_at, last_push_at, push_count)
+            VALUES (1, 'example.org', 'shared', 'fcm', 'alice@example.org', x'01', 'also', 1, x'A1', 100, 100, 150, 4),
+                   (2, 'example.org', 'stock', 'fcm', NULL, x'02', 'none', 0, x'B2', 200, 200, NULL, 0),
+                   (3, 'example.org', 'gone', 'fcm', NULL, x'03', 'none', 0, x'C3', 300, 300, NULL, 0);
+            DELETE FROM registrations WHERE id = 3;
+            INSERT INTO chats (registration_id, chat, count, window_ends_at, window_ms, noticed_since_read)
+                VALUES (1, 'bob@example.org', 2, 5000, 10000, 1);
+            INSERT INTO sightings (registration_id, key, seen_at) VALUES (1, 'm/1', 120);
+            INSERT INTO calls (registration_id, sid, chat, caller, media, at) VALUES (2, 'c1', 'x', 'x', 'audio', 210);
+            INSERT INTO retries (registration_id, summary, kind, attempts, next_at, deadline)
+                VALUES (1, '{}', 'message', 1, 1000, 9000), (2, '{}', 'wake', 1, 2000, 9000);
+            INSERT INTO tombstones (token, push_module, buried_at) VALUES ('dead', 'fcm', 400);
+            """)
+    }
+
+    @Test func versionTwoKeepsEveryRowAndEveryChildRow() async throws {
+        try await withTemporaryDatabasePath { path in
+            try writeVersionOne(at: path)
+            let store = try SQLitePushStore(.file(path: path))
+
+            let alice = try #require(try await store.registration(id: 1))
+            #expect(alice.account == "alice@example.org" && alice.token == "shared" && alice.calls == .also)
+            #expect(alice.deviceKey == [0x01] && alice.collapseKey == [0xA1] && alice.pushCount == 4)
+            #expect(alice.lastPushAt == 150 && alice.wantsReads)
+            let stock = try #require(try await store.registration(id: 2))
+            #expect(stock.account == nil && stock.token == "stock")
+            #expect(try await store.chats(registrationID: 1).map(\.count) == [2])
+            #expect(try await !store.firstSighting(registrationID: 1, key: "m/1", at: 130, since: 0))
+            #expect(try await store.takeCall(registrationID: 2, sid: "c1", chat: nil)?.media == ["audio"])
+            #expect(try await store.claimDueRetries(at: 5_000, limit: 10, leaseUntil: 5_000).map(\.registrationID) == [1, 2])
+            #expect(try await store.isBuried(token: "dead", pushModule: "fcm", account: "bob@example.org", since: 0))
+
+            // The highest id ever handed out is kept: a removed registration's id is not reused.
+            let bob = try await store.register(
+                RegistrationRequest(domain: "example.org", token: "shared", pushModule: "fcm",
+                                    account: "bob@example.org", deviceKey: [9], calls: .none, wantsReads: false),
+                freshCollapseKey: collapseKeyB, now: 500)
+            #expect(bob.id == 4)
+            #expect(try await store.registration(id: 1) == alice)
+
+            // Foreign keys are on again: removing Alice's registration takes her chat and retry with it.
+            try await store.retire(registrationID: 1, at: 600)
+            #expect(try await store.chats(registrationID: 1).isEmpty)
+            #expect(try await store.claimDueRetries(at: 5_000, limit: 10, leaseUntil: 5_000).map(\.registrationID) == [2])
+            try await store.run { database in
+                #expect(try database.userVersion == SQLitePushStore.migrations.last?.version)
+                #expect(try database.query("PRAGMA foreign_key_check").isEmpty)
+                let sizes = try database.query("SELECT name, count FROM sizes ORDER BY name")
+                    .map { "\($0.string("name") ?? "")=\($0.int("count") ?? -1)" }
+                #expect(sizes == ["registrations=2", "retries=1"])
+            }
+        }
+    }
+
+    @Test func aRebuildThatWouldOrphanARowIsRolledBack() throws {
+        try withTemporaryDatabasePath { path in
+            let database = try Database(.file(path: path))
+            try database.migrate([Migration(version: 1, sql: """
+                CREATE TABLE parents (id INTEGER PRIMARY KEY);
+                CREATE TABLE children (parent INTEGER REFERENCES parents (id) ON DELETE CASCADE);
+                INSERT INTO parents VALUES (1), (2);
+                INSERT INTO children VALUES (1), (2);
+                """)])
+            let dropsAParent = Migration(version: 2, rebuildsTables: true, sql: """
+                CREATE TABLE parents_v2 (id INTEGER PRIMARY KEY);
+                INSERT INTO parents_v2 SELECT id FROM parents WHERE id = 1;
+                DROP TABLE parents;
+                ALTER TABLE parents_v2 RENAME TO parents;
+                """)
+            #expect(throws: MigrationError.foreignKeyViolation(version: 2, table: "children")) {
+                try database.migrate([Migration(version: 1, sql: ""), dropsAParent])
+            }
+            #expect(try database.userVersion == 1)
+            #expect(try database.query("SELECT count(*) AS n FROM children").first?.int("n") == 2)
+            // Foreign keys are back on after the failed rebuild.
+            try database.execute("DELETE FROM parents WHERE id = 2")
+            #expect(try database.query("SELECT count(*) AS n FROM children").first?.int("n") == 1)
+        }
+    }
+}
+
+/// Every stored collection is capped, in the write that would pass the cap (StoreLimits).
+@Suite struct SQLitePushStoreLimitTests {
+    private func store(_ change: (inout StoreLimits) -> Void) throws -> SQLitePushStore {
+        var limits = StoreLimits()
+        change(&limits)
+        return try SQLitePushStore(.memory, limits: limits)
+    }
+
+    private func column(_ store: SQLitePushStore, _ sql: String) async throws -> [String] {
+        try await store.run { database in try database.query(sql).map { $0[0].stringValue ?? "" } }
+    }
+
+    @Test func dedupeKeysPastTheCapForgetTheOldest() async throws {
+        let store = try store { $0.sightingsPerRegistration = 3 }
+        let id = try await registered(store).id
+        for index in 0..<5 {
+            #expect(try await store.firstSighting(registrationID: id, key: "k\(index)", at: Timestamp(index), since: 0))
+        }
+        #expect(try await column(store, "SELECT key FROM sightings ORDER BY key") == ["k2", "k3", "k4"])
+        #expect(try await !store.firstSighting(registrationID: id, key: "k4", at: 9, since: 0))
+    }
+
+    @Test func pushedCallsPastTheCapForgetTheOldest() async throws {
+        let store = try store { $0.callsPerRegistration = 2 }
+        let id = try await registered(store).id
+        for index in 0..<3 {
+            try await store.rememberCall(PendingCall(registrationID: id, sid: "s\(index)", chat: "c", caller: "c",
+                                                     media: [], at: Timestamp(index)))
+        }
+        #expect(try await store.takeCall(registrationID: id, sid: "s0", chat: nil) == nil)
+        #expect(try await store.takeCall(registrationID: id, sid: "s1", chat: nil) != nil)
+        #expect(try await store.takeCall(registrationID: id, sid: "s2", chat: nil) != nil)
+    }
+
+    @Test func aNewChatPastTheCapForgetsTheQuietestIdleChatElseIsNotTracked() async throws {
+        let store = try store { $0.chatsPerRegistration = 2 }
+        let id = try await registered(store).id
+        try await store.updateChat(registrationID: id, chat: "idle") { state in
+            state = ChatState(registrationID: id, chat: "idle", count: 3, lastMessageAt: 1_000)
+        }
+        try await openWindow(store, registrationID: id, chat: "open-1", windowEnd: 5_000)
+        try await openWindow(store, registrationID: id, chat: "open-2", windowEnd: 6_000)
+        #expect(try await store.chats(registrationID: id).map(\.chat) == ["open-1", "open-2"])
+
+        // Every chat has its window open: the new one's change still runs and answers, but is not stored.
+        let answer = try await store.updateChat(registrationID: id, chat: "new") { state in
+            state = ChatState(registrationID: id, chat: "new", count: 1, windowEndsAt: 7_000)
+            return "pushed"
+        }
+        #expect(answer == "pushed")
+        #expect(try await store.chats(registrationID: id).map(\.chat) == ["open-1", "open-2"])
+        // A known chat is updated as ever.
+        try await openWindow(store, registrationID: id, chat: "open-1", windowEnd: 8_000)
+        #expect(try await store.nextWindowEnd() == 6_000)
+    }
+
+    @Test func retriesPastTheCapPerRegistrationOrInAllAreRefused() async throws {
+        let store = try store {
+            $0.retriesPerRegistration = 2
+            $0.retries = 3
+        }
+        let first = try await registered(store, token: "t1").id
+        let second = try await registered(store, token: "t2").id
+        #expect(try await store.enqueueRetry(retry(first, nextAt: 1)) != nil)
+        #expect(try await store.enqueueRetry(retry(first, nextAt: 2)) != nil)
+        #expect(try await store.enqueueRetry(retry(first, nextAt: 3)) == nil)
+        #expect(try await store.enqueueRetry(retry(second, nextAt: 4)) != nil)
+        #expect(try await store.enqueueRetry(retry(second, nextAt: 5)) == nil)
+        // Removing a registration frees its retries' room in all.
+        try await store.retire(registrationID: first, at: 10)
+        #expect(try await store.enqueueRetry(retry(second, nextAt: 6)) != nil)
+        #expect(try await store.claimDueRetries(at: 10, limit: 10, leaseUntil: 90_000).map(\.registrationID) == [second, second])
+    }
+
+    @Test func anAccountPastItsCapLosesItsLeastRecentlyUsedRegistration() async throws {
+        let store = try store { $0.registrationsPerAccount = 2 }
+        let bobs = try await registered(store, token: "t0", account: "bob@example.org")
+        let old = try await store.register(request(token: "t1"), freshCollapseKey: collapseKeyA, now: 1_000)
+        let idle = try await store.register(request(token: "t2"), freshCollapseKey: collapseKeyA, now: 2_000)
+        try await store.recordPush(registrationID: old.id, at: 3_000, error: nil)
+        let new = try await store.register(request(token: "t3"), freshCollapseKey: collapseKeyA, now: 4_000)
+        #expect(try await store.registration(id: idle.id) == nil)
+        #expect(try await store.registration(id: old.id) != nil)
+        #expect(try await store.registration(id: new.id) != nil)
+        #expect(try await store.registration(id: bobs.id) == bobs)
+
+        // Adopting a stock-era registration counts too.
+        let stock = try await store.register(request(token: "t4", account: nil), freshCollapseKey: collapseKeyA,
+                                             now: 5_000)
+        let adopted = try await store.register(request(token: "t4"), freshCollapseKey: collapseKeyA, now: 6_000)
+        #expect(adopted.id == stock.id)
+        #expect(try await store.countRegistrations(matching: RegistrationFilter(account: "alice@example.org")) == 2)
+        #expect(try await store.registration(id: old.id) == nil)
+    }
+
+    @Test func aNewRegistrationPastTheCapInAllIsRefused() async throws {
+        let store = try store { $0.registrations = 2 }
+        let first = try await registered(store, token: "t1")
+        _ = try await registered(store, token: "t2", account: "bob@example.org")
+        await #expect(throws: StoreCapacityError(collection: "registrations", limit: 2)) {
+            try await registered(store, token: "t3", account: "carol@example.org")
+        }
+        // Known registrations still update.
+        let rekeyed = try await store.register(request(token: "t1", deviceKey: [9]), freshCollapseKey: collapseKeyB,
+                                               now: 2_000)
+        #expect(rekeyed.id == first.id)
+        try await store.retire(registrationID: first.id, at: 3_000)
+        _ = try await registered(store, token: "t3", account: "carol@example.org")
+    }
+
+    @Test func counterNamesPastTheCapAreNotStored() async throws {
+        let store = try store { $0.counters = 2 }
+        try await store.increment(["a": 1, "b": 1])
+        try await store.increment(["c": 1])
+        try await store.increment(["a": 2])
+        #expect(try await store.counters() == ["a": 3, "b": 1])
+    }
+}
+
+/// A full disk or a read-only database is a thrown error (the push path answers `wait`), never a crash,
+/// and the store works again once the fault is gone.
+@Suite struct SQLitePushStoreFaultTests {
+    private struct Injected: Error {}
+
+    private func fill(_ store: SQLitePushStore) async throws -> SQLiteError {
+        for index in 0..<10_000 {
+            do {
+                _ = try await store.register(request(token: "filler-\(index)-" + String(repeating: "x", count: 500),
+                                                     account: "user\(index)@example.org"),
+                                             freshCollapseKey: collapseKeyA, now: 1_000)
+            } catch let error as SQLiteError {
+                return error
+            }
+        }
+        Issue.record("the database never filled")
+        return SQLiteError(code: 0, message: "")
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func aFullDatabaseThrowsAndRecoversWhenSpaceReturns(kind: StoreKind) async throws {
+        try await withStore(kind) { store in
+            let alice = try await registered(store)
+            try await store.run { database in
+                let pages = try database.query("PRAGMA page_count").first?[0].int64Value ?? 0
+                try database.executeScript("PRAGMA max_page_count = \(pages + 2)")
+            }
+            let error = try await fill(store)
+            #expect(error.primaryCode == 13)  // SQLITE_FULL
+            #expect(try await store.run { $0.isInTransaction } == false)
+            // Reads still work, and so does every write that needs no new page... until space returns.
+            #expect(try await store.registration(id: alice.id) == alice)
+            try await store.run { database in try database.executeScript("PRAGMA max_page_count = 1073741823") }
+            let bob = try await registered(store, token: "after", account: "bob@example.org")
+            #expect(try await store.registration(id: bob.id) == bob)
+        }
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func aReadOnlyDatabaseThrowsAndRecoversWhenWritableAgain(kind: StoreKind) async throws {
+        try await withStore(kind) { store in
+            let alice = try await registered(store)
+            try await store.run { database in try database.executeScript("PRAGMA query_only = 1") }
+            await #expect {
+                _ = try await store.firstSighting(registrationID: alice.id, key: "m1", at: 1_000, since: 0)
+            } throws: { error in
+                (error as? SQLiteError)?.primaryCode == 8  // SQLITE_READONLY
+            }
+            await #expect(throws: SQLiteError.self) { try await store.retire(registrationID: alice.id, at: 1_000) }
+            #expect(try await store.run { $0.isInTransaction } == false)
+            #expect(try await store.registration(id: alice.id) == alice)
+            try await store.run { database in try database.executeScript("PRAGMA query_only = 0") }
+            #expect(try await store.firstSighting(registrationID: alice.id, key: "m1", at: 1_000, since: 0))
+        }
+    }
+
+    /// A damaged row is an error, not a registration with defaults (e.g. no calls, an empty key).
+    @Test(arguments: ["calls = 'sometimes'", "device_key = 'text'", "wants_reads = 'yes'", "created_at = 1.5"])
+    func aDamagedRowThrowsRatherThanReadingAsDefaults(damage: String) async throws {
+        let store = try SQLitePushStore(.memory)
+        let alice = try await registered(store)
+        try await store.run { database in try database.executeScript("UPDATE registrations SET \(damage)") }
+        await #expect(throws: RowDecodingError.self) { try await store.registration(id: alice.id) }
+    }
+
+    @Test func aTransactionThatAFailureLeftOpenIsRolledBack() async throws {
+        let store = try SQLitePushStore(.memory)
+        await #expect(throws: Injected.self) {
+            try await store.run { database in
+                try database.execute("BEGIN")
+                try database.execute("INSERT INTO counters (name, value) VALUES ('half-done', 1)")
+                throw Injected()
+            }
+        }
+        #expect(try await store.run { $0.isInTransaction } == false)
+        #expect(try await store.counters().isEmpty)
+    }
+}
+
+/// The store's statements block (here on another connection's write lock, as they would on a slow disk)
+/// on a thread of the store's own, never on the cooperative pool, which stays free for other work.
+@Suite struct SQLitePushStoreThreadTests {
+    /// Another connection, holding the write lock until `release`.
+    private final class LockHolder: @unchecked Sendable {
+        private let database: Database
+        private let lock = NSLock()
+
+        init(path: String) throws {
+            database = try Database(.file(path: path))
+            try database.execute("BEGIN IMMEDIATE")
+        }
+
+        func release() {
+            lock.withLock { try? database.execute("ROLLBACK") }
+        }
+    }
+
+    /// More blocked store calls than the pool has threads; the lock is released only by a task that
+    /// needs a thread of the pool. Were the calls blocking pool threads, that task could not run until
+    /// the busy timeout failed them.
+    @Test func blockedStatementsLeaveTheCooperativePoolFree() async throws {
+        try await withTemporaryDatabasePath { path in
+            let store = try SQLitePushStore(.file(path: path))
+            let holder = try LockHolder(path: path)
+            let callers = ProcessInfo.processInfo.activeProcessorCount + 2
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for index in 0..<callers {
+                    group.addTask { try await store.increment(["call-\(index)": 1]) }
+                }
+                group.addTask {
+                    try await Task.sleep(for: .milliseconds(300))
+                    holder.release()
+                }
+                try await group.waitForAll()
+            }
+            #expect(try await store.counters().count == callers)
         }
     }
 }

@@ -1,0 +1,54 @@
+/// How much the store keeps, per registration, per account and in all: nothing a peer sends can make it
+/// grow without a bound. Each cap is enforced in the store, in the same transaction as the write it
+/// limits. What happens at a cap is chosen per collection, for what an operator would expect:
+///
+/// * dedupe keys, pushed calls: the oldest is forgotten (a duplicate older than the newest keys may
+///   be pushed twice; a call that old rang out long ago);
+/// * chats: the quietest chat with no open window and nothing held is forgotten (its count restarts).
+///   When every chat has a window open, the new chat's message is still pushed, but not tracked: no
+///   window is held for it and its count stays 1;
+/// * retries: refused, and the push is dropped like an expired one (counted);
+/// * registrations of one account: the least recently used (registered, changed or pushed) is removed,
+///   so the device enabled last always works and one account can only crowd out itself;
+/// * registrations in all: a new one is refused (`StoreCapacityError`, the server's publish is answered
+///   `wait` and the bridge's `registered` gets `resource-constraint`): evicting would let one user's
+///   registrations push out everyone else's.
+/// * counter names: a new name past the cap is not stored (names come from fixed sets; this is a guard).
+public struct StoreLimits: Sendable, Equatable {
+    public static let defaultRegistrations = 1_000_000
+    public static let defaultRegistrationsPerAccount = 32
+    public static let defaultChatsPerRegistration = 1_000
+    public static let defaultSightingsPerRegistration = 1_000
+    public static let defaultCallsPerRegistration = 32
+    public static let defaultRetriesPerRegistration = 64
+    public static let defaultRetries = 100_000
+    public static let defaultCounters = 1_024
+
+    /// Registrations in all (the `push.maxRegistrations` setting).
+    public var registrations = Self.defaultRegistrations
+    public var registrationsPerAccount = Self.defaultRegistrationsPerAccount
+    public var chatsPerRegistration = Self.defaultChatsPerRegistration
+    public var sightingsPerRegistration = Self.defaultSightingsPerRegistration
+    public var callsPerRegistration = Self.defaultCallsPerRegistration
+    public var retriesPerRegistration = Self.defaultRetriesPerRegistration
+    public var retries = Self.defaultRetries
+    public var counters = Self.defaultCounters
+
+    public init(registrations: Int = Self.defaultRegistrations) {
+        self.registrations = registrations
+    }
+}
+
+/// A cap refused a new row (see `StoreLimits`).
+public struct StoreCapacityError: Error, Equatable, CustomStringConvertible {
+    /// What is full, e.g. `registrations`.
+    public var collection: String
+    public var limit: Int
+
+    public init(collection: String, limit: Int) {
+        self.collection = collection
+        self.limit = limit
+    }
+
+    public var description: String { "the store holds its limit of \(limit) \(collection)" }
+}
