@@ -6,19 +6,19 @@ struct DoorbellTests {
     @Test func aRingWakesAWaiterLongBeforeItsTimeout() async {
         let bell = Doorbell()
         let started = ContinuousClock.now
-        async let waited: Void = bell.wait(upTo: .seconds(30))
+        async let waited: Void = bell.wait(upTo: .seconds(120))
         try? await Task.sleep(for: .milliseconds(50))
         bell.ring()
         await waited
-        #expect(ContinuousClock.now - started < .seconds(5))
+        #expect(ContinuousClock.now - started < .seconds(30))
     }
 
     @Test func aRingWithNobodyWaitingIsKeptForTheNextWait() async {
         let bell = Doorbell()
         bell.ring()
         let started = ContinuousClock.now
-        await bell.wait(upTo: .seconds(30))
-        #expect(ContinuousClock.now - started < .seconds(5))
+        await bell.wait(upTo: .seconds(120))
+        #expect(ContinuousClock.now - started < .seconds(30))
     }
 
     @Test func withoutARingTheWaitEndsAtItsTimeout() async {
@@ -27,17 +27,17 @@ struct DoorbellTests {
         await bell.wait(upTo: .milliseconds(100))
         let waited = ContinuousClock.now - started
         #expect(waited >= .milliseconds(100))
-        #expect(waited < .seconds(5))
+        #expect(waited < .seconds(30))
     }
 
     @Test func cancellingTheWaitingTaskEndsTheWait() async {
         let bell = Doorbell()
-        let waiter = Task { await bell.wait(upTo: .seconds(30)) }
+        let waiter = Task { await bell.wait(upTo: .seconds(120)) }
         try? await Task.sleep(for: .milliseconds(50))
         let started = ContinuousClock.now
         waiter.cancel()
         await waiter.value
-        #expect(ContinuousClock.now - started < .seconds(5))
+        #expect(ContinuousClock.now - started < .seconds(30))
     }
 }
 

@@ -33,11 +33,11 @@ struct ComponentConnectionTests {
             })
         }
 
-        func connected(timeout: Duration = .seconds(5)) async throws {
+        func connected(timeout: Duration = .seconds(20)) async throws {
             _ = try await events.take(matching: { $0 == .connected }, timeout: timeout)
         }
 
-        func disconnected(timeout: Duration = .seconds(5)) async throws -> ComponentStreamFailure {
+        func disconnected(timeout: Duration = .seconds(20)) async throws -> ComponentStreamFailure {
             let event = try await events.take(matching: { $0 != .connected }, timeout: timeout)
             guard case .disconnected(let failure) = event else { preconditionFailure("filtered") }
             return failure
@@ -60,8 +60,8 @@ struct ComponentConnectionTests {
         #expect(link.server.isConnected)
         try link.server.send(message("one"))
         try link.server.send(message("two"))
-        let first = try await link.delivered.take(timeout: .seconds(5))
-        let second = try await link.delivered.take(timeout: .seconds(5))
+        let first = try await link.delivered.take(timeout: .seconds(20))
+        let second = try await link.delivered.take(timeout: .seconds(20))
         #expect(Set([first.stanzaID, second.stanzaID]) == ["one", "two"])
         #expect(first.namespace == Namespace.componentAccept)
         await link.stop()
@@ -86,14 +86,14 @@ struct ComponentConnectionTests {
         try await link.connected()
         async let answer = link.connection.request(
             Element.iq(type: .get, id: "q1", from: Self.component, to: Self.server,
-                       payload: Element("query", namespace: Namespace.version)), timeout: .seconds(5))
+                       payload: Element("query", namespace: Namespace.version)), timeout: .seconds(20))
         let request = try await link.server.nextStanza()
         #expect(request.stanzaID == "q1")
         try link.server.send(.iq(type: .result, id: "other", from: Self.server, to: Self.component))
         try link.server.send(try #require(request.resultReply(payload: Element("query", namespace: Namespace.version))))
         let result = try await answer
         #expect(result.iqType == .result && result.stanzaID == "q1")
-        let unrelated = try await link.delivered.take(timeout: .seconds(5))
+        let unrelated = try await link.delivered.take(timeout: .seconds(20))
         #expect(unrelated.stanzaID == "other", "an answer nobody waits for goes to the handler")
         await link.stop()
     }
@@ -103,7 +103,7 @@ struct ComponentConnectionTests {
         try await link.connected()
         async let answer = link.connection.request(
             Element.iq(type: .set, id: "up1", from: Self.component, to: try JID("push.localhost"),
-                       payload: Element("pubsub", namespace: Namespace.pubsub)), timeout: .seconds(5))
+                       payload: Element("pubsub", namespace: Namespace.pubsub)), timeout: .seconds(20))
         let request = try await link.server.nextStanza()
         // A user guessing the id answers "cancel" first: it must not count as the App Server's answer.
         var forged = try #require(request.errorReply(StanzaError(.itemNotFound, type: .cancel)))
@@ -119,10 +119,10 @@ struct ComponentConnectionTests {
         try await link.connected()
         let iq = Element.iq(type: .get, id: "same", from: Self.component, to: Self.server,
                             payload: Element("query", namespace: Namespace.version))
-        async let first = link.connection.request(iq, timeout: .seconds(5))
+        async let first = link.connection.request(iq, timeout: .seconds(20))
         let request = try await link.server.nextStanza()
         await #expect(throws: ComponentLinkError.duplicateID) {
-            try await link.connection.request(iq, timeout: .seconds(5))
+            try await link.connection.request(iq, timeout: .seconds(20))
         }
         try link.server.send(try #require(request.resultReply()))
         #expect(try await first.iqType == .result, "the first waiter still gets its answer")
@@ -135,7 +135,7 @@ struct ComponentConnectionTests {
         var iq = Element.iq(type: .get, id: "", from: Self.component, to: Self.server,
                             payload: Element("query", namespace: Namespace.version))
         iq[attribute: "id"] = nil
-        async let answer = link.connection.request(iq, timeout: .seconds(5))
+        async let answer = link.connection.request(iq, timeout: .seconds(20))
         let request = try await link.server.nextStanza()
         #expect(request.stanzaID?.isEmpty == false)
         try link.server.send(try #require(request.resultReply()))
@@ -180,10 +180,10 @@ struct ComponentConnectionTests {
         #expect(!failure.isRejection)
         // The normal backoff (capped at 1 s, BackoffTests) rather than the rejection one is what keeps
         // the component back within a second; the wait here is only a liveness bound.
-        try await link.connected(timeout: .seconds(10))
+        try await link.connected(timeout: .seconds(20))
         #expect(try await link.server.waitForConnection() == 2)
         try link.server.send(message("again"))
-        #expect(try await link.delivered.take(timeout: .seconds(5)).stanzaID == "again")
+        #expect(try await link.delivered.take(timeout: .seconds(20)).stanzaID == "again")
         await link.stop()
     }
 
@@ -205,7 +205,7 @@ struct ComponentConnectionTests {
         #expect(try await link.disconnected() == .streamError(StreamError(.conflict)))
         #expect(link.server.connectionCount == 2)
         link.server.script(handshake: .accept)
-        try await link.connected(timeout: .seconds(3))
+        try await link.connected(timeout: .seconds(20))
         await link.stop()
     }
 
@@ -267,7 +267,7 @@ struct ComponentConnectionTests {
         let ping = try await link.server.nextStanza()
         #expect(ping.child("ping", namespace: Namespace.ping) != nil)
         #expect(ping.toString == "localhost")
-        #expect(try await link.disconnected(timeout: .seconds(3)) == .keepaliveTimeout)
+        #expect(try await link.disconnected(timeout: .seconds(20)) == .keepaliveTimeout)
         try await link.connected()
         await link.stop()
     }
@@ -307,7 +307,7 @@ struct ComponentHandshakeTimeoutTests {
         let connection = ComponentConnection(settings: settings, logger: .disabled)
         let events = Mailbox<ConnectionEvent>(name: "a connection event")
         let runner = Task { await connection.run(onStanza: { _ in }, onEvent: { events.put($0) }) }
-        let event = try await events.take(timeout: .seconds(5))
+        let event = try await events.take(timeout: .seconds(20))
         #expect(event == .disconnected(.handshakeTimeout))
         try await waitForSecondConnection(accepted)
         runner.cancel()
@@ -376,7 +376,7 @@ extension ComponentConnectionTests {
         runner.set(Task {
             await connection.run(onStanza: { await onStanza(connection, $0) }, onEvent: { events.put($0) })
         })
-        _ = try await events.take(matching: { $0 == .connected }, timeout: .seconds(5))
+        _ = try await events.take(matching: { $0 == .connected }, timeout: .seconds(20))
         return (connection, runner)
     }
 
@@ -439,7 +439,7 @@ extension ComponentConnectionTests {
         for ping in pings { try server.send(try #require(ping.resultReply())) }
 
         var seen: Set<String> = []
-        for _ in 0..<5 { seen.insert(try await outcomes.take(timeout: .seconds(5))) }
+        for _ in 0..<5 { seen.insert(try await outcomes.take(timeout: .seconds(20))) }
         #expect(seen == ["ask-1 answered", "ask-2 answered", "new-1", "new-2", "new-3"])
         await runner.cancelAndWait()
     }
