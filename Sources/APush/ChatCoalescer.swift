@@ -47,6 +47,15 @@ enum ChatCoalescer {
         return .push(count: current.count)
     }
 
+    /// Whether a stored message push that says `count` may still be sent (again, after a crash or a
+    /// `wait`): only while the chat's count is what it said. A later message (pushed, or held for its
+    /// window's end) raised it, a read since reset it; sent anyway, the old count or the withdrawn notice
+    /// would land after the newer state and, by its collapse tag, replace it on the device. A chat
+    /// forgotten since (its state evicted) cannot tell: the push goes.
+    static func isCurrent(count: Int, in state: ChatState?) -> Bool {
+        state.map { $0.count == count } ?? true
+    }
+
     static func windowEnded(_ state: inout ChatState?, now: Timestamp) -> WindowDecision {
         guard var current = state, let end = current.windowEndsAt, end <= now else { return .notDue }
         defer { state = current }

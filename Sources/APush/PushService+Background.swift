@@ -99,6 +99,14 @@ extension PushService {
                 try await store.deleteRetry(id: item.id)
                 return
             }
+            if push.kind == .message, let chat = item.collapseChat, let count = Summary.count(in: item.summary) {
+                let state = try await store.updateChat(registrationID: registration.id, chat: chat) { $0 }
+                guard ChatCoalescer.isCurrent(count: count, in: state) else {
+                    statistics.count("pushes.message.superseded")
+                    try await store.deleteRetry(id: item.id)
+                    return
+                }
+            }
             await deliver(push, to: registration, context: context, at: now())
         } catch {
             logger.error("a stored push failed: \(error)")

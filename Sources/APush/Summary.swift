@@ -1,3 +1,4 @@
+import Foundation
 import Store
 
 /// The sealed plaintext (PROTOCOL.md §4): compact JSON, keys in a fixed order, never a message's text.
@@ -44,6 +45,11 @@ struct Summary: Sendable, Equatable {
         if test { writer.add("test", true) }
         writer.add("ts", Int(ts))
         return writer.finish()
+    }
+
+    /// The `count` of a summary's JSON, as a stored push keeps it; nil when it has none.
+    static func count(in json: String) -> Int? {
+        (try? JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any])?["count"] as? Int
     }
 
     /// JSON padded with trailing spaces to a multiple of `bucket` bytes (still valid JSON), so the

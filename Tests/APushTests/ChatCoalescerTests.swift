@@ -137,4 +137,12 @@ import Testing
         #expect(state?.windowMilliseconds == 3000)
         #expect(state?.noticedSinceRead == true)
     }
+
+    @Test func aStoredMessagePushIsCurrentOnlyWhileItsChatsCountIsWhatItSays() {
+        let chat = ChatState(registrationID: 1, chat: "bob@localhost", count: 3)
+        #expect(ChatCoalescer.isCurrent(count: 3, in: chat))
+        #expect(!ChatCoalescer.isCurrent(count: 2, in: chat), "a later message raised the count")
+        #expect(!ChatCoalescer.isCurrent(count: 4, in: chat), "a read reset it")
+        #expect(ChatCoalescer.isCurrent(count: 1, in: nil), "a forgotten chat cannot tell")
+    }
 }

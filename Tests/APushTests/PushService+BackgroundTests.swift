@@ -221,7 +221,9 @@ import XMPP
         try await harness.processDueWork()
         #expect(harness.upstream.dropFirst(sentBefore).map(\.kind) == ["voip"])
         for _ in 0..<5 { try await harness.processDueWork() }
-        #expect(harness.upstream.dropFirst(sentBefore).map(\.kind) == ["voip", nil, nil, nil, nil])
+        // user0's retry (count 1) gave way to its window's push (count 2), which says more.
+        #expect(harness.upstream.dropFirst(sentBefore).map(\.kind) == ["voip", nil, nil, nil])
+        #expect(harness.service.statistics.sinceStart["pushes.message.superseded"] == 1)
     }
 
     /// Deliveries in flight fill every slot: expired retries are still dropped and counted.
@@ -298,6 +300,40 @@ import XMPP
         try await second.processDueWork()
         #expect(try second.summaries().map { $0["id"] as? String } == ["s-m1"])
         #expect(try await second.store.nextRetry() == nil)
+
+        first.sender.release()
+        _ = try await dying.value
+    }
+
+    /// A stored message push goes out again only while it still says what its chat is. Here the first
+    /// push of a chat is in flight when the process dies; before its lease ends, two more messages come
+    /// (one pushed, one held) or the chat is read. Sent again, the old count (or a withdrawn notice)
+    /// would land on the device after the newer one, and its collapse tag would put it in their place.
+    @Test(arguments: ["later messages", "a read"])
+    func aStoredMessagePushThatALaterMessageOrAReadSupersededIsNotSentAgain(_ what: String) async throws {
+        let path = Self.temporaryStorePath()
+        defer { Self.removeStore(path) }
+        let clock = ManualClock()
+        let device = KeyPair.generate()
+        let first = try Harness(store: try SQLitePushStore(.file(path: path)), clock: clock, device: device)
+        first.sender.answerAll(.held)
+        let dying = Task { try await first.publishBridged(Stanzas.chat(id: "m1")) }
+        try await first.sender.waitForRequests(1)
+
+        let second = try Harness(store: try SQLitePushStore(.file(path: path)), clock: clock, device: device)
+        clock.advance(seconds: 11)
+        if what == "a read" {
+            try await second.publishBridged(Stanzas.displayedCarbon())
+        } else {
+            try await second.publishBridged(Stanzas.chat(id: "m2"))
+            try await second.publishBridged(Stanzas.chat(id: "m3"))
+        }
+        clock.advance(seconds: 30)
+        try await second.processDueWork()
+        let counts = try second.summaries().compactMap { $0["count"] as? Int }
+        #expect(counts == (what == "a read" ? [] : [2, 3]), "the stale push (count 1) went out again")
+        #expect(try await second.store.nextRetry() == nil)
+        #expect(second.service.statistics.sinceStart["pushes.message.superseded"] == 1)
 
         first.sender.release()
         _ = try await dying.value
