@@ -282,7 +282,10 @@ struct FaultsEndToEndTests {
     /// awaits its answer), the component killed three times at random moments, and once more while
     /// pushes await an answer.
     @Test func killDashNineAtRandomMomentsOfALoadRunLosesNothing() async throws {
-        try await PushTestbed.with(.prosodyBridged, coalesceSeconds: 2, placement: .process) { bed in
+        // A push in flight at a kill comes back when its lease ends (the upstream timeout and 5 s), well
+        // within its retry deadline.
+        try await PushTestbed.with(.prosodyBridged, coalesceSeconds: 2, placement: .process,
+                                   configure: { $0.upstreamTimeoutSeconds = 5; $0.retryMessageSeconds = 120 }) { bed in
             var devices: [String: KeyPair] = [:]
             for (index, user) in ["alice", "alice", "bob", "bob"].enumerated() {
                 devices["token-load-\(index)"] = try await bed.enableDevice(user, token: "token-load-\(index)",

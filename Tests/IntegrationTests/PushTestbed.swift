@@ -280,6 +280,11 @@ final class PushTestbed: Sendable {
         return try open(push, key: key, secrets: [])
     }
 
+    /// The summary of `push`, opened as `nextPush` opens it.
+    func open(_ push: ReceivedPush, key: KeyPair) throws -> [String: Any] {
+        try open(push, key: key, secrets: []).summary
+    }
+
     private func open(_ push: ReceivedPush, key: KeyPair, secrets: [String]) throws
         -> (push: ReceivedPush, summary: [String: Any]) {
         let opened = try Envelope.open(push.envelope, privateKey: key.privateKey)
