@@ -31,19 +31,25 @@ if ! ls "$runtime"/*/lib/linux/libclang_rt.fuzzer-x86_64.a >/dev/null 2>&1; then
 fi
 
 scratch=.build/fuzz
-APUSH_FUZZ=1 swift build -c release --scratch-path "$scratch" --product apush-fuzz \
-    -Xswiftc -sanitize=fuzzer,address -Xswiftc -parse-as-library -Xswiftc -enable-testing
+mkdir -p "$scratch/logs"
+if ! APUSH_FUZZ=1 swift build -c release --scratch-path "$scratch" --product apush-fuzz \
+    -Xswiftc -sanitize=fuzzer,address -Xswiftc -parse-as-library -Xswiftc -enable-testing \
+    >"$scratch/logs/build.log" 2>&1; then
+    grep -E 'error' "$scratch/logs/build.log" | head -20 || tail -20 "$scratch/logs/build.log"
+    echo "fuzz: the build failed (log $scratch/logs/build.log)"
+    exit 1
+fi
 binary="$scratch/release/apush-fuzz"
 
 failed=()
 for target in "${TARGETS[@]}"; do
     corpus="$scratch/corpus/$target" artifacts="$scratch/artifacts/$target" log="$scratch/logs/$target.log"
-    mkdir -p "$corpus" "$artifacts" "$(dirname "$log")"
+    mkdir -p "$corpus" "$artifacts"
     status=0
     # Swift's own crash handler would read memory ASan guards; libFuzzer reports the crash instead.
     SWIFT_BACKTRACE=enable=no APUSH_FUZZ_TARGET="$target" ASAN_OPTIONS="detect_leaks=1:${ASAN_OPTIONS:-}" \
         "$binary" "$corpus" "Fuzz/Corpus/$target" -dict=Fuzz/xmpp.dict -max_total_time="$SECONDS_EACH" -runs="$RUNS" \
-        -timeout=10 -print_final_stats=1 -artifact_prefix="$artifacts/" \
+        -max_len=4096 -timeout=10 -print_final_stats=1 -artifact_prefix="$artifacts/" \
         $([ "$JOBS" -gt 1 ] && echo "-fork=$JOBS") >"$log" 2>&1 || status=$?
     runs=$(awk '/stat::number_of_executed_units:/ {s += $2} END {print s + 0}' "$log")
     time=$(awk '/^Done [0-9]+ runs in/ {t = $5} END {print t}' "$log")
