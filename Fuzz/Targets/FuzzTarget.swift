@@ -45,7 +45,9 @@ func fuzzMain(_ argc: CInt, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CC
     var argc = argc
     var argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>? = argv
     return LLVMFuzzerRunDriver(&argc, &argv) { data, count in
-        fuzz(UnsafeRawPointer(data ?? UnsafePointer(bitPattern: 1)!), count)
+        // libFuzzer always passes a buffer, an empty input included.
+        guard let data else { return 0 }
+        return fuzz(UnsafeRawPointer(data), count)
     }
 }
 
