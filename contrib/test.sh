@@ -41,8 +41,8 @@ sanitized_suites() {
         swift test --skip-build --sanitize="$sanitizer" --scratch-path "$scratch" >>"$log" 2>&1 || status=$?
     local reports
     reports=$(grep -cE '^(WARNING: ThreadSanitizer|==[0-9]+==ERROR: (Address|Leak)Sanitizer)' "$log" || true)
-    grep -E '^(✔|✘) Test run with|^Test Suite .All tests. (passed|failed)|Executed [0-9]+ tests' "$log" | tail -3 \
-        | sed "s/^/$sanitizer sanitizer: /"
+    # Swift Testing's summary, and XCTest's when it ran any.
+    grep -E '^(✔|✘) Test run with|Executed [1-9][0-9]* tests?,' "$log" | tail -2 | sed "s/^[[:space:]]*/$sanitizer sanitizer: /"
     if [ "$status" -ne 0 ] || [ "$reports" -ne 0 ]; then
         grep -E -A12 '^(WARNING: ThreadSanitizer|==[0-9]+==ERROR: (Address|Leak)Sanitizer)' "$log" | head -60
         grep -E '^✘ Test .* failed|error: ' "$log" | head -20
