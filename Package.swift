@@ -54,6 +54,14 @@ var targets: [Target] = [
     .testTarget(name: "IntegrationTests", dependencies: ["ComponentHost", "APush", "XMPPTesting"]),
 ]
 
+// libFuzzer harnesses (Fuzz/), only when contrib/fuzz.sh asks: they reach internals through `@testable
+// import`, which a plain release build does not allow, and libFuzzer supplies their `main`.
+if Context.environment["APUSH_FUZZ"] == "1" {
+    targets.append(.executableTarget(name: "apush-fuzz",
+                                     dependencies: ["XMLStream", "XMPP", "ComponentHost", "APush", "Sealing", "Store"],
+                                     path: "Fuzz/Targets"))
+}
+
 for index in targets.indices where targets[index].type != .system {
     targets[index].swiftSettings = (targets[index].swiftSettings ?? []) + strictSettings
 }

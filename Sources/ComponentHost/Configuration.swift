@@ -78,11 +78,20 @@ public struct Configuration: Sendable, Equatable {
 
     /// Reads the file (if any), applies the environment over it, and validates every value.
     public static func load(file: String?, environment: [String: String]) throws(ConfigurationError) -> Configuration {
-        var tree: [String: Any] = [:]
+        var json: Data?
         if let file {
             guard let data = FileManager.default.contents(atPath: file) else {
                 throw ConfigurationError(key: file, reason: "cannot read the file")
             }
+            json = data
+        }
+        return try load(json: json, environment: environment)
+    }
+
+    /// The same from the file's contents (nil: no file).
+    static func load(json: Data?, environment: [String: String]) throws(ConfigurationError) -> Configuration {
+        var tree: [String: Any] = [:]
+        if let data = json {
             do {
                 guard let object = try JSONSerialization.jsonObject(with: data) as? [String: Any] else {
                     throw ConfigurationError(key: "(top level)", reason: "must be a JSON object")

@@ -236,7 +236,7 @@ public final class StreamParser {
         let name = string(localName)
         let attributes = Self.attributes(attributeCount, attributes)
         if mode == .stream && depth == 1 {
-            let namespace = uri.map { string($0) }
+            let namespace = uri.map(Self.namespaceURI)
             guard name == "stream", namespace == Self.streamsNamespace else {
                 fail(.invalidNamespace, "the stream root must be <stream xmlns='\(Self.streamsNamespace)'>")
                 return
@@ -254,7 +254,7 @@ public final class StreamParser {
             : frames[frames.count - 1].element.namespace
         // An element outside every namespace under a namespaced parent (`xmlns=''`) gets "" rather than
         // nil, because nil means "the parent's namespace" when an element is serialised.
-        let namespace = uri.map { string($0) } ?? (parentNamespace == nil ? nil : "")
+        let namespace = uri.map(Self.namespaceURI) ?? (parentNamespace == nil ? nil : "")
         if !frames.isEmpty { frames[frames.count - 1].flushText() }
         frames.append(Frame(element: Element(name, namespace: namespace, attributes: attributes)))
     }
@@ -350,6 +350,11 @@ public final class StreamParser {
             guard let start = fields[3], let end = fields[4] else { return Attribute(name, "") }
             return Attribute(name, attributeValue(UnsafeBufferPointer(start: start, count: end - start)))
         }
+    }
+
+    /// A namespace URI (an `xmlns` value), which libxml2 hands over escaped as `attributeValue` says.
+    private static func namespaceURI(_ uri: UnsafePointer<xmlChar>) -> String {
+        attributeValue(UnsafeBufferPointer(start: uri, count: Int(xmlStrlen(uri))))
     }
 
     /// Without entity substitution libxml2 reports an `&` that came from `&amp;` or `&#38;` as the

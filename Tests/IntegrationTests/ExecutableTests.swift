@@ -6,7 +6,7 @@ import XMPPTesting
 /// graceful stop on SIGTERM while connected to a real Prosody.
 @Suite(.serialized, .timeLimit(.minutes(2)))
 struct ExecutableTests {
-    static let binary = PushTestbed.repository.appendingPathComponent(".build/debug/apush-component")
+    static let binary = PushTestbed.componentBinary
 
     struct Run {
         var status: Int32

@@ -29,6 +29,10 @@ final class PushTestbed: Sendable {
 
     static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent()
+    /// The component's binary from the same build as these tests (beside the test bundle), so a build
+    /// in another scratch path (a sanitizer's) runs its own.
+    static let componentBinary = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+        .appendingPathComponent("apush-component")
     static let domain = "localhost"
     static let componentJID = "apush.localhost"
     static let appServerJID = "push.localhost"
@@ -131,7 +135,7 @@ final class PushTestbed: Sendable {
             running.set(.inProcess(task, module))
             for await _ in connected.stream { break }
         case .process:
-            let binary = Self.repository.appendingPathComponent(".build/debug/apush-component")
+            let binary = Self.componentBinary
             guard FileManager.default.isExecutableFile(atPath: binary.path) else {
                 throw ServerProcessError(.notInstalled, "\(binary.path) is missing: run `swift build --build-tests` first")
             }

@@ -304,4 +304,18 @@ func chunks(of bytes: [UInt8], size: Int) -> [ArraySlice<UInt8>] {
         let bytes = Array(SampleStreams.component.utf8)
         #expect(try parser.feed(bytes) == events(of: bytes))
     }
+
+    // Found by the stream-parser fuzz target: libxml2 hands a namespace URI with `&amp;` over as `&#38;`.
+    @Test(arguments: ["urn:a&amp;b", "urn:a&#38;b", "urn:a&#x26;b"])
+    func anAmpersandInANamespaceIsReadAsOneAmpersand(_ written: String) throws {
+        let stanza = "<iq xmlns='jabber:component:accept'><q xmlns='\(written)'/></iq>"
+        let streamed = try StreamParser().feed(Array((SampleStreams.componentHeader + stanza).utf8))
+        guard case .stanza(let iq) = streamed.last else {
+            Issue.record("expected a stanza, got \(streamed)")
+            return
+        }
+        #expect(iq.elements.first?.namespace == "urn:a&b")
+        #expect(try Element.parse(stanza) == iq)
+        #expect(try Element.parse(iq.serialized()) == iq)
+    }
 }

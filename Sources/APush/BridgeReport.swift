@@ -1,0 +1,46 @@
+public import XMLStream
+import XMPP
+
+/// What one stanza of the server's bridge module reports (PROTOCOL.md §2.2), checked but not acted on:
+/// pure, so the whole of its parsing can be tested and fuzzed without a store.
+struct BridgeReport: Sendable, Equatable {
+    enum Change: Sendable, Equatable {
+        case registered(account: String, token: String, options: RegistrationOptions)
+        /// Without a token: every registration of the account.
+        case unregistered(account: String, token: String?)
+    }
+
+    /// The served domain that sent it.
+    var domain: String
+    /// Nil when the stanza reports neither (it is ignored).
+    var change: Change?
+
+    /// Anything malformed is a `modify`/`bad-request` saying what is wrong; a sender that is not a
+    /// served domain is `forbidden`.
+    init(message: Element, servedDomains: Set<String>) throws(StanzaError) {
+        guard let from = message.from, from.isDomainOnly, servedDomains.contains(from.domainpart) else {
+            throw StanzaError(.forbidden, text: "bridge stanzas are accepted only from the served server domains")
+        }
+        domain = from.domainpart
+        if let registered = message.findElement("{urn:xmpp:apush:bridge:0}registered") {
+            guard let account = registered[attribute: "account"].flatMap(EventClassifier.bareJID),
+                  let token = registered.findString("{urn:xmpp:push:0}enable@node"), !token.isEmpty,
+                  let formElement = registered.findElement("{urn:xmpp:push:0}enable/{jabber:x:data}x") else {
+                throw StanzaError(.badRequest, text: "registered needs an account and an enable with a node and a form")
+            }
+            let form: DataForm
+            do {
+                form = try DataForm(element: formElement)
+            } catch {
+                throw StanzaError(.badRequest, text: "registered: \(error)")
+            }
+            change = .registered(account: account, token: token, options: try RegistrationOptions(form: form))
+        } else if let unregistered = message.findElement("{urn:xmpp:apush:bridge:0}unregistered") {
+            guard let account = unregistered[attribute: "account"].flatMap(EventClassifier.bareJID) else {
+                throw StanzaError(.badRequest, text: "unregistered needs an account")
+            }
+            let token = unregistered.findString("{urn:xmpp:push:0}disable@node").flatMap { $0.isEmpty ? nil : $0 }
+            change = .unregistered(account: account, token: token)
+        }
+    }
+}

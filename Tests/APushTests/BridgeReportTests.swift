@@ -1,0 +1,37 @@
+import Sealing
+import Testing
+import XMLStream
+import XMPP
+@testable import APush
+
+@Suite struct BridgeReportTests {
+    @Test func theCapturedRegisteredNamesTheAccountTheTokenAndTheOptions() throws {
+        let report = try BridgeReport(message: try Element.parse(Fixture.bridgeRegistered), servedDomains: ["localhost"])
+        #expect(report.domain == "localhost")
+        guard case .registered(let account, let token, let options)? = report.change else {
+            Issue.record("expected registered, got \(String(describing: report.change))")
+            return
+        }
+        #expect(account == "alice@localhost")
+        #expect(token == "tok123")
+        #expect(options.deviceKey == Base64.decode(Stanzas.fixtureKey))
+    }
+
+    @Test func theCapturedUnregisteredNamesTheAccountAndTheToken() throws {
+        let report = try BridgeReport(message: try Element.parse(Fixture.bridgeUnregistered), servedDomains: ["localhost"])
+        #expect(report.change == .unregistered(account: "alice@localhost", token: "tokR"))
+    }
+
+    @Test func unregisteredWithAnEmptyNodeMeansEveryToken() throws {
+        let xml = "<message from='localhost'><unregistered xmlns='urn:xmpp:apush:bridge:0' account='Alice@localhost/x'>"
+            + "<disable xmlns='urn:xmpp:push:0' node=''/></unregistered></message>"
+        let report = try BridgeReport(message: try Element.parse(xml), servedDomains: ["localhost"])
+        #expect(report.change == .unregistered(account: "alice@localhost", token: nil))
+    }
+
+    @Test func aMessageReportingNeitherChangesNothing() throws {
+        let report = try BridgeReport(message: try Element.parse("<message from='localhost'><body>hi</body></message>"),
+                                      servedDomains: ["localhost"])
+        #expect(report.change == nil)
+    }
+}
