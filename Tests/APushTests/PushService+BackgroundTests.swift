@@ -154,7 +154,9 @@ import XMPP
 
     /// Runs one background turn and says whether it returned within `limit`: a turn must never wait for
     /// the App Server's answers (they may take 25 s each, or never come).
-    static func turnReturns(_ harness: Harness, within limit: Duration = .seconds(5)) async throws -> Bool {
+    /// Whether a turn returns while the App Server holds every answer (it never answers, so a turn that
+    /// waited for one would not return at all): a bound on liveness, wide for a loaded machine.
+    static func turnReturns(_ harness: Harness, within limit: Duration = .seconds(20)) async throws -> Bool {
         let returned = Mutex(false)
         Task {
             try await harness.service.processDueWork(context: harness.context)

@@ -50,7 +50,7 @@ struct ComponentServiceTests {
 
         // The host keeps serving across a reconnect.
         server.dropConnection()
-        try await server.waitForConnection(timeout: .seconds(3))
+        try await server.waitForConnection(timeout: .seconds(20))
         let again = try await server.request(.iq(type: .get, id: "p1", from: Self.user, to: service.context.componentJID,
                                                  payload: Element("ping", namespace: Namespace.ping)))
         #expect(again.iqType == .result)
