@@ -74,6 +74,8 @@ public struct APushModule: HostedModule {
     public func run(context: ModuleContext) async throws {
         let pushContext = pushContext(context)
         var maintenance = MaintenanceSchedule(start: service.now())
+        // A fault that lasts (a full disk under a due window) fails every turn: one line a minute.
+        var failureLog = LogLimiter(interval: 60_000, capacity: 1)
         while !Task.isCancelled {
             do {
                 try await service.processDueWork(context: pushContext)
@@ -83,7 +85,9 @@ public struct APushModule: HostedModule {
                 case nil: break
                 }
             } catch {
-                context.logger.error("stored push work failed: \(error)")
+                if failureLog.allows("background", at: service.now()) {
+                    context.logger.error("stored push work failed (logged once a minute while it lasts): \(error)")
+                }
                 // What failed is still due: retry after a pause rather than at once, in a spin.
                 try? await Task.sleep(for: Self.pauseAfterFailure)
             }

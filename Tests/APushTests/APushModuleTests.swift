@@ -2,7 +2,7 @@ import ComponentHost
 import Foundation
 import Logging
 import Sealing
-import Store
+@testable import Store
 import Testing
 import XMLStream
 import XMPP
@@ -108,6 +108,37 @@ import XMPP
         _ = await background.result
         let counts = try sender.requests.map { try UpstreamPublish($0).summaryObject(with: device)["count"] as? Int }
         #expect(counts == [1, 2])
+    }
+}
+
+extension APushModuleTests {
+    /// A store that fails every turn (a full disk under a due window, which therefore never sleeps) is
+    /// logged once a minute on the module's clock, not once a turn: a long fault writes a bounded log.
+    @Test func aStoreThatKeepsFailingIsLoggedOnceAMinuteNotOnceATurn() async throws {
+        let store = try SQLitePushStore(.memory)
+        let clock = ManualClock()
+        let module = try Self.module(store: store, clock: clock)
+        let device = KeyPair.generate()
+        let options = Stanzas.Options(key: Base64.encode(device.publicKey))
+        let sender = RecordingSender()
+        let sink = InMemoryLogSink()
+        let context = ModuleContext(componentJID: try JID("apush.localhost"), servedDomains: ["localhost"],
+                                    admins: [], sender: sender, logger: Logger(label: "test", level: .debug, sink: sink))
+        for id in ["m1", "m2"] {
+            let publish = Stanzas.publish(notification: Stanzas.bridged(Stanzas.chat(id: id)), options: options)
+            _ = try await module.iqRoutes[0].handler(try Element.parse(publish), context)
+        }
+        clock.advance(seconds: 10)  // the window is due, and the outbox it goes to cannot be written
+        try await store.run { try $0.executeScript("DROP TABLE retries") }
+        let failures = { sink.events.filter { $0.message.contains("stored push work failed") }.count }
+        let background = Task { try await module.run(context: context) }
+        try await Task.sleep(for: .seconds(3.5))  // a turn, then one after each 1 s pause
+        #expect(failures() == 1)
+        clock.advance(seconds: 61)
+        try await Task.sleep(for: .seconds(2.5))
+        #expect(failures() == 2, "logged again a minute later")
+        background.cancel()
+        _ = await background.result
     }
 }
 

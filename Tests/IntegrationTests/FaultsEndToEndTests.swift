@@ -234,7 +234,7 @@ struct FaultsEndToEndTests {
             try await Task.sleep(for: .seconds(4))  // the window ends while the store is full
             try await bed.waitUntilRouted()  // still running
             let failures = bed.logSink.text.components(separatedBy: "stored push work failed").count - failuresBefore
-            #expect(failures < 40, "the background loop retried a failing store \(failures) times in 4 s: it spins")
+            #expect(failures <= 1, "the background loop logged a failing store \(failures) times in 4 s, not once a minute")
 
             mount.emptyFiller()
             try await waitUntil("the held push goes out once there is room", timeout: .seconds(20)) {
