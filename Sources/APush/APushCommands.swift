@@ -42,7 +42,11 @@ struct APushCommands: Sendable {
             AdHocCommand(node: Self.adminPolicy, name: "Push policy of an account, or the defaults",
                          isAllowed: isAdmin, handler: adminPolicy),
             AdHocCommand(node: Self.adminStats, name: "Push statistics", isAllowed: isAdmin, handler: adminStats),
-        ]
+        ].map { command in
+            AdHocCommand(node: command.node, name: command.name, isAllowed: command.isAllowed) { [service] request in
+                try await service.answeringStoreFaults(during: "a command") { try await command.handler(request) }
+            }
+        }
     }
 
     private var bounds: (Int, Int) { (service.settings.coalesceMinSeconds, service.settings.coalesceMaxSeconds) }

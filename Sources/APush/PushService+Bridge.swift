@@ -8,6 +8,10 @@ extension PushService {
     /// `registered` / `unregistered` from the server's bridge module (PROTOCOL.md §2.2).
     func handleBridge(_ message: Element, servedDomains: Set<String>) async throws {
         let report = try BridgeReport(message: message, servedDomains: servedDomains)
+        try await answeringStoreFaults(during: "a bridge report") { try await apply(report) }
+    }
+
+    private func apply(_ report: BridgeReport) async throws {
         let at = now()
         switch report.change {
         case .registered(let account, let token, let options)?:

@@ -31,6 +31,8 @@ final class PushService: Sendable {
                                                 maximumKeys: 10_000))
     /// The App Server refusing us is logged once per condition and minute, not once per push.
     private let refusals = Mutex(LogLimiter(interval: 60_000, capacity: 32))
+    /// A store fault fails every stanza alike while it lasts: logged once per kind and minute.
+    private let storeFaults = Mutex(LogLimiter(interval: 60_000, capacity: 32))
 
     init(store: any PushStore, settings: APushSettings, logger: Logger,
          now: @escaping @Sendable () -> Timestamp = PushService.wallClock) {
@@ -62,11 +64,41 @@ final class PushService: Sendable {
             logger.warning("a publish for a new registration was refused: \(error)")
             answer = .wait(.resourceConstraint)
         } catch {
-            logger.error("a publish failed: \(error)")
-            answer = .wait(.internalServerError)
+            if let fault = storeFault(error, during: "a publish") {
+                answer = .wait(fault.condition)
+            } else {
+                logger.error("a publish failed: \(error)")
+                answer = .wait(.internalServerError)
+            }
         }
         statistics.count("answers.\(answer.statisticsName)")
         if let error = answer.error { throw error }
+    }
+
+    /// The answer to a stanza that met a store fault that may pass (a full or read-only disk, a store
+    /// not opened yet), logged once per kind and minute; nil for any other error. `wait`, so servers
+    /// keep their registrations and try again; `resource-constraint`, since what is lacking is a
+    /// system resource, the disk (RFC 6120 §8.3.3.18), not a defect (`internal-server-error`).
+    func storeFault(_ error: any Error, during what: String) -> StanzaError? {
+        let kind: String
+        switch error {
+        case is StoreUnavailableError: kind = "unavailable"
+        case let error as SQLiteError where error.mayPass: kind = "\(error.primaryCode)"
+        default: return nil
+        }
+        if storeFaults.withLock({ $0.allows(kind, at: now()) }) {
+            logger.error("\(what) met a store fault, answering wait (logged once a minute while it lasts): \(error)")
+        }
+        return StanzaError(.resourceConstraint, type: .wait, text: "the push store is unavailable for now; try again later")
+    }
+
+    /// Runs a command or a bridge report, answering a store fault as `storeFault` does.
+    func answeringStoreFaults<T>(during what: String, _ body: () async throws -> T) async throws -> T {
+        do {
+            return try await body()
+        } catch {
+            throw storeFault(error, during: what) ?? error
+        }
     }
 
     /// Takes one of the `maxInFlight` upstream slots, or says there is none free.

@@ -72,8 +72,17 @@ public final class Database {
         }
     }
 
+    /// The failed system call as the SQLite error it amounts to, so a read-only or full file system
+    /// reads the same whether SQLite or this check met it first.
     private static func systemError(_ call: String, _ path: String) -> SQLiteError {
-        SQLiteError(code: SQLITE_CANTOPEN, message: "\(call) \(path): \(String(cString: strerror(errno)))")
+        let number = errno
+        let code = switch number {
+        case EROFS: SQLITE_READONLY
+        case ENOSPC, EDQUOT: SQLITE_FULL
+        case EACCES, EPERM: SQLITE_PERM
+        default: SQLITE_CANTOPEN
+        }
+        return SQLiteError(code: code, message: "\(call) \(path): \(String(cString: strerror(number)))")
     }
 
     /// Runs one statement, discarding any rows.

@@ -11,16 +11,47 @@ import Foundation
 ///
 /// Tokens are stored (the upstream node must be known when a held push goes out) but never logged;
 /// the file is created 0600. No message text is ever stored: held notices are metadata only.
+///
+/// A location that can never work (`UnusableStoreError`) fails at start. A file system that refuses
+/// for now (read-only, full: `SQLiteError.mayPass`) leaves the store unavailable instead: every call
+/// fails at once with `StoreUnavailableError`, and the first call `reopenInterval` after the last try
+/// opens and migrates it, so the store comes back by itself when the disk does.
 public final class SQLitePushStore: PushStore {
-    /// Touched only on `queue`, which is what makes the store `Sendable`.
-    private nonisolated(unsafe) let database: Database
-    private let queue = DispatchQueue(label: "apush.store")
-    public let limits: StoreLimits
+    private enum Connection {
+        case open(Database)
+        case unavailable(StoreUnavailableError, triedAt: ContinuousClock.Instant)
+    }
 
-    public init(_ location: DatabaseLocation, limits: StoreLimits = StoreLimits()) throws {
-        database = try Database(location)
-        try database.migrate(Self.migrations)
+    /// Touched only on `queue`, which is what makes the store `Sendable`.
+    private nonisolated(unsafe) var connection: Connection
+    private let queue = DispatchQueue(label: "apush.store")
+    private let location: DatabaseLocation
+    private let reopenInterval: Duration
+    public let limits: StoreLimits
+    /// Why the store could not be opened at start (it is opened on use later), nil if it was.
+    public let unavailableAtStart: StoreUnavailableError?
+
+    public init(_ location: DatabaseLocation, limits: StoreLimits = StoreLimits(),
+                reopenInterval: Duration = .seconds(2)) throws(UnusableStoreError) {
+        try location.checkUsable()
+        self.location = location
         self.limits = limits
+        self.reopenInterval = reopenInterval
+        do {
+            connection = .open(try Self.open(location))
+            unavailableAtStart = nil
+        } catch let error as SQLiteError where error.mayPass {
+            unavailableAtStart = StoreUnavailableError(cause: error)
+            connection = .unavailable(StoreUnavailableError(cause: error), triedAt: .now)
+        } catch {
+            throw UnusableStoreError(reason: "\(error)")
+        }
+    }
+
+    private static func open(_ location: DatabaseLocation) throws -> Database {
+        let database = try Database(location)
+        try database.migrate(migrations)
+        return database
     }
 
     /// Runs `body` with the connection on the store's queue. A transaction that a failure left open is
@@ -29,13 +60,35 @@ public final class SQLitePushStore: PushStore {
         try await withCheckedThrowingContinuation { continuation in
             queue.async {
                 continuation.resume(with: Result {
+                    let database = try self.openedDatabase()
                     do {
-                        return try body(self.database)
+                        return try body(database)
                     } catch {
-                        self.database.rollBackIfOpen()
+                        database.rollBackIfOpen()
                         throw error
                     }
                 })
+            }
+        }
+    }
+
+    /// The connection; an unavailable store is opened again (and migrated) at most once per
+    /// `reopenInterval`, and in between fails at once, so a broken disk is not hammered. On `queue` only.
+    private func openedDatabase() throws -> Database {
+        switch connection {
+        case .open(let database):
+            return database
+        case .unavailable(let error, let triedAt):
+            let now = ContinuousClock.now
+            guard triedAt.duration(to: now) >= reopenInterval else { throw error }
+            do {
+                let database = try Self.open(location)
+                connection = .open(database)
+                return database
+            } catch {
+                let error = StoreUnavailableError(cause: error)
+                connection = .unavailable(error, triedAt: now)
+                throw error
             }
         }
     }

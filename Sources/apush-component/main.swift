@@ -53,8 +53,17 @@ case .run(let file):
     let (configuration, settings) = loadConfiguration(file)
     let logger = Logger(label: "apush", level: configuration.logLevel, sink: StandardErrorLogSink())
     let service: ComponentService
+    let store: SQLitePushStore
     do {
-        let store = try SQLitePushStore(.file(path: configuration.store), limits: settings.storeLimits)
+        store = try SQLitePushStore(.file(path: configuration.store), limits: settings.storeLimits)
+    } catch {
+        fail("\(ConfigurationError(key: "store", reason: error.reason))", code: ExitCode.configuration)
+    }
+    if let unavailable = store.unavailableAtStart {
+        // Running without it beats stopping: the server gets `wait` and keeps its registrations.
+        logger.error("\(unavailable); publishes are answered wait until it opens (tried again on use)")
+    }
+    do {
         let module = try APushModule(store: store, settings: settings, logger: logger)
         service = try ComponentService(configuration: configuration, modules: [module], logger: logger)
     } catch {

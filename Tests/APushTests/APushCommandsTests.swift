@@ -6,6 +6,7 @@ import Store
 import Testing
 import XMLStream
 import XMPP
+import XMPPTesting
 @testable import APush
 
 /// The commands run through AdHocSessions, so stages, sessions and access are the real ones.
@@ -36,8 +37,8 @@ import XMPP
         let harness: Harness
         let sessions: AdHocSessions
 
-        init(settings: APushSettings = APushSettings()) throws {
-            harness = try Harness(settings: settings)
+        init(settings: APushSettings = APushSettings(), store: SQLitePushStore? = nil) throws {
+            harness = try Harness(settings: settings, store: store)
             let context = ModuleContext(componentJID: try JID("apush.localhost"), servedDomains: ["localhost"],
                                         admins: [try JID("carol@localhost")], sender: harness.sender,
                                         logger: .disabled)
@@ -192,6 +193,36 @@ import XMPP
         let reply = try await setup.execute(APushCommands.registrations, as: Self.alice)
         #expect(reply.status == "completed")
         #expect(reply.notes.first?.type == "info")
+    }
+
+    /// A store that cannot be opened answers every command (a user's and an operator's) with a `wait`
+    /// that says why, logged once.
+    @Test(.enabled(if: ScratchMount.isAvailable, "needs root to mount a small tmpfs"))
+    func everyCommandIsAnsweredWaitWhileTheStoreCannotBeOpened() async throws {
+        let mount = try ScratchMount(megabytes: 4)
+        defer { mount.remove() }
+        let setup = try Setup(store: SQLitePushStore.unavailable(on: mount))
+        // Each up to the stage that needs the store: some show a form first.
+        let runs: [(String, () async throws -> Reply)] = [
+            (APushCommands.registrations, { try await setup.execute(APushCommands.registrations, as: Self.alice) }),
+            (APushCommands.policy, { try await setup.execute(APushCommands.policy, as: Self.alice) }),
+            (APushCommands.test, { try await setup.run(APushCommands.test, as: Self.alice, .value("kind", "wake")) }),
+            (APushCommands.adminRegistrations, { try await setup.run(APushCommands.adminRegistrations, as: Self.carol) }),
+            (APushCommands.adminRemove, {
+                try await setup.run(APushCommands.adminRemove, as: Self.carol, .value("account", "alice@localhost"))
+            }),
+            (APushCommands.adminPolicy, {
+                try await setup.run(APushCommands.adminPolicy, as: Self.carol, .value("account", "alice@localhost"))
+            }),
+            (APushCommands.adminStats, { try await setup.execute(APushCommands.adminStats, as: Self.carol) }),
+        ]
+        #expect(Set(runs.map(\.0)) == Self.userNodes.union(Self.adminNodes))
+        for (node, run) in runs {
+            let error = await Self.stanzaError(run)
+            #expect(error?.type == .wait && error?.condition == .resourceConstraint, "\(node): \(String(describing: error))")
+            #expect(error?.text?.contains("store") == true)
+        }
+        #expect(setup.harness.logs.events.filter { $0.level == .error }.count == 1)
     }
 
     // MARK: #policy

@@ -3,6 +3,7 @@ import Store
 import Testing
 import XMLStream
 import XMPP
+import XMPPTesting
 @testable import APush
 
 @Suite struct PushServiceBridgeTests {
@@ -16,6 +17,18 @@ import XMPP
         #expect(registration.wantsReads)
         #expect(registration.deviceKey == Base64.decode(Stanzas.fixtureKey))
         #expect(registration.collapseKey.count == 32)
+    }
+
+    @Test(.enabled(if: ScratchMount.isAvailable, "needs root to mount a small tmpfs"))
+    func aReportWhileTheStoreCannotBeOpenedIsAnsweredWait() async throws {
+        let mount = try ScratchMount(megabytes: 4)
+        defer { mount.remove() }
+        let harness = try Harness(store: SQLitePushStore.unavailable(on: mount))
+        let error = await #expect(throws: StanzaError.self) { try await harness.bridge(Fixture.bridgeRegistered) }
+        #expect(error == StanzaError(.resourceConstraint, type: .wait, text: error?.text))
+        try mount.setReadOnly(false)
+        try await harness.bridge(Fixture.bridgeRegistered)
+        #expect(try await harness.store.registration(domain: "localhost", token: "tok123") != nil)
     }
 
     @Test func registeredLiftsATombstone() async throws {

@@ -466,10 +466,28 @@ import XMPP
         #expect(try await harness.publishBridged(Stanzas.chat(id: "m1")) == nil)
         try await harness.store.run { database in try database.executeScript("PRAGMA query_only = 1") }
         harness.clock.advance(seconds: 60)
-        #expect(try await harness.publishBridged(Stanzas.chat(id: "m2")) == StanzaError(.internalServerError, type: .wait))
+        #expect(try await harness.publishBridged(Stanzas.chat(id: "m2")) == StanzaError(.resourceConstraint, type: .wait))
         try await harness.store.run { database in try database.executeScript("PRAGMA query_only = 0") }
         #expect(try await harness.publishBridged(Stanzas.chat(id: "m3")) == nil)
         #expect(harness.upstream.count == 2)
+    }
+
+    /// A store the disk would not let open at start: every publish is answered `wait`, the fault is
+    /// logged once (not once a publish), and the store opens by itself once the disk is writable.
+    @Test(.enabled(if: ScratchMount.isAvailable, "needs root to mount a small tmpfs"))
+    func aStoreThatCannotBeOpenedAnswersEveryPublishWaitAndOpensWhenItCan() async throws {
+        let mount = try ScratchMount(megabytes: 4)
+        defer { mount.remove() }
+        let harness = try Harness(store: SQLitePushStore.unavailable(on: mount))
+        for id in ["m1", "m2", "m3"] {
+            #expect(try await harness.publishBridged(Stanzas.chat(id: id)) == StanzaError(.resourceConstraint, type: .wait))
+        }
+        let logged = harness.logs.events.filter { $0.level == .error }.map(\.message)
+        #expect(logged.count == 1 && logged.allSatisfy { $0.contains("readonly") }, "\(logged)")
+        #expect(!harness.logs.text.contains("tok123"), "never a token")
+        try mount.setReadOnly(false)
+        #expect(try await harness.publishBridged(Stanzas.chat(id: "m4")) == nil)
+        #expect(harness.upstream.count == 1)
     }
 
     @Test func aNewRegistrationPastTheStoresLimitIsAnsweredWait() async throws {

@@ -310,3 +310,13 @@ extension PushStore {
         try await registration(domain: domain, token: token, account: nil)
     }
 }
+
+extension SQLitePushStore {
+    /// A store on `mount` made read-only before it starts: every call fails with `StoreUnavailableError`,
+    /// until the mount is writable again and the next call opens it.
+    static func unavailable(on mount: ScratchMount) throws -> SQLitePushStore {
+        try mount.setReadOnly(true)
+        return try SQLitePushStore(.file(path: mount.directory.appendingPathComponent("apush.sqlite").path),
+                                   reopenInterval: .zero)
+    }
+}
