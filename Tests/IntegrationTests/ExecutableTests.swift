@@ -59,6 +59,19 @@ struct ExecutableTests {
         #expect(missing.output.contains("component.secret"))
     }
 
+    /// A store that can never work stops the component at start, naming the key; a disk that refuses
+    /// for now does not (FaultsEndToEndTests: a read-only store at start is answered wait, then opens).
+    @Test func aStoreInADirectoryThatDoesNotExistFailsAtStartNamingTheKey() throws {
+        let missing = FileManager.default.temporaryDirectory.appendingPathComponent("apush-missing-\(UUID().uuidString)")
+        let result = try run(["run"], environment: [
+            "APUSH_COMPONENT_JID": "apush.localhost", "APUSH_COMPONENT_SECRET": "s", "APUSH_DOMAINS": "localhost",
+            "APUSH_APP_SERVER": "push.localhost", "APUSH_STORE": missing.appendingPathComponent("s.sqlite").path,
+        ])
+        #expect(result.status == 78)
+        #expect(result.output.contains("configuration key 'store': the directory \(missing.path)/ does not exist"),
+                "\(result.output)")
+    }
+
     @Test func theExampleConfigurationIsValid() throws {
         let example = PushTestbed.repository.appendingPathComponent("config/apush-component.example.json")
         let result = try run(["check-config", "--config", example.path])

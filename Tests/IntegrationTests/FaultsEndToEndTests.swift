@@ -274,6 +274,8 @@ struct FaultsEndToEndTests {
             #expect(bed.componentLog.lowercased().contains("readonly"), "the log names the cause")
 
             try mount.setReadOnly(false)
+            // The store is tried again on use, at most every 2 s: a publish sooner is still answered wait.
+            try await Task.sleep(for: .seconds(2))
             try bed.message(from: bob, to: "alice@localhost", body: "writable again")
             let push = try await bed.nextPush(key: key, timeout: .seconds(20))
             #expect(push.summary["chat"] as? String == "bob@localhost")
