@@ -49,7 +49,7 @@ var targets: [Target] = [
     .testTarget(name: "XMPPTests", dependencies: ["XMPP", "XMPPTesting"]),
     .testTarget(name: "ComponentHostTests", dependencies: ["ComponentHost", "XMPPTesting"]),
     .testTarget(name: "SealingTests", dependencies: ["Sealing", "XMPPTesting"], resources: [.copy("Vectors")]),
-    .testTarget(name: "StoreTests", dependencies: ["Store", "XMPPTesting"]),
+    .testTarget(name: "StoreTests", dependencies: ["Store", "XMPP", "XMPPTesting"]),
     .testTarget(name: "APushTests", dependencies: ["APush", "XMPPTesting"]),
     .testTarget(name: "IntegrationTests", dependencies: ["ComponentHost", "APush", "XMPPTesting"]),
 ]

@@ -41,8 +41,9 @@ public final class SQLitePushStore: PushStore {
             connection = .open(try Self.open(location))
             unavailableAtStart = nil
         } catch let error as SQLiteError where error.mayPass {
-            unavailableAtStart = StoreUnavailableError(cause: error)
-            connection = .unavailable(StoreUnavailableError(cause: error), triedAt: .now)
+            let unavailable = StoreUnavailableError(cause: error)
+            unavailableAtStart = unavailable
+            connection = .unavailable(unavailable, triedAt: .now)
         } catch {
             throw UnusableStoreError(reason: "\(error)")
         }
