@@ -36,7 +36,7 @@ func fuzzPublish(_ input: [UInt8]) {
         let callFields = readBack(summary.json)["call"] as? [String: Any]
         require(callFields?["sid"] as? String == call.sid, "the call sid did not survive the summary")
         require(callFields?["media"] as? [String] == call.media, "the call media did not survive the summary")
-    case .callEnded(let sid, _):
+    case .callEnded(let sid, _, _):
         let held = HeldNotice(from: "", id: nil, groupchat: false, mention: false, at: ts * 1000)
         let push = OutgoingPush.message(account: account, chat: "", notice: held, count: 1, policy: PushPolicy(),
                                         missedCall: .init(sid: sid, media: []))
