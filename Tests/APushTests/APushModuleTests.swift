@@ -132,10 +132,16 @@ extension APushModuleTests {
         try await store.run { try $0.executeScript("DROP TABLE retries") }
         let failures = { sink.events.filter { $0.message.contains("stored push work failed") }.count }
         let background = Task { try await module.run(context: context) }
-        try await Task.sleep(for: .seconds(3.5))  // a turn, then one after each 1 s pause
+        // Liveness bounds (a loaded machine may be slow to run a turn), not speed.
+        func waitFor(_ count: Int) async throws {
+            let deadline = ContinuousClock.now + .seconds(20)
+            while failures() < count, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(50)) }
+        }
+        try await waitFor(1)
+        try await Task.sleep(for: .seconds(3))  // several more turns, one after each 1 s pause
         #expect(failures() == 1)
         clock.advance(seconds: 61)
-        try await Task.sleep(for: .seconds(2.5))
+        try await waitFor(2)
         #expect(failures() == 2, "logged again a minute later")
         background.cancel()
         _ = await background.result
