@@ -156,7 +156,7 @@ import XMPP
     /// the App Server's answers (they may take 25 s each, or never come).
     /// Whether a turn returns while the App Server holds every answer (it never answers, so a turn that
     /// waited for one would not return at all): a bound on liveness, wide for a loaded machine.
-    static func turnReturns(_ harness: Harness, within limit: Duration = .seconds(20)) async throws -> Bool {
+    static func turnReturns(_ harness: Harness, within limit: Duration = .seconds(60)) async throws -> Bool {
         let returned = Mutex(false)
         Task {
             try await harness.service.processDueWork(context: harness.context)

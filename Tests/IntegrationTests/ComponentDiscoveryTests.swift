@@ -50,12 +50,12 @@ struct ComponentDiscoveryTests {
             let service = try ComponentService(configuration: configuration, modules: [DiscoveryModule()],
                                                logger: .disabled)
             running = Task { await service.run(onEvent: { events.put($0) }) }
-            _ = try await events.take(matching: { $0 == .connected }, timeout: .seconds(10))
+            _ = try await events.take(matching: { $0 == .connected }, timeout: .seconds(30))
 
             try await discover(through: server)
 
             try await server.restart()
-            _ = try await events.take(matching: { $0 == .connected }, timeout: .seconds(10),
+            _ = try await events.take(matching: { $0 == .connected }, timeout: .seconds(30),
                                       what: "the component's second connection")
             try await discover(through: server)
         } catch {
