@@ -6,7 +6,7 @@ import Logging
 import Sealing
 import Store
 import Synchronization
-public import XMLStream
+import XMLStream
 import XMPP
 
 /// The push path: intake → classify → coalesce → summary → seal → publish upstream → answer.
