@@ -34,7 +34,8 @@ struct BridgeReport: Sendable, Equatable {
             } catch {
                 throw StanzaError(.badRequest, text: "registered: \(error)")
             }
-            change = .registered(account: account, token: token, options: try RegistrationOptions(form: form))
+            change = .registered(account: account, token: try RegistrationOptions.token(token),
+                                 options: try RegistrationOptions(form: form))
         } else if let unregistered = message.findElement("{urn:xmpp:apush:bridge:0}unregistered") {
             guard let account = unregistered[attribute: "account"].flatMap(EventClassifier.bareJID) else {
                 throw StanzaError(.badRequest, text: "unregistered needs an account")

@@ -19,7 +19,7 @@ struct IncomingPublish: Sendable {
         guard let node = iq.findString("{http://jabber.org/protocol/pubsub}pubsub/publish@node"), !node.isEmpty else {
             throw StanzaError(.badRequest, text: "the publish has no node")
         }
-        token = node
+        token = try RegistrationOptions.token(node)
         notification = iq.findElement("{http://jabber.org/protocol/pubsub}pubsub/publish/item/{urn:xmpp:push:0}notification")
         if let formElement = iq.findElement("{http://jabber.org/protocol/pubsub}pubsub/publish-options/{jabber:x:data}x") {
             let form: DataForm

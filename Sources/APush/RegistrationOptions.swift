@@ -15,6 +15,10 @@ struct RegistrationOptions: Sendable, Equatable {
         guard let module = form.value("pushModule")?.trimmed, !module.isEmpty else {
             throw StanzaError(.badRequest, text: "publish-options: pushModule is missing")
         }
+        guard module.utf8.count <= Self.maximumPushModuleLength else {
+            throw StanzaError(.badRequest,
+                              text: "publish-options: pushModule is longer than \(Self.maximumPushModuleLength) bytes")
+        }
         guard let encodedKey = form.value("apushEncryptionPublicKey")?.trimmed, !encodedKey.isEmpty else {
             throw StanzaError(.badRequest, text: "publish-options: apushEncryptionPublicKey is missing")
         }
@@ -37,6 +41,21 @@ struct RegistrationOptions: Sendable, Equatable {
         case let other?:
             throw StanzaError(.badRequest, text: "publish-options: apushRead '\(other)' is not 0, 1, true or false")
         }
+    }
+
+    /// The longest pushModule taken: the name of an App Server's module.
+    static let maximumPushModuleLength = 256
+    /// The longest device token (a publish's node) taken. APNs and FCM tokens are a few hundred bytes at
+    /// most, a Web Push endpoint well under this; a longer one is no token, and stored it would travel
+    /// with every push of the registration.
+    static let maximumTokenLength = 2048
+
+    /// `node` as a device token, or a `bad-request` saying why it is none.
+    static func token(_ node: String) throws(StanzaError) -> String {
+        guard node.utf8.count <= maximumTokenLength else {
+            throw StanzaError(.badRequest, text: "the node (the device token) is longer than \(maximumTokenLength) bytes")
+        }
+        return node
     }
 
     func request(domain: String, token: String, account: String?) -> RegistrationRequest {

@@ -1,3 +1,4 @@
+import Foundation
 import Sealing
 import Testing
 import XMLStream
@@ -27,6 +28,16 @@ import XMPP
             + "<disable xmlns='urn:xmpp:push:0' node=''/></unregistered></message>"
         let report = try BridgeReport(message: try Element.parse(xml), servedDomains: ["localhost"])
         #expect(report.change == .unregistered(account: "alice@localhost", token: nil))
+    }
+
+    @Test func aRegisteredTokenLongerThanAnyDeviceTokenIsABadRequest() throws {
+        let node = String(repeating: "t", count: RegistrationOptions.maximumTokenLength + 1)
+        let xml = Fixture.bridgeRegistered.replacingOccurrences(of: "node='tok123'", with: "node='\(node)'")
+        #expect(xml.contains(node))
+        let error = #expect(throws: StanzaError.self) {
+            try BridgeReport(message: try Element.parse(xml), servedDomains: ["localhost"])
+        }
+        #expect(error?.condition == .badRequest)
     }
 
     @Test func aMessageReportingNeitherChangesNothing() throws {

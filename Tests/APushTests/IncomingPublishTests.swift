@@ -50,6 +50,15 @@ import XMPP
         #expect(error?.type == .auth)
     }
 
+    @Test func aNodeLongerThanAnyDeviceTokenIsABadRequest() throws {
+        let node = String(repeating: "t", count: RegistrationOptions.maximumTokenLength + 1)
+        let xml = Stanzas.publish(node: node, notification: "", options: nil)
+        let error = #expect(throws: StanzaError.self) {
+            try IncomingPublish(iq: try Element.parse(xml), servedDomains: ["localhost"])
+        }
+        #expect(error?.condition == .badRequest)
+    }
+
     @Test func aPublishWithoutFromIsForbidden() throws {
         let xml = "<iq type='set' id='1'><pubsub xmlns='http://jabber.org/protocol/pubsub'><publish node='t'/></pubsub></iq>"
         let error = #expect(throws: StanzaError.self) {

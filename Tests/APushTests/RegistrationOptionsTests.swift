@@ -93,4 +93,21 @@ import XMPP
     func trimsWhitespace(_ text: String, expected: String) {
         #expect(text.trimmed == expected)
     }
+
+    /// A client writes the form the server stores and echoes on every push: a module name or a token
+    /// of any length would be stored and travel upstream with each push.
+    @Test func aPushModuleOrATokenPastItsBoundIsABadRequest() throws {
+        let longest = String(repeating: "m", count: RegistrationOptions.maximumPushModuleLength)
+        func options(module: String) throws -> RegistrationOptions {
+            try RegistrationOptions(form: Self.form([("pushModule", module), ("apushEncryptionPublicKey", Base64.encode(Self.key))]))
+        }
+        #expect(try options(module: longest).pushModule == longest)
+        let error = #expect(throws: StanzaError.self) { try options(module: longest + "m") }
+        #expect(error?.condition == .badRequest)
+        #expect(error?.text?.contains("pushModule") == true)
+
+        let token = String(repeating: "t", count: RegistrationOptions.maximumTokenLength)
+        #expect(try RegistrationOptions.token(token) == token)
+        #expect(throws: StanzaError.self) { try RegistrationOptions.token(token + "t") }
+    }
 }
