@@ -34,6 +34,9 @@ end
 -- Same store name as mod_cloud_notify's module:open_store(): it flushes every change at once.
 local registration_store = module:open_store("cloud_notify");
 local host_sessions = prosody.hosts[host].sessions;
+-- The largest token and publish-options form a client may enable push with: a real one is a few
+-- hundred bytes (the component refuses tokens over 2048 bytes).
+local max_token_bytes, max_options_bytes = 2048, 4096;
 -- Past this many bytes a forwarded copy is left out and the push names only the account.
 local forwarded_limit = module:get_option_number("apush_bridge_forwarded_limit", strip.default_limit, 1024);
 
@@ -74,6 +77,14 @@ module:hook("cloud_notify/registration", function (event)
 		return false;
 	end
 	if push_info.jid ~= component then return; end
+	-- What the client writes here travels with every push: a token or a form larger than any real one
+	-- would cost the link (and the component refuses it anyway), so it is refused now.
+	local options = push_info.options and st.deserialize(push_info.options);
+	if #(push_info.node or "") > max_token_bytes or (options and #tostring(options) > max_options_bytes) then
+		module:log("info", "Refusing push registration of %s: token or publish-options too large", origin.full_jid);
+		origin.send(st.error_reply(stanza, "modify", "not-acceptable", "The push token or its options are too large"));
+		return false;
+	end
 
 	local registered = st.stanza("registered", {
 		xmlns = xmlns_bridge;
@@ -81,8 +92,8 @@ module:hook("cloud_notify/registration", function (event)
 		resource = push_info.resource;
 		client_id = push_info.client_id;
 	}):tag("enable", { xmlns = xmlns_push, jid = push_info.jid, node = push_info.node });
-	if push_info.options then
-		registered:add_child(st.deserialize(push_info.options));
+	if options then
+		registered:add_child(options);
 	end
 	send_to_component(registered:up());
 end, -100);

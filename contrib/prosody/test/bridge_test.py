@@ -312,6 +312,16 @@ def scenarios(c2s_port, component):
         component.expect_nothing(0.5, "a refused enable")
     check("enable towards a service not allowed is refused with not-allowed", refused)
 
+    def oversized():
+        for node, padding in (("t" * 2049, ""), ("tokBig", "x" * 5000)):
+            form = PUBLISH_OPTIONS.replace("</x>", f"<field var='padding'><value>{padding}</value></field></x>")
+            answer = phone.iq("set", f"<enable xmlns='{NS_PUSH}' jid='{COMPONENT}' node='{node}'>{form}</enable>")
+            assert answer.get("type") == "error", ET.tostring(answer).decode()[:300]
+            error = answer.find(q(NS_CLIENT, "error"))
+            assert error.find("{urn:ietf:params:xml:ns:xmpp-stanzas}not-acceptable") is not None, ET.tostring(error).decode()
+        component.expect_nothing(0.5, "an oversized enable")
+    check("enable towards the component with a token or a form larger than any real one is refused", oversized)
+
     def registered():
         answer = phone.iq("set", enable(COMPONENT, "tok123"))
         assert answer.get("type") == "result", ET.tostring(answer).decode()
