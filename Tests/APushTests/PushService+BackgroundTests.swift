@@ -284,18 +284,25 @@ import XMPP
         try await dying.value
     }
 
-    /// The same for a push sent at once: stored with the decision that makes it, before it is sent.
-    @Test func aPushSentAtOnceWhenTheProcessDiesGoesOutAfterARestart() async throws {
-        let path = Self.temporaryStorePath()
-        defer { Self.removeStore(path) }
+    /// A first process sends message `m1` at once and dies before the App Server answers it (it never
+    /// does: `kill -9`); a second process opens the same store file on the same clock.
+    static func processDiesSendingAMessageAtOnce(store path: String) async throws
+        -> (first: Harness, second: Harness, clock: ManualClock, dying: Task<StanzaError?, any Error>) {
         let clock = ManualClock()
         let device = KeyPair.generate()
         let first = try Harness(store: try SQLitePushStore(.file(path: path)), clock: clock, device: device)
         first.sender.answerAll(.held)
         let dying = Task { try await first.publishBridged(Stanzas.chat(id: "m1")) }
         try await first.sender.waitForRequests(1)
-
         let second = try Harness(store: try SQLitePushStore(.file(path: path)), clock: clock, device: device)
+        return (first, second, clock, dying)
+    }
+
+    /// The same for a push sent at once: stored with the decision that makes it, before it is sent.
+    @Test func aPushSentAtOnceWhenTheProcessDiesGoesOutAfterARestart() async throws {
+        let path = Self.temporaryStorePath()
+        defer { Self.removeStore(path) }
+        let (first, second, clock, dying) = try await Self.processDiesSendingAMessageAtOnce(store: path)
         try await second.processDueWork()
         #expect(second.upstream.isEmpty)
         clock.advance(seconds: 30)
@@ -315,14 +322,7 @@ import XMPP
     func aStoredMessagePushThatALaterMessageOrAReadSupersededIsNotSentAgain(_ what: String) async throws {
         let path = Self.temporaryStorePath()
         defer { Self.removeStore(path) }
-        let clock = ManualClock()
-        let device = KeyPair.generate()
-        let first = try Harness(store: try SQLitePushStore(.file(path: path)), clock: clock, device: device)
-        first.sender.answerAll(.held)
-        let dying = Task { try await first.publishBridged(Stanzas.chat(id: "m1")) }
-        try await first.sender.waitForRequests(1)
-
-        let second = try Harness(store: try SQLitePushStore(.file(path: path)), clock: clock, device: device)
+        let (first, second, clock, dying) = try await Self.processDiesSendingAMessageAtOnce(store: path)
         clock.advance(seconds: 11)
         if what == "a read" {
             try await second.publishBridged(Stanzas.displayedCarbon())
