@@ -9,7 +9,7 @@ set -euo pipefail
 # (prosody pulls lua5.4 and its Lua libraries in; prosody-modules carries mod_cloud_notify).
 PACKAGES=(
     pkg-config libxml2-dev libsodium-dev libssl-dev libsqlite3-dev
-    prosody prosody-modules ejabberd lua5.4
+    prosody prosody-modules ejabberd erlang-dev lua5.4
     python3 python3-cryptography
     # What the Swift toolchain and Foundation themselves need on Debian.
     binutils libc6-dev libgcc-12-dev libstdc++-12-dev libcurl4 libedit2 libpython3-dev

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The README's test command: installs what the tests need, then
+# The README's test command: installs what the tests need, runs the server bridges' own tests
+# (Lua and a real Prosody for Prosody's, eunit for ejabberd's), then
 #   1. runs every libFuzzer target for FUZZ_SECONDS (default 20) from the checked-in corpus
 #      (contrib/fuzz.sh: AddressSanitizer and its leak checker included);
 #   2. builds and runs every test under each sanitizer in SANITIZERS (default "thread"; "thread
@@ -15,6 +16,8 @@ command -v swift >/dev/null || export PATH="/opt/swift/usr/bin:$PATH"
 # The Prosody bridge on its own: its stripping library in plain Lua, then the module in a real Prosody.
 lua5.4 contrib/prosody/test/strip_test.lua
 python3 contrib/prosody/test/bridge_test.py
+# The ejabberd bridge on its own: built against the installed ejabberd, its eunit tests.
+bash contrib/ejabberd/build.sh --test
 
 failed=()
 timed() {

@@ -1,0 +1,490 @@
+%%%----------------------------------------------------------------------
+%%% File    : mod_apush_bridge.erl
+%%% Purpose : Tells an apush component who a push is for and what caused it
+%%%
+%%% Loaded beside mod_push (XEP-0357) on a virtual host. mod_push keeps
+%%% everything it does (storage, enable/disable, stream management, keepalive,
+%%% error handling); this module only adds to it:
+%%%
+%%%   * it enriches mod_push's publishes to the component in flight: a note of
+%%%     {account, stanza} is set around mod_push's own hooks, and a global
+%%%     filter_packet handler adds <account/> and a stripped <forwarded/> copy
+%%%     of the stanza (no text, at most 16 KiB: mod_apush_bridge_stanza) to
+%%%     the publish, in the pushing process itself;
+%%%   * it reports registrations made and removed towards the component
+%%%     (<registered/>, <unregistered/>), once mod_push has stored them;
+%%%   * it refuses <enable/> towards a push service that is not allowed;
+%%%   * it pushes reads (the account read or answered a chat on another
+%%%     device, or published an XEP-0490 displayed marker) to the account's
+%%%     registrations at the component that no session holds;
+%%%   * while the component is not connected, it holds mod_push's publishes
+%%%     back: mod_push then sees a timeout and keeps the registration, where a
+%%%     remote-server-not-found would have deleted it.
+%%%
+%%% Wire format: contrib/ejabberd/README.md. MIT licensed, part of apush-component.
+%%%----------------------------------------------------------------------
+-module(mod_apush_bridge).
+-behaviour(gen_mod).
+
+%% gen_mod
+-export([start/2, stop/1, reload/3, depends/2, mod_opt_type/1, mod_options/1, mod_doc/0]).
+%% IQ handler and hooks
+-export([process_iq/1, filter_packet/1,
+         note_mam_message/7, forget_mam_message/7,
+         note_offline_message/1, forget_offline_message/1,
+         note_c2s_stanza/3, forget_c2s_stanza/3,
+         note_c2s_session_pending/1, forget_c2s_session_pending/1,
+         note_c2s_info/2, forget_c2s_info/2,
+         user_send_packet/1, pubsub_publish_item/6, remove_user/2,
+         component_connected/1, component_disconnected/2]).
+%% The decision, pure, for the unit tests
+-export([publish_action/4]).
+
+-include("xmpp.hrl").
+-include("logger.hrl").
+-include("translate.hrl").
+
+-define(NS_BRIDGE, <<"urn:xmpp:apush:bridge:0">>).
+-define(NS_MDS, <<"urn:xmpp:mds:displayed:0">>).
+%% The process dictionary key of the note: #{account := bare JID, luser,
+%% lserver, stanza := xmlel() | none, set_at := monotonic milliseconds}.
+-define(NOTE, {?MODULE, note}).
+%% A note lives as long as the hook that set it. One left behind by a hook
+%% chain that another module stopped is never trusted after this long.
+-define(NOTE_MAX_AGE_MS, 1000).
+
+%%%===================================================================
+%%% gen_mod
+%%%===================================================================
+
+start(Host, _Opts) ->
+    case component(Host) of
+        undefined ->
+            ?ERROR_MSG("mod_apush_bridge on ~ts: apush_bridge_component is not set", [Host]),
+            {error, apush_bridge_component_not_set};
+        Component ->
+            %% mod_push registered its handler when it started (a hard
+            %% dependency): the last handler added for a namespace wins.
+            gen_iq_handler:add_iq_handler(ejabberd_sm, Host, ?NS_PUSH_0, ?MODULE, process_iq),
+            lists:foreach(fun({Hook, Fun, Seq}) -> ejabberd_hooks:add(Hook, Host, ?MODULE, Fun, Seq) end,
+                          host_hooks()),
+            case gen_mod:is_loaded_elsewhere(Host, ?MODULE) of
+                true -> ok;
+                false -> lists:foreach(fun({Hook, Fun, Seq}) -> ejabberd_hooks:add(Hook, ?MODULE, Fun, Seq) end,
+                                       global_hooks())
+            end,
+            ?INFO_MSG("mod_apush_bridge on ~ts: bridging mod_push's publishes to ~ts", [Host, Component]),
+            ok
+    end.
+
+stop(Host) ->
+    lists:foreach(fun({Hook, Fun, Seq}) -> ejabberd_hooks:delete(Hook, Host, ?MODULE, Fun, Seq) end,
+                  host_hooks()),
+    case gen_mod:is_loaded_elsewhere(Host, ?MODULE) of
+        true -> ok;
+        false -> lists:foreach(fun({Hook, Fun, Seq}) -> ejabberd_hooks:delete(Hook, ?MODULE, Fun, Seq) end,
+                               global_hooks())
+    end,
+    %% Give the push namespace back to mod_push if it still runs.
+    case gen_mod:is_loaded(Host, mod_push) of
+        true -> gen_iq_handler:add_iq_handler(ejabberd_sm, Host, ?NS_PUSH_0, mod_push, process_iq);
+        false -> gen_iq_handler:remove_iq_handler(ejabberd_sm, Host, ?NS_PUSH_0)
+    end,
+    ok.
+
+%% Options are read where they are used: a reload needs nothing else.
+reload(_Host, _NewOpts, _OldOpts) ->
+    ok.
+
+depends(_Host, _Opts) ->
+    [{mod_push, hard}].
+
+%% Each note is set one step before mod_push's own handler on the same hook
+%% and forgotten one step after it (ejabberd runs lower numbers first).
+host_hooks() ->
+    [{store_mam_message, note_mam_message, 49},
+     {store_mam_message, forget_mam_message, 51},
+     {offline_message_hook, note_offline_message, 54},
+     {offline_message_hook, forget_offline_message, 56},
+     {c2s_handle_send, note_c2s_stanza, 49},
+     {c2s_handle_send, forget_c2s_stanza, 51},
+     {c2s_session_pending, note_c2s_session_pending, 49},
+     {c2s_session_pending, forget_c2s_session_pending, 51},
+     %% mod_push_keepalive's wakes come from here.
+     {c2s_handle_info, note_c2s_info, 49},
+     {c2s_handle_info, forget_c2s_info, 51},
+     %% Late, after mod_mam (88) marked what it archived and mod_push pushed it.
+     {user_send_packet, user_send_packet, 95},
+     {pubsub_publish_item, pubsub_publish_item, 50},
+     %% Before mod_push (50) forgets the account's registrations.
+     {remove_user, remove_user, 49}].
+
+global_hooks() ->
+    [{filter_packet, filter_packet, 50},
+     {component_connected, component_connected, 50},
+     {component_disconnected, component_disconnected, 50}].
+
+mod_opt_type(apush_bridge_component) ->
+    econf:domain();
+mod_opt_type(apush_bridge_allowed_services) ->
+    econf:list(econf:domain(), [unique]);
+mod_opt_type(apush_bridge_forwarded_limit) ->
+    econf:int(1024, 1024 * 1024).
+
+mod_options(_Host) ->
+    [{apush_bridge_component, undefined},
+     {apush_bridge_allowed_services, []},
+     {apush_bridge_forwarded_limit, mod_apush_bridge_stanza:default_limit()}].
+
+mod_doc() ->
+    #{desc =>
+          [?T("Bridges mod_push to an apush component (an XEP-0114 component that seals "
+              "push summaries for the device). Every publish mod_push sends to the component "
+              "gets the account it is for and a stripped copy of the stanza that caused it "
+              "(no message text); registrations are reported to the component once stored; "
+              "reads on another device are pushed to devices that no session holds; and while "
+              "the component is not connected, publishes are held back so that mod_push keeps "
+              "its registrations."),
+           ?T("Requires 'mod_push' with 'include_sender: true'. XEP-0490 reads need "
+              "'mod_pubsub' with the 'pep' plugin.")],
+      opts =>
+          [{apush_bridge_component,
+            #{value => ?T("Domain"),
+              desc => ?T("The component's JID. Required.")}},
+           {apush_bridge_allowed_services,
+            #{value => "[Domain, ...]",
+              desc => ?T("The push services a client may enable push towards; an 'enable' "
+                         "for any other is refused with 'not-allowed'. Empty (the default) "
+                         "allows all. The component is always allowed.")}},
+           {apush_bridge_forwarded_limit,
+            #{value => ?T("Bytes"),
+              desc => ?T("The largest stripped copy forwarded with a push; past it the push "
+                         "names the account alone. The default is 16384.")}}],
+      example =>
+          ["modules:",
+           "  mod_push:",
+           "    include_sender: true",
+           "  mod_apush_bridge:",
+           "    apush_bridge_component: apush.example.org",
+           "    apush_bridge_allowed_services: [apush.example.org]"]}.
+
+component(Host) ->
+    gen_mod:get_module_opt(Host, ?MODULE, apush_bridge_component).
+
+%%%===================================================================
+%%% Registrations
+%%%===================================================================
+
+%% Takes over mod_push's urn:xmpp:push:0 handler: refuses what must not be
+%% stored, lets mod_push store or remove the rest, and reports to the
+%% component only what mod_push answered with a result.
+process_iq(#iq{type = set, from = #jid{lserver = Host}, lang = Lang,
+               sub_els = [#push_enable{jid = Service, node = Node, xdata = XData}]} = IQ) ->
+    Component = component(Host),
+    ServiceDomain = (jid:tolower(Service)),
+    case is_allowed(Host, Service, Component) of
+        false ->
+            ?INFO_MSG("Refusing push registration of ~ts towards ~ts",
+                      [jid:encode(IQ#iq.from), jid:encode(Service)]),
+            xmpp:make_error(IQ, xmpp:err_not_allowed(?T("This push service is not allowed here"), Lang));
+        true when ServiceDomain == {<<>>, Component, <<>>} ->
+            Form = case XData of undefined -> undefined; _ -> xmpp:encode(XData) end,
+            case mod_apush_bridge_stanza:is_oversized_registration(Node, Form) of
+                true ->
+                    ?INFO_MSG("Refusing push registration of ~ts: token or publish-options too large",
+                              [jid:encode(IQ#iq.from)]),
+                    xmpp:make_error(IQ, xmpp:err_not_acceptable(
+                                          ?T("The push token or its options are too large"), Lang));
+                false ->
+                    Answer = mod_push:process_iq(IQ),
+                    report_stored(Answer, IQ, Host, Component, Node, XData),
+                    Answer
+            end;
+        true ->
+            mod_push:process_iq(IQ)
+    end;
+process_iq(#iq{type = set, from = #jid{lserver = Host}, sub_els = [#push_disable{jid = Service, node = Node}]} = IQ) ->
+    Answer = mod_push:process_iq(IQ),
+    Component = component(Host),
+    case {Answer, jid:tolower(Service)} of
+        {#iq{type = result}, {<<>>, Component, <<>>}} ->
+            send_to_component(Host, Component,
+                              unregistered(account(IQ#iq.from), Component, Node));
+        _ ->
+            ok
+    end,
+    Answer;
+process_iq(IQ) ->
+    mod_push:process_iq(IQ).
+
+is_allowed(Host, Service, Component) ->
+    case gen_mod:get_module_opt(Host, ?MODULE, apush_bridge_allowed_services) of
+        [] -> true;
+        Allowed ->
+            %% The component is always allowed: listing other services must
+            %% not lock out the bridge's own.
+            {_, Domain, _} = jid:tolower(Service),
+            Domain == Component orelse lists:member(Domain, Allowed)
+    end.
+
+%% A registration without a form carries no key: nothing could be sealed for
+%% it, so the component is not told of it.
+report_stored(#iq{type = result}, _IQ, _Host, _Component, _Node, undefined) ->
+    ok;
+report_stored(#iq{type = result}, #iq{from = From}, Host, Component, Node, XData) ->
+    Enable = xmpp:encode(#push_enable{jid = jid:make(Component), node = Node, xdata = XData}),
+    send_to_component(Host, Component,
+                      #xmlel{name = <<"registered">>,
+                             attrs = [{<<"xmlns">>, ?NS_BRIDGE}, {<<"account">>, account(From)},
+                                      {<<"resource">>, From#jid.resource}],
+                             children = [Enable]});
+report_stored(_Error, _IQ, _Host, _Component, _Node, _XData) ->
+    ok.
+
+unregistered(Account, Component, Node) ->
+    Disable = #xmlel{name = <<"disable">>,
+                     attrs = [{<<"xmlns">>, ?NS_PUSH_0}, {<<"jid">>, Component}]
+                             ++ [{<<"node">>, Node} || Node /= <<>>, Node /= undefined]},
+    #xmlel{name = <<"unregistered">>, attrs = [{<<"xmlns">>, ?NS_BRIDGE}, {<<"account">>, Account}],
+           children = [Disable]}.
+
+%% mod_push forgets a removed account's registrations: so does the component.
+remove_user(LUser, LServer) ->
+    Component = component(LServer),
+    send_to_component(LServer, Component,
+                      unregistered(jid:encode(jid:make(LUser, LServer)), Component, <<>>)).
+
+%% Sent only while the component is connected: otherwise ejabberd would try
+%% to reach its domain over s2s. What is missed is learnt from the next
+%% publish, which carries the registration's options.
+send_to_component(Host, Component, Payload) ->
+    case ejabberd_router:is_my_route(Component) of
+        true ->
+            ejabberd_router:route(#message{from = jid:make(Host), to = jid:make(Component),
+                                           type = normal, sub_els = [Payload]});
+        false ->
+            ?WARNING_MSG("apush component ~ts is not connected: a registration change of ~ts "
+                         "is not reported (its next push reports it)", [Component, Host])
+    end.
+
+account(#jid{} = JID) ->
+    jid:encode(jid:remove_resource(jid:tolower(JID))).
+
+%%%===================================================================
+%%% Notes around mod_push's hooks
+%%%===================================================================
+
+note_mam_message(Pkt, LUser, LServer, _Peer, _Nick, chat, _Dir) ->
+    set_note(LUser, LServer, with_stanza_id(Pkt, LUser, LServer)),
+    Pkt;
+note_mam_message(Pkt, _LUser, _LServer, _Peer, _Nick, _Type, _Dir) ->
+    Pkt.
+
+forget_mam_message(Pkt, _LUser, _LServer, _Peer, _Nick, _Type, _Dir) ->
+    forget_note(),
+    Pkt.
+
+note_offline_message({offlined, #message{to = #jid{luser = LUser, lserver = LServer}} = Msg} = Acc) ->
+    set_note(LUser, LServer, Msg),
+    Acc;
+note_offline_message(Acc) ->
+    Acc.
+
+forget_offline_message(Acc) ->
+    forget_note(),
+    Acc.
+
+note_c2s_stanza(#{jid := #jid{luser = LUser, lserver = LServer}} = State, Pkt, _SendResult) ->
+    set_note(LUser, LServer, Pkt),
+    State;
+note_c2s_stanza(State, _Pkt, _SendResult) ->
+    State.
+
+forget_c2s_stanza(State, _Pkt, _SendResult) ->
+    forget_note(),
+    State.
+
+%% mod_push pushes for the first incoming chat message of the queue, if any.
+note_c2s_session_pending(#{jid := #jid{luser = LUser, lserver = LServer}, mgmt_queue := Queue} = State) ->
+    Pkt = case mod_stream_mgmt:queue_find(fun mod_push:is_incoming_chat_msg/1, Queue) of
+              none -> none;
+              Found -> Found
+          end,
+    set_note(LUser, LServer, Pkt),
+    State;
+note_c2s_session_pending(State) ->
+    State.
+
+forget_c2s_session_pending(State) ->
+    forget_note(),
+    State.
+
+note_c2s_info(#{jid := #jid{luser = LUser, lserver = LServer}} = State, _Info) ->
+    set_note(LUser, LServer, none),
+    State;
+note_c2s_info(State, _Info) ->
+    State.
+
+forget_c2s_info(State, _Info) ->
+    forget_note(),
+    State.
+
+set_note(LUser, LServer, Pkt) ->
+    Stanza = case Pkt of
+                 #xmlel{} -> Pkt;
+                 #message{} -> xmpp:encode(Pkt);
+                 _ -> none
+             end,
+    put(?NOTE, #{account => jid:encode(jid:make(LUser, LServer)), luser => LUser, lserver => LServer,
+                 stanza => Stanza, set_at => erlang:monotonic_time(millisecond)}).
+
+forget_note() ->
+    erase(?NOTE),
+    ok.
+
+%% mod_mam adds <stanza-id/> after the push went out; the id the app fetches
+%% from the archive is known already.
+with_stanza_id(#message{meta = #{stanza_id := ID}} = Pkt, LUser, LServer) when is_integer(ID) ->
+    StanzaID = #stanza_id{by = jid:make(LUser, LServer), id = integer_to_binary(ID)},
+    xmpp:set_els(Pkt, [StanzaID | xmpp:get_els(Pkt)]);
+with_stanza_id(Pkt, _LUser, _LServer) ->
+    Pkt.
+
+%%%===================================================================
+%%% The rewrite of mod_push's publish
+%%%===================================================================
+
+filter_packet(#iq{type = set, from = #jid{luser = <<>>, lresource = <<>>, lserver = Host}} = IQ) ->
+    case gen_mod:is_loaded(Host, ?MODULE) of
+        true ->
+            Component = component(Host),
+            case publish_action(IQ, Component, get(?NOTE), erlang:monotonic_time(millisecond)) of
+                pass -> IQ;
+                {publish, Node, Note} -> bridge(IQ, Host, Component, Node, Note)
+            end;
+        false ->
+            IQ
+    end;
+filter_packet(Stanza) ->
+    Stanza.
+
+%% Whether IQ is mod_push's publish to Component (an IQ holding one item with
+%% a urn:xmpp:push:0 notification, as mod_push builds it: records), and the
+%% note to enrich it with: none unless the note is fresh and of the same
+%% server. Pure.
+publish_action(#iq{from = #jid{lserver = Host},
+                   to = #jid{luser = <<>>, lresource = <<>>, lserver = Component},
+                   sub_els = [#pubsub{publish = #ps_publish{node = Node,
+                                                            items = [#ps_item{sub_els = [#push_notification{}]}]}}]},
+               Component, Note, Now) when is_binary(Component) ->
+    case Note of
+        #{lserver := Host, set_at := SetAt} when Now - SetAt =< ?NOTE_MAX_AGE_MS -> {publish, Node, Note};
+        _ -> {publish, Node, none}
+    end;
+publish_action(_Stanza, _Component, _Note, _Now) ->
+    pass.
+
+bridge(IQ, Host, Component, Node, Note) ->
+    case ejabberd_router:is_my_route(Component) of
+        false ->
+            %% mod_push sees a timeout and keeps the registration.
+            ?DEBUG("apush component ~ts is not connected: a push is held back", [Component]),
+            drop;
+        true when Note == none ->
+            IQ;
+        true ->
+            #{luser := LUser, account := Account, stanza := Stanza} = Note,
+            %% A note never names an account the publish is not for.
+            Mod = gen_mod:db_mod(Host, mod_push),
+            case Mod:lookup_session(LUser, Host, jid:make(Component), Node) of
+                {ok, _} ->
+                    Limit = gen_mod:get_module_opt(Host, ?MODULE, apush_bridge_forwarded_limit),
+                    enriched(IQ, fun(Notification) ->
+                                         mod_apush_bridge_stanza:bridged_notification(
+                                           xmpp:encode(Notification), Account, Stanza, Limit)
+                                 end);
+                _ ->
+                    IQ
+            end
+    end.
+
+enriched(#iq{sub_els = [#pubsub{publish = #ps_publish{items = [#ps_item{sub_els = [N]} = Item]} = Publish} = PubSub]} = IQ,
+         Enrich) ->
+    IQ#iq{sub_els = [PubSub#pubsub{publish = Publish#ps_publish{items = [Item#ps_item{sub_els = [Enrich(N)]}]}}]}.
+
+component_connected(Host) ->
+    ?DEBUG("~ts connected", [Host]),
+    ok.
+
+component_disconnected(Host, _Reason) ->
+    case [VHost || VHost <- ejabberd_option:hosts(), gen_mod:is_loaded(VHost, ?MODULE),
+                   component(VHost) == Host] of
+        [] -> ok;
+        VHosts -> ?WARNING_MSG("apush component ~ts disconnected: pushes of ~ts are held back "
+                               "(mod_push keeps its registrations) until it connects again",
+                               [Host, lists:join(<<", ">>, VHosts)])
+    end,
+    ok.
+
+%%%===================================================================
+%%% Reads for devices that no session holds
+%%%===================================================================
+
+%% A read (a message with a body or a displayed marker to someone else) that
+%% mod_mam archived was pushed by mod_push itself, with a note. Anything else
+%% is pushed here.
+user_send_packet({#message{} = Pkt, #{jid := #jid{luser = LUser, lserver = LServer}}} = Acc) ->
+    case xmpp:get_meta(Pkt, mam_archived, false) of
+        true ->
+            ok;
+        false ->
+            Stanza = xmpp:encode(Pkt),
+            case mod_apush_bridge_stanza:is_read(Stanza, jid:encode(jid:make(LUser, LServer))) of
+                true -> push_read(LUser, LServer, Stanza, Pkt);
+                false -> ok
+            end
+    end,
+    Acc;
+user_send_packet(Acc) ->
+    Acc.
+
+%% XEP-0490: a displayed marker published to the account's own PEP node.
+pubsub_publish_item(LServer, ?NS_MDS, Publisher, #jid{luser = LUser, lserver = LServer, lresource = <<>>},
+                    ItemId, _Payload) when LUser /= <<>> ->
+    Account = jid:encode(jid:make(LUser, LServer)),
+    case jid:encode(jid:remove_resource(jid:tolower(Publisher))) of
+        Account ->
+            Notice = mod_apush_bridge_stanza:mds_notice(Account, ItemId),
+            push_read(LUser, LServer, Notice, xmpp:decode(Notice));
+        _ ->
+            ok
+    end;
+pubsub_publish_item(_ServerHost, _Node, _Publisher, _Service, _ItemId, _Payload) ->
+    ok.
+
+push_read(LUser, LServer, Stanza, Pkt) ->
+    case unheld_registrations(LUser, LServer) of
+        [] ->
+            ok;
+        Clients ->
+            ?DEBUG("Pushing a read of ~ts@~ts", [LUser, LServer]),
+            set_note(LUser, LServer, Stanza),
+            try mod_push:notify(LUser, LServer, Clients, Pkt, send)
+            after forget_note()
+            end
+    end.
+
+%% The account's registrations at the component that no session (live or
+%% waiting for resumption) holds.
+unheld_registrations(LUser, LServer) ->
+    Component = component(LServer),
+    Mod = gen_mod:db_mod(LServer, mod_push),
+    case Mod:lookup_sessions(LUser, LServer) of
+        {ok, Clients} ->
+            Held = [ID || {_, Info} <- ejabberd_sm:get_user_info(LUser, LServer),
+                          {push_id, ID} <- Info],
+            [Client || {ID, {<<>>, Service, <<>>}, _Node, _XData} = Client <- Clients,
+                       Service == Component, not lists:member(ID, Held)];
+        _ ->
+            []
+    end.
