@@ -30,6 +30,9 @@ from bridge_wire import (COMPONENT, DOMAIN, NS_BRIDGE, NS_FORWARD, NS_PUSH, PASS
                          Component, check, enable, forwarded_message, free_port, q, scenarios, wait_for_port)
 
 
+ALLOWED_SERVICES = f'["{COMPONENT}", "push.allowed.example"]'
+
+
 class Ejabberd:
     """A private ejabberd, driven with ejabberdctl and stopped by the PID in its pid file."""
 
@@ -56,7 +59,7 @@ CONTRIB_MODULES_PATH={base}/contrib
     def write_config(self, with_module):
         module = f"""  mod_apush_bridge:
     apush_bridge_component: "{COMPONENT}"
-    apush_bridge_allowed_services: ["{COMPONENT}", "push.allowed.example"]
+    apush_bridge_allowed_services: {ALLOWED_SERVICES}
 """ if with_module else ""
         with open(os.path.join(self.base, "ejabberd.yml"), "w") as f:
             f.write(f"""hosts: ["{DOMAIN}"]
@@ -115,7 +118,8 @@ modules:
             subprocess.run(build + ["--package", f"{self.base}/contrib/sources"], check=True, stdout=subprocess.DEVNULL)
             conf = f"{self.base}/contrib/sources/mod_apush_bridge/conf/mod_apush_bridge.yml"
             with open(conf) as f:
-                text = f.read().replace("apush.example.org", COMPONENT)
+                text = f.read().replace("apush.example.org", COMPONENT).replace(
+                    "apush_bridge_allowed_services: []", f"apush_bridge_allowed_services: {ALLOWED_SERVICES}")
             with open(conf, "w") as f:
                 f.write(text)
             output = self.ctl("module_install", "mod_apush_bridge")
