@@ -30,7 +30,7 @@
 -export([start/2, stop/1, reload/3, depends/2, mod_opt_type/1, mod_options/1, mod_doc/0]).
 %% IQ handler and hooks
 -export([process_iq/1, filter_packet/1,
-         note_mam_message/7, forget_mam_message/7,
+         note_mam_message/7, forget_mam_message/7, note_mam_message/8, forget_mam_message/8,
          note_offline_message/1, forget_offline_message/1,
          note_c2s_stanza/3, forget_c2s_stanza/3,
          note_c2s_session_pending/1, forget_c2s_session_pending/1,
@@ -283,6 +283,13 @@ note_mam_message(Pkt, _LUser, _LServer, _Peer, _Nick, _Type, _Dir) ->
 forget_mam_message(Pkt, _LUser, _LServer, _Peer, _Nick, _Type, _Dir) ->
     forget_note(),
     Pkt.
+
+%% ejabberd 23.04 and later add whether a room's archive stored the message.
+note_mam_message(Pkt, LUser, LServer, Peer, Nick, Type, Dir, _StoredInMucMam) ->
+    note_mam_message(Pkt, LUser, LServer, Peer, Nick, Type, Dir).
+
+forget_mam_message(Pkt, LUser, LServer, Peer, Nick, Type, Dir, _StoredInMucMam) ->
+    forget_mam_message(Pkt, LUser, LServer, Peer, Nick, Type, Dir).
 
 note_offline_message({offlined, #message{to = #jid{luser = LUser, lserver = LServer}} = Msg} = Acc) ->
     set_note(LUser, LServer, Msg),
