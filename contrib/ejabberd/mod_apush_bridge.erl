@@ -439,17 +439,20 @@ component_disconnected(Host, _Reason) ->
 
 %% A read (a message with a body or a displayed marker to someone else) that
 %% mod_mam archived was pushed by mod_push itself, with a note. Anything else
-%% is pushed here.
-user_send_packet({#message{} = Pkt, #{jid := #jid{luser = LUser, lserver = LServer}}} = Acc) ->
-    case xmpp:get_meta(Pkt, mam_archived, false) of
-        true ->
-            ok;
-        false ->
-            Stanza = xmpp:encode(Pkt),
-            case mod_apush_bridge_stanza:is_read(Stanza, jid:encode(jid:make(LUser, LServer))) of
-                true -> push_read(LUser, LServer, Stanza, Pkt);
-                false -> ok
-            end
+%% is pushed here, once the account is known to have a registration that no
+%% session holds (most senders have none: their stanzas are not encoded).
+user_send_packet({#message{type = Type, to = #jid{} = To} = Pkt,
+                  #{jid := #jid{luser = LUser, lserver = LServer}}} = Acc)
+  when Type /= error, Type /= headline ->
+    Own = {LUser, LServer},
+    case {xmpp:get_meta(Pkt, mam_archived, false), To#jid.luser, To#jid.lserver} of
+        {true, _, _} -> ok;
+        {false, ToUser, ToServer} when {ToUser, ToServer} == Own -> ok;
+        {false, _, _} -> push_read(LUser, LServer, fun(Account) ->
+                                                          Stanza = xmpp:encode(Pkt),
+                                                          mod_apush_bridge_stanza:is_read(Stanza, Account)
+                                                              andalso {Stanza, Pkt}
+                                                  end)
     end,
     Acc;
 user_send_packet(Acc) ->
@@ -461,23 +464,32 @@ pubsub_publish_item(LServer, ?NS_MDS, Publisher, #jid{luser = LUser, lserver = L
     Account = jid:encode(jid:make(LUser, LServer)),
     case jid:encode(jid:remove_resource(jid:tolower(Publisher))) of
         Account ->
-            Notice = mod_apush_bridge_stanza:mds_notice(Account, ItemId),
-            push_read(LUser, LServer, Notice, xmpp:decode(Notice));
+            push_read(LUser, LServer, fun(_) ->
+                                              Notice = mod_apush_bridge_stanza:mds_notice(Account, ItemId),
+                                              {Notice, xmpp:decode(Notice)}
+                                      end);
         _ ->
             ok
     end;
 pubsub_publish_item(_ServerHost, _Node, _Publisher, _Service, _ItemId, _Payload) ->
     ok.
 
-push_read(LUser, LServer, Stanza, Pkt) ->
+%% Read gives the stanza (as XML, and as mod_push takes it) or false when it
+%% is no read after all; it is asked only when there is someone to push to.
+push_read(LUser, LServer, Read) ->
     case unheld_registrations(LUser, LServer) of
         [] ->
             ok;
         Clients ->
-            ?DEBUG("Pushing a read of ~ts@~ts", [LUser, LServer]),
-            set_note(LUser, LServer, Stanza),
-            try mod_push:notify(LUser, LServer, Clients, Pkt, send)
-            after forget_note()
+            case Read(jid:encode(jid:make(LUser, LServer))) of
+                false ->
+                    ok;
+                {Stanza, Pkt} ->
+                    ?DEBUG("Pushing a read of ~ts@~ts", [LUser, LServer]),
+                    set_note(LUser, LServer, Stanza),
+                    try mod_push:notify(LUser, LServer, Clients, Pkt, send)
+                    after forget_note()
+                    end
             end
     end.
 
