@@ -1,3 +1,4 @@
+public import SQLite
 import Dispatch
 import Foundation
 
@@ -22,16 +23,31 @@ public final class SQLitePushStore: PushStore {
         case unavailable(StoreUnavailableError, triedAt: ContinuousClock.Instant)
     }
 
+    /// Where the store lives. Its own type, so a caller chooses the location without the SQLite core.
+    public enum Location: Sendable, Hashable {
+        /// A private database that lives as long as the store.
+        case memory
+        /// A database file, created owner-only (0600) if missing.
+        case file(path: String)
+
+        var database: DatabaseLocation {
+            switch self {
+            case .memory: .memory
+            case .file(let path): .file(path: path)
+            }
+        }
+    }
+
     /// Touched only on `queue`, which is what makes the store `Sendable`.
     private nonisolated(unsafe) var connection: Connection
     private let queue = DispatchQueue(label: "apush.store")
-    private let location: DatabaseLocation
+    private let location: Location
     private let reopenInterval: Duration
     public let limits: StoreLimits
     /// Why the store could not be opened at start (it is opened on use later), nil if it was.
     public let unavailableAtStart: StoreUnavailableError?
 
-    public init(_ location: DatabaseLocation, limits: StoreLimits = StoreLimits(),
+    public init(_ location: Location, limits: StoreLimits = StoreLimits(),
                 reopenInterval: Duration = .seconds(2)) throws(UnusableStoreError) {
         try location.checkUsable()
         self.location = location
@@ -49,8 +65,8 @@ public final class SQLitePushStore: PushStore {
         }
     }
 
-    private static func open(_ location: DatabaseLocation) throws -> Database {
-        let database = try Database(location)
+    private static func open(_ location: Location) throws -> Database {
+        let database = try Database(location.database)
         try database.migrate(migrations)
         return database
     }

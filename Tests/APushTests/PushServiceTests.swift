@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import Sealing
+import SQLite
 @testable import Store
 import Testing
 import XMPPTesting

@@ -1,4 +1,6 @@
 import Foundation
+import SQLite
+import SQLiteTesting
 import Testing
 
 @testable import Store

@@ -1,5 +1,7 @@
 import CSQLite
 import Foundation
+import SQLite
+import SQLiteTesting
 import Testing
 import XMPP
 import XMPPTesting
@@ -46,15 +48,6 @@ import XMPPTesting
             #expect(FileManager.default.createFile(atPath: path, contents: Data(repeating: 0x41, count: 4096)))
             let error = #expect(throws: UnusableStoreError.self) { try SQLitePushStore(.file(path: path)) }
             #expect(error?.reason.contains("not a database") == true)
-        }
-    }
-
-    @Test func theFaultsThatMayPassAreTheFileSystemsAndLocks() {
-        for code in [SQLITE_READONLY, SQLITE_FULL, 778 /* SQLITE_IOERR_WRITE */, SQLITE_CANTOPEN, SQLITE_PERM, SQLITE_BUSY] {
-            #expect(SQLiteError(code: code, message: "").mayPass, "\(code)")
-        }
-        for code in [SQLITE_ERROR, SQLITE_CORRUPT, SQLITE_NOTADB, 2067 /* SQLITE_CONSTRAINT_UNIQUE */, SQLITE_MISUSE] {
-            #expect(!SQLiteError(code: code, message: "").mayPass, "\(code)")
         }
     }
 

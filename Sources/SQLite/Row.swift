@@ -55,7 +55,7 @@ public struct RowDecodingError: Error, Equatable, CustomStringConvertible {
     public var column: String
     public var storageClass: String
 
-    init(column: String, value: SQLValue) {
+    public init(column: String, value: SQLValue) {
         self.column = column
         storageClass = switch value {
         case .null: "NULL"

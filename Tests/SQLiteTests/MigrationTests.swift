@@ -1,6 +1,7 @@
+import SQLiteTesting
 import Testing
 
-@testable import Store
+@testable import SQLite
 
 @Suite struct MigrationTests {
     static let migrations = [

@@ -1,7 +1,8 @@
 import Foundation
+import SQLiteTesting
 import Testing
 
-@testable import Store
+@testable import SQLite
 
 @Suite struct DatabaseTests {
     private struct Abort: Error, Equatable {}

@@ -1,7 +1,7 @@
 import CSQLite
 import Testing
 
-@testable import Store
+@testable import SQLite
 
 @Suite struct StatementTests {
     static let values: [SQLValue] = [
