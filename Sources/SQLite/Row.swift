@@ -1,22 +1,20 @@
-/// One result row: values addressed by column name (or position).
+/// One result row: values addressed by column name (or position), and the statement that returned it.
+///
+/// Reading a column decodes it or throws: a value of another type, a NULL where one is required, or a
+/// column the statement does not return is a `RowDecodingError` naming the column and the statement,
+/// never a default that would hide a damaged row.
 public struct Row: Sendable, Hashable {
     /// Column names in result order; shared by every row of one query.
     public let columns: [String]
     public let values: [SQLValue]
+    /// The statement that returned the row, which decoding errors name (nil for a row built by hand).
+    public let sql: String?
 
-    public init(columns: [String], values: [SQLValue]) {
+    public init(columns: [String], values: [SQLValue], sql: String? = nil) {
         precondition(columns.count == values.count, "a row needs one value per column")
         self.columns = columns
         self.values = values
-    }
-
-    /// The value of `column`. Asking for a column the query does not return is a programming error and traps,
-    /// rather than reading as NULL and hiding a typo.
-    public subscript(_ column: String) -> SQLValue {
-        guard let index = columns.firstIndex(of: column) else {
-            preconditionFailure("no column \"\(column)\" in \(columns)")
-        }
-        return values[index]
+        self.sql = sql
     }
 
     public subscript(_ index: Int) -> SQLValue {
@@ -27,44 +25,38 @@ public struct Row: Sendable, Hashable {
         columns.contains(column)
     }
 
-    public func int(_ column: String) -> Int64? { self[column].int64Value }
-    public func double(_ column: String) -> Double? { self[column].doubleValue }
-    public func string(_ column: String) -> String? { self[column].stringValue }
-    public func blob(_ column: String) -> [UInt8]? { self[column].bytesValue }
-    public func bool(_ column: String) -> Bool? { self[column].boolValue }
+    /// The value of `column` (the first, if the statement names two alike), whatever its type.
+    public func value(_ column: String) throws(RowDecodingError) -> SQLValue {
+        guard let index = columns.firstIndex(of: column) else {
+            throw RowDecodingError(.missingColumn(column), sql: sql)
+        }
+        return values[index]
+    }
 
     /// A NOT NULL column read as `T` (e.g. `try row.decode("id", \.int64Value)`): NULL or a value of another
-    /// type throws, so a damaged row is never read as a default.
+    /// type throws.
     public func decode<T>(_ column: String, _ read: (SQLValue) -> T?) throws(RowDecodingError) -> T {
-        guard let value = read(self[column]) else { throw RowDecodingError(column: column, value: self[column]) }
-        return value
+        let value = try value(column)
+        guard let decoded = read(value) else { throw mismatch(column, value) }
+        return decoded
     }
 
     /// A nullable column: NULL is nil, a value of another type throws.
     public func decodeIfPresent<T>(_ column: String, _ read: (SQLValue) -> T?) throws(RowDecodingError) -> T? {
-        let value = self[column]
+        let value = try value(column)
         guard !value.isNull else { return nil }
-        guard let decoded = read(value) else { throw RowDecodingError(column: column, value: value) }
+        guard let decoded = read(value) else { throw mismatch(column, value) }
         return decoded
     }
-}
 
-/// A stored value that does not decode as its column's type. Names the column and the storage class only,
-/// never the value (it may be a token).
-public struct RowDecodingError: Error, Equatable, CustomStringConvertible {
-    public var column: String
-    public var storageClass: String
-
-    public init(column: String, value: SQLValue) {
-        self.column = column
-        storageClass = switch value {
-        case .null: "NULL"
-        case .integer: "INTEGER"
-        case .real: "REAL"
-        case .text: "TEXT"
-        case .blob: "BLOB"
-        }
+    /// The error for a value of the column's type that means nothing known (an unknown enum case, a
+    /// document that does not parse), for the caller that reads it further.
+    public func unknownValue(_ column: String) -> RowDecodingError {
+        guard let index = columns.firstIndex(of: column) else { return RowDecodingError(.missingColumn(column), sql: sql) }
+        return RowDecodingError(.unknownValue(column: column, storageClass: values[index].storageClass), sql: sql)
     }
 
-    public var description: String { "column \(column) holds an unexpected \(storageClass)" }
+    private func mismatch(_ column: String, _ value: SQLValue) -> RowDecodingError {
+        RowDecodingError(.mismatch(column: column, storageClass: value.storageClass), sql: sql)
+    }
 }

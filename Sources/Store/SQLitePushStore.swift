@@ -343,8 +343,8 @@ public final class SQLitePushStore: PushStore {
 
     /// Makes room for one more registration of `account` by removing its least recently used ones.
     private static func makeRoom(forAccount account: String, limits: StoreLimits, in database: Database) throws {
-        let held = try database.query("SELECT count(*) AS n FROM registrations WHERE account = ?", [.text(account)])
-            .first?.decode("n", \.int64Value) ?? 0
+        let held = try database.queryOne("SELECT count(*) AS n FROM registrations WHERE account = ?", [.text(account)])
+            .decode("n", \.int64Value)
         let excess = held - Int64(limits.registrationsPerAccount) + 1
         guard excess > 0 else { return }
         try database.execute("""
@@ -355,8 +355,7 @@ public final class SQLitePushStore: PushStore {
 
     /// A total kept by the `sizes` triggers.
     private static func size(_ name: String, in database: Database) throws -> Int {
-        Int(try database.query("SELECT count FROM sizes WHERE name = ?", [.text(name)]).first?
-            .decode("count", \.int64Value) ?? 0)
+        Int(try database.queryOne("SELECT count FROM sizes WHERE name = ?", [.text(name)]).decode("count", \.int64Value))
     }
 
     public func registration(domain: String, token: String, account: String?) async throws -> Registration? {
@@ -396,8 +395,8 @@ public final class SQLitePushStore: PushStore {
     public func countRegistrations(matching filter: RegistrationFilter) async throws -> Int {
         try await run { database in
             let (clause, bindings) = Self.whereClause(filter)
-            return Int(try database.query("SELECT count(*) AS n FROM registrations \(clause)", bindings).first?
-                .decode("n", \.int64Value) ?? 0)
+            return Int(try database.queryOne("SELECT count(*) AS n FROM registrations \(clause)", bindings)
+                .decode("n", \.int64Value))
         }
     }
 
@@ -413,10 +412,11 @@ public final class SQLitePushStore: PushStore {
                 let rows = try database.query("""
                     SELECT * FROM registrations WHERE domain = ? AND account = ? AND (?3 IS NULL OR token = ?3)
                     """, [.text(domain), .text(account), Self.optional(token)])
-                for row in rows {
-                    try database.execute("DELETE FROM registrations WHERE id = ?", [row["id"]])
+                let registrations = try rows.map(Self.registration)
+                for registration in registrations {
+                    try database.execute("DELETE FROM registrations WHERE id = ?", [.integer(registration.id)])
                 }
-                return try rows.map(Self.registration)
+                return registrations
             }
         }
     }
@@ -553,8 +553,8 @@ public final class SQLitePushStore: PushStore {
     /// Makes room for a new chat of the registration by forgetting its quietest chats with no open window
     /// and nothing held; false if every one is busy.
     private static func makeRoomForChat(registrationID: Int64, limit: Int, in database: Database) throws -> Bool {
-        let held = try database.query("SELECT count(*) AS n FROM chats WHERE registration_id = ?",
-                                      [.integer(registrationID)]).first?.decode("n", \.int64Value) ?? 0
+        let held = try database.queryOne("SELECT count(*) AS n FROM chats WHERE registration_id = ?",
+                                         [.integer(registrationID)]).decode("n", \.int64Value)
         let excess = held - Int64(limit) + 1
         guard excess > 0 else { return true }
         try database.execute("""
@@ -583,7 +583,7 @@ public final class SQLitePushStore: PushStore {
 
     public func nextWindowEnd() async throws -> Timestamp? {
         try await run { database in
-            try database.query("SELECT min(window_ends_at) AS next FROM chats WHERE window_ends_at IS NOT NULL").first?
+            try database.queryOne("SELECT min(window_ends_at) AS next FROM chats WHERE window_ends_at IS NOT NULL")
                 .decodeIfPresent("next", \.int64Value)
         }
     }
@@ -667,8 +667,8 @@ public final class SQLitePushStore: PushStore {
     /// Inserts a retry, or returns nil when the registration's or the store's cap of retries is reached.
     /// Every insert goes through here, the outbox's included, so no path passes the caps.
     private static func insert(_ item: RetryItem, limits: StoreLimits, in database: Database) throws -> Int64? {
-        let queued = try database.query("SELECT count(*) AS n FROM retries WHERE registration_id = ?",
-                                        [.integer(item.registrationID)]).first?.decode("n", \.int64Value) ?? 0
+        let queued = try database.queryOne("SELECT count(*) AS n FROM retries WHERE registration_id = ?",
+                                           [.integer(item.registrationID)]).decode("n", \.int64Value)
         guard queued < limits.retriesPerRegistration,
               try Self.size("retries", in: database) < limits.retries else { return nil }
         try database.execute("""
@@ -681,7 +681,7 @@ public final class SQLitePushStore: PushStore {
 
     public func nextRetry() async throws -> Timestamp? {
         try await run { database in
-            try database.query("SELECT min(next_at) AS next FROM retries").first?.decodeIfPresent("next", \.int64Value)
+            try database.queryOne("SELECT min(next_at) AS next FROM retries").decodeIfPresent("next", \.int64Value)
         }
     }
 
@@ -733,8 +733,8 @@ public final class SQLitePushStore: PushStore {
         try await run { database in
             try database.transaction { database in
                 try database.execute("DELETE FROM unknown_node_answers WHERE at < ?", [.integer(since)])
-                let recent = try database.query("SELECT count(*) AS n FROM unknown_node_answers").first?
-                    .decode("n", \.int64Value) ?? 0
+                let recent = try database.queryOne("SELECT count(*) AS n FROM unknown_node_answers")
+                    .decode("n", \.int64Value)
                 guard recent < limit else { return false }
                 try database.execute("INSERT INTO unknown_node_answers (at) VALUES (?)", [.integer(at)])
                 return true
@@ -787,9 +787,8 @@ public final class SQLitePushStore: PushStore {
     private static func optional(_ number: Int64?) -> SQLValue { number.map(SQLValue.integer) ?? .null }
 
     private static func registration(_ row: Row) throws -> Registration {
-        let callsName = try row.decode("calls", \.stringValue)
-        guard let calls = CallsMode(rawValue: callsName) else {
-            throw RowDecodingError(column: "calls", value: .text(""))
+        guard let calls = CallsMode(rawValue: try row.decode("calls", \.stringValue)) else {
+            throw row.unknownValue("calls")
         }
         return Registration(
             id: try row.decode("id", \.int64Value), domain: try row.decode("domain", \.stringValue),
@@ -815,8 +814,12 @@ public final class SQLitePushStore: PushStore {
     }
 
     private static func chatState(_ row: Row) throws -> ChatState {
-        let held = try row.decodeIfPresent("held", \.stringValue).map {
-            try JSONDecoder().decode(HeldNotice.self, from: Data($0.utf8))
+        let held = try row.decodeIfPresent("held", \.stringValue).map { json in
+            do {
+                return try JSONDecoder().decode(HeldNotice.self, from: Data(json.utf8))
+            } catch {
+                throw row.unknownValue("held")
+            }
         }
         return ChatState(
             registrationID: try row.decode("registration_id", \.int64Value), chat: try row.decode("chat", \.stringValue),

@@ -11,7 +11,7 @@ import Testing
     ]
 
     private func steps(_ database: Database) throws -> [Int64?] {
-        try database.query("SELECT step FROM log ORDER BY rowid").map { $0.int("step") }
+        try database.query("SELECT step FROM log ORDER BY rowid").map { try $0.decodeIfPresent("step", \.int64Value) }
     }
 
     @Test func runsEachMigrationInOrderAndBumpsTheVersion() throws {

@@ -279,7 +279,7 @@ private func retry(_ registrationID: Int64, nextAt: Timestamp, kind: String = "m
             // A second connection sees the committed state, so the tables can be counted directly.
             let database = try Database(.file(path: path))
             for table in ["registrations", "chats", "sightings", "calls", "retries"] {
-                #expect(try database.query("SELECT count(*) AS n FROM \(table)").first?.int("n") == 0, "\(table)")
+                #expect(try database.queryOne("SELECT count(*) AS n FROM \(table)").decode("n", \.int64Value) == 0, "\(table)")
             }
         }
     }
@@ -865,7 +865,7 @@ private func retry(_ registrationID: Int64, nextAt: Timestamp, kind: String = "m
                 _ = try await store.recordUnknownNodeAnswer(at: at * 1_000, since: at * 1_000 - 5_000, limit: 3)
             }
             let database = try Database(.file(path: path))
-            #expect(try database.query("SELECT count(*) AS n FROM unknown_node_answers").first?.int("n") == 3)
+            #expect(try database.queryOne("SELECT count(*) AS n FROM unknown_node_answers").decode("n", \.int64Value) == 3)
         }
     }
 
@@ -1239,7 +1239,7 @@ private func retry(_ registrationID: Int64, nextAt: Timestamp, kind: String = "m
                 #expect(try database.userVersion == SQLitePushStore.migrations.last?.version)
                 #expect(try database.query("PRAGMA foreign_key_check").isEmpty)
                 let sizes = try database.query("SELECT name, count FROM sizes ORDER BY name")
-                    .map { "\($0.string("name") ?? "")=\($0.int("count") ?? -1)" }
+                    .map { row in try "\(row.decode("name", \.stringValue))=\(row.decode("count", \.int64Value))" }
                 #expect(sizes == ["registrations=2", "retries=1"])
             }
         }
@@ -1264,10 +1264,10 @@ private func retry(_ registrationID: Int64, nextAt: Timestamp, kind: String = "m
                 try database.migrate([Migration(version: 1, sql: ""), dropsAParent])
             }
             #expect(try database.userVersion == 1)
-            #expect(try database.query("SELECT count(*) AS n FROM children").first?.int("n") == 2)
+            #expect(try database.queryOne("SELECT count(*) AS n FROM children").decode("n", \.int64Value) == 2)
             // Foreign keys are back on after the failed rebuild.
             try database.execute("DELETE FROM parents WHERE id = 2")
-            #expect(try database.query("SELECT count(*) AS n FROM children").first?.int("n") == 1)
+            #expect(try database.queryOne("SELECT count(*) AS n FROM children").decode("n", \.int64Value) == 1)
         }
     }
 }
@@ -1281,7 +1281,7 @@ private func retry(_ registrationID: Int64, nextAt: Timestamp, kind: String = "m
     }
 
     private func column(_ store: SQLitePushStore, _ sql: String) async throws -> [String] {
-        try await store.run { database in try database.query(sql).map { $0[0].stringValue ?? "" } }
+        try await store.run { database in try database.query(sql).map { row in try row.decode(row.columns[0], \.stringValue) } }
     }
 
     @Test func dedupeKeysPastTheCapForgetTheOldest() async throws {
@@ -1415,7 +1415,7 @@ private func retry(_ registrationID: Int64, nextAt: Timestamp, kind: String = "m
         try await withStore(kind) { store in
             let alice = try await registered(store)
             try await store.run { database in
-                let pages = try database.query("PRAGMA page_count").first?[0].int64Value ?? 0
+                let pages = try database.queryOne("PRAGMA page_count").decode("page_count", \.int64Value)
                 try database.executeScript("PRAGMA max_page_count = \(pages + 2)")
             }
             let error = try await fill(store)
@@ -1447,13 +1447,64 @@ private func retry(_ registrationID: Int64, nextAt: Timestamp, kind: String = "m
         }
     }
 
-    /// A damaged row is an error, not a registration with defaults (e.g. no calls, an empty key).
-    @Test(arguments: ["calls = 'sometimes'", "device_key = 'text'", "wants_reads = 'yes'", "created_at = 1.5"])
-    func aDamagedRowThrowsRatherThanReadingAsDefaults(damage: String) async throws {
-        let store = try SQLitePushStore(.memory)
-        let alice = try await registered(store)
-        try await store.run { database in try database.executeScript("UPDATE registrations SET \(damage)") }
-        await #expect(throws: RowDecodingError.self) { try await store.registration(id: alice.id) }
+    /// A row damaged in the file (written with raw SQL, as a bad restore or a hand edit would) is an error
+    /// that names the column and the statement, never a value read as a default.
+    @Test(arguments: [
+        ("UPDATE registrations SET calls = 'sometimes'", "column calls holds a TEXT that is no value this build knows"),
+        ("UPDATE registrations SET device_key = 'text'", "column device_key holds an unexpected TEXT"),
+        ("UPDATE registrations SET wants_reads = 'yes'", "column wants_reads holds an unexpected TEXT"),
+        ("UPDATE registrations SET created_at = 1.5", "column created_at holds an unexpected REAL"),
+        ("ALTER TABLE registrations DROP COLUMN last_wake_at", "no column last_wake_at"),
+    ])
+    func aDamagedRegistrationNamesTheColumnAndTheStatement(damage: String, problem: String) async throws {
+        try await withTemporaryDatabasePath { path in
+            let alice = try await registered(SQLitePushStore(.file(path: path)))
+            try Database(.file(path: path)).executeScript(damage)
+            let error = await #expect(throws: RowDecodingError.self) {
+                try await SQLitePushStore(.file(path: path)).registration(id: alice.id)
+            }
+            #expect(error?.description == "\(problem) in \"SELECT * FROM registrations WHERE id = ?\"")
+        }
+    }
+
+    @Test func aHeldNoticeThatIsNoLongerItsJSONIsAnErrorNamingItsColumn() async throws {
+        try await withTemporaryDatabasePath { path in
+            let store = try SQLitePushStore(.file(path: path))
+            let alice = try await registered(store)
+            try await openWindow(store, registrationID: alice.id, chat: "bob@example.org", windowEnd: 2_000)
+            try Database(.file(path: path)).executeScript(#"UPDATE chats SET held = '{"from": 1}'"#)
+            let error = await #expect(throws: RowDecodingError.self) { try await store.dueWindows(at: 5_000, limit: 10) }
+            #expect(error?.description.hasPrefix("column held holds a TEXT that is no value this build knows in") == true)
+        }
+    }
+
+    @Test func aDamagedRetryIsAnErrorNamingItsColumnAndIsNotClaimed() async throws {
+        try await withTemporaryDatabasePath { path in
+            let store = try SQLitePushStore(.file(path: path))
+            let alice = try await registered(store)
+            try await store.enqueueRetry(retry(alice.id, nextAt: 1_000))
+            try Database(.file(path: path)).executeScript("UPDATE retries SET attempts = 'many'")
+            let error = await #expect(throws: RowDecodingError.self) {
+                try await store.claimDueRetries(at: 2_000, limit: 10, leaseUntil: 9_000)
+            }
+            #expect(error?.description.hasPrefix("column attempts holds an unexpected TEXT in \"SELECT") == true)
+            // Nothing was leased or lost: the item is due as it was.
+            #expect(try await store.nextRetry() == 1_000)
+        }
+    }
+
+    /// The totals the caps check are kept in `sizes`; one that is gone must not read as zero, which
+    /// would let the table grow past its cap.
+    @Test func aMissingSizeIsAnErrorNotAnEmptyTable() async throws {
+        try await withTemporaryDatabasePath { path in
+            let store = try SQLitePushStore(.file(path: path))
+            _ = try await registered(store)
+            try Database(.file(path: path)).executeScript("DELETE FROM sizes WHERE name = 'registrations'")
+            let error = await #expect(throws: RowDecodingError.self) {
+                try await registered(store, token: "token-2", account: "bob@example.org")
+            }
+            #expect(error?.description == #"no row from "SELECT count FROM sizes WHERE name = ?""#)
+        }
     }
 
     @Test func aTransactionThatAFailureLeftOpenIsRolledBack() async throws {
