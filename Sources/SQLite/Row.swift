@@ -52,7 +52,9 @@ public struct Row: Sendable, Hashable {
     /// The error for a value of the column's type that means nothing known (an unknown enum case, a
     /// document that does not parse), for the caller that reads it further.
     public func unknownValue(_ column: String) -> RowDecodingError {
-        guard let index = columns.firstIndex(of: column) else { return RowDecodingError(.missingColumn(column), sql: sql) }
+        guard let index = columns.firstIndex(of: column) else {
+            return RowDecodingError(.missingColumn(column), sql: sql)
+        }
         return RowDecodingError(.unknownValue(column: column, storageClass: values[index].storageClass), sql: sql)
     }
 
