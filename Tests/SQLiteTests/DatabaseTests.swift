@@ -182,7 +182,8 @@ import Testing
     }
 
     @Test func queryOneReturnsTheFirstRow() throws {
-        #expect(try Database(.memory).queryOne("SELECT count(*) AS n FROM sqlite_schema").decode("n", \.int64Value) == 0)
+        let row = try Database(.memory).queryOne("SELECT count(*) AS n FROM sqlite_schema")
+        #expect(try row.decode("n", \.int64Value) == 0)
     }
 
     /// A statement that must return a row and returns none is an error naming it, not a default.
