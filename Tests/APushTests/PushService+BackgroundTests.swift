@@ -1,5 +1,6 @@
 import Foundation
 import Sealing
+import SQLite
 import Store
 import Synchronization
 import Testing
@@ -128,6 +129,31 @@ import XMPP
 
     static func removeStore(_ path: String) {
         for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
+    }
+
+    /// A registration whose row is damaged in the file fails its own window, named by its column, and
+    /// holds up no other registration's push; its window is kept, so nothing is lost.
+    @Test func aDamagedRegistrationHoldsUpNoOtherRegistrationsPush() async throws {
+        let path = Self.temporaryStorePath()
+        defer { Self.removeStore(path) }
+        let harness = try Harness(store: try SQLitePushStore(.file(path: path)))
+        for (account, node) in [("alice@localhost", "tok-a"), ("bob@localhost", "tok-b")] {
+            for index in 1...2 {
+                try await harness.publishBridged(Stanzas.chat(id: "\(node)-\(index)", from: "carol@localhost/phone",
+                                                              to: account), node: node, account: account)
+            }
+            harness.clock.advance(seconds: 1)
+        }
+        #expect(harness.upstream.map(\.node) == ["tok-a", "tok-b"])
+        let aliceWindowEnd = try await harness.store.nextWindowEnd()
+        try Database(.file(path: path)).executeScript("UPDATE registrations SET calls = 'sometimes' WHERE token = 'tok-a'")
+
+        harness.clock.advance(seconds: 60)
+        let error = await #expect(throws: RowDecodingError.self) { try await harness.processDueWork() }
+        #expect(error?.description.hasPrefix("column calls holds a TEXT that is no value this build knows") == true)
+        try await harness.waitForBackgroundDeliveries()
+        #expect(harness.upstream.map(\.node) == ["tok-a", "tok-b", "tok-b"])
+        #expect(try await harness.store.nextWindowEnd() == aliceWindowEnd)
     }
 
     @Test func aHeldWindowSurvivesARestart() async throws {
