@@ -43,6 +43,14 @@ import XMPPTesting
         }
     }
 
+    /// What the push path answers `wait` to, named by kind for its once-a-minute log, whatever the engine.
+    @Test func theFaultsThatMayPassAreTransientStoreFaults() {
+        let faults: [any Error] = [StoreUnavailableError(cause: SQLiteError(code: SQLITE_READONLY, message: "")),
+                                   SQLiteError(code: 778 /* SQLITE_IOERR_WRITE */, message: ""),
+                                   SQLiteError(code: SQLITE_CORRUPT, message: "")]
+        #expect(faults.map { ($0 as? any TransientStoreFault)?.transientKind } == ["unavailable", "10", nil])
+    }
+
     @Test func aFileThatIsNoDatabaseFailsAtStart() throws {
         try withTemporaryDatabasePath { path in
             #expect(FileManager.default.createFile(atPath: path, contents: Data(repeating: 0x41, count: 4096)))
