@@ -119,9 +119,13 @@ extension PushService {
     /// Sends one claimed item. Its registration may be gone (its items go with it): nothing to send.
     private func deliverStored(_ item: RetryItem, context: PushContext) async {
         do {
-            guard let registration = try await store.registration(id: item.registrationID),
-                  let push = OutgoingPush(retry: item, account: registration.account ?? "") else {
+            guard let registration = try await store.registration(id: item.registrationID) else {
                 try await store.deleteRetry(id: item.id)
+                return
+            }
+            guard let push = OutgoingPush(retry: item, account: registration.account ?? "") else {
+                // A damaged row: kept (it expires at its deadline) so that it can be repaired, never sent.
+                logger.error("stored push \(item.id) has a kind this build does not know (column kind of retries)")
                 return
             }
             if push.kind == .message, let chat = item.collapseChat, let count = Summary.count(in: item.summary) {

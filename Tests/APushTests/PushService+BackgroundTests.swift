@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import Sealing
 import SQLite
 import Store
@@ -154,6 +155,25 @@ import XMPP
         try await harness.waitForBackgroundDeliveries()
         #expect(harness.upstream.map(\.node) == ["tok-a", "tok-b", "tok-b"])
         #expect(try await harness.store.nextWindowEnd() == aliceWindowEnd)
+    }
+
+    /// A stored push whose kind is damaged in the file is neither sent nor silently deleted: it is logged
+    /// with its column and kept until its deadline, so it can be repaired.
+    @Test func aStoredPushOfAnUnknownKindIsLoggedAndKeptNotDeleted() async throws {
+        let path = Self.temporaryStorePath()
+        defer { Self.removeStore(path) }
+        let harness = try Harness(store: try SQLitePushStore(.file(path: path)))
+        harness.sender.answerAll(.error(type: "wait", condition: "resource-constraint"))
+        try await harness.publishBridged(Stanzas.chat(id: "m1"))
+        let retryAt = try #require(try await harness.store.nextRetry())
+        try Database(.file(path: path)).executeScript("UPDATE retries SET kind = 'sometimes'")
+
+        harness.clock.advance(seconds: 2)
+        try await harness.processDueWork()
+        #expect(harness.upstream.count == 1)
+        let leasedUntil = try #require(try await harness.store.nextRetry(), "kept, not deleted")
+        #expect(leasedUntil > retryAt)
+        #expect(harness.logs.text.contains("column kind of retries"))
     }
 
     @Test func aHeldWindowSurvivesARestart() async throws {
