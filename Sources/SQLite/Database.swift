@@ -15,8 +15,8 @@ public enum DatabaseLocation: Sendable, Hashable {
 
 /// A connection to one SQLite database.
 ///
-/// Not `Sendable`: its owner guards it (`SQLitePushStore` uses it only on its own queue), so the connection is
-/// opened without SQLite's own mutex. Prepared statements are cached per SQL text,
+/// Not `Sendable`: its owner guards it (a store uses it only on a serial queue of its own), so the
+/// connection is opened without SQLite's own mutex. Prepared statements are cached per SQL text,
 /// which suits an application whose SQL is a fixed set of strings.
 public final class Database {
     private let handle: OpaquePointer

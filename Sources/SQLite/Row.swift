@@ -52,10 +52,12 @@ public struct Row: Sendable, Hashable {
     /// The error for a value of the column's type that means nothing known (an unknown enum case, a
     /// document that does not parse), for the caller that reads it further.
     public func unknownValue(_ column: String) -> RowDecodingError {
-        guard let index = columns.firstIndex(of: column) else {
-            return RowDecodingError(.missingColumn(column), sql: sql)
+        do {
+            let storageClass = try value(column).storageClass
+            return RowDecodingError(.unknownValue(column: column, storageClass: storageClass), sql: sql)
+        } catch {
+            return error
         }
-        return RowDecodingError(.unknownValue(column: column, storageClass: values[index].storageClass), sql: sql)
     }
 
     private func mismatch(_ column: String, _ value: SQLValue) -> RowDecodingError {
