@@ -1,6 +1,5 @@
-public import SQLite
 import Dispatch
-import Foundation
+import SQLite
 
 /// The push store on SQLite: one connection, used only on a serial queue of its own.
 ///
@@ -17,6 +16,8 @@ import Foundation
 /// for now (read-only, full: `SQLiteError.mayPass`) leaves the store unavailable instead: every call
 /// fails at once with `StoreUnavailableError`, and the first call `reopenInterval` after the last try
 /// opens and migrates it, so the store comes back by itself when the disk does.
+///
+/// This file holds the connection; each section of `PushStore` is in its SQLitePushStore+<Concern>.swift.
 public final class SQLitePushStore: PushStore {
     private enum Connection {
         case open(Database)
