@@ -2,6 +2,7 @@ import ComponentHost
 import Foundation
 import Logging
 import Sealing
+import SQLite
 @testable import Store
 import Testing
 import XMLStream
