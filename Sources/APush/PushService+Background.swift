@@ -4,6 +4,9 @@ import Store
 import Synchronization
 
 extension PushService {
+    /// Stored pushes being sent by the background work, at most `settings.maxBackgroundDeliveries`.
+    var backgroundDeliveries: Int { background.withLock { $0 } }
+
     /// One turn of the stored work: drops what expired, moves the held notices of ended windows into the
     /// outbox, then starts sending what is due, calls first, at most `maxBackgroundDeliveries` at once.
     /// Returns without waiting for the App Server's answers, so a slow or silent App Server delays

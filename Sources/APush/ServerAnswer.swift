@@ -18,3 +18,13 @@ enum ServerAnswer: Sendable, Equatable {
         }
     }
 }
+
+extension ServerAnswer {
+    var statisticsName: String {
+        switch self {
+        case .accepted: "result"
+        case .gone: "cancel"
+        case .wait: "wait"
+        }
+    }
+}
