@@ -11,7 +11,7 @@ import XMPP
 struct APushCommands: Sendable {
     let service: PushService
     let context: ModuleContext
-    let pushContext: PushContext
+    let upstream: Upstream
 
     static let registrations = APushNamespace.commands + "#registrations"
     static let policy = APushNamespace.commands + "#policy"
@@ -110,7 +110,7 @@ struct APushCommands: Sendable {
                                   + "try again in \(seconds) s")
         }
         let results = try await service.sendTest(kind, account: request.requester, componentJID: context.componentJID,
-                                                 context: pushContext)
+                                                 via: upstream)
         guard !results.isEmpty else {
             return .completed(AdHocNote(.warn, "None of your registrations takes \(kind.rawValue) pushes."))
         }

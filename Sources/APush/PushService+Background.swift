@@ -11,7 +11,7 @@ extension PushService {
     /// outbox, then starts sending what is due, calls first, at most `maxBackgroundDeliveries` at once.
     /// Returns without waiting for the App Server's answers, so a slow or silent App Server delays
     /// nothing else. After a restart it picks up whatever the previous process left.
-    func processDueWork(context: PushContext) async throws {
+    func processDueWork(upstream: Upstream) async throws {
         let at = now()
         for (kind, count) in try await store.deleteExpiredRetries(at: at) {
             // A stored kind is counted only by a name from the fixed set.
@@ -40,7 +40,7 @@ extension PushService {
         background.withLock { $0 -= slots - claimed.count }
         for item in claimed {
             Task {
-                await deliverStored(item, context: context)
+                await deliverStored(item, via: upstream)
                 background.withLock { $0 -= 1 }
                 backgroundDeliveryEnded.ring()
             }
@@ -95,7 +95,7 @@ extension PushService {
     }
 
     /// Sends one claimed item. Its registration may be gone (its items go with it): nothing to send.
-    private func deliverStored(_ item: RetryItem, context: PushContext) async {
+    private func deliverStored(_ item: RetryItem, via upstream: Upstream) async {
         do {
             guard let registration = try await store.registration(id: item.registrationID),
                   let push = OutgoingPush(retry: item, account: registration.account ?? "") else {
@@ -110,7 +110,7 @@ extension PushService {
                     return
                 }
             }
-            await deliver(push, to: registration, context: context, at: now())
+            await deliver(push, to: registration, via: upstream, at: now())
         } catch {
             logger.error("a stored push failed: \(error)")
         }

@@ -21,7 +21,7 @@ extension PushService {
     /// outbox, leased while it is in flight) from before it is sent until its answer is recorded, so a
     /// crash in between sends it again when the lease ends (§7).
     @discardableResult
-    func deliver(_ push: OutgoingPush, to registration: Registration, context: PushContext, at: Timestamp) async
+    func deliver(_ push: OutgoingPush, to registration: Registration, via upstream: Upstream, at: Timestamp) async
         -> UpstreamOutcome {
         var item = push.stored
         if item == nil {
@@ -49,7 +49,7 @@ extension PushService {
         let outcome: UpstreamOutcome
         if takeSlot() {
             let started = ContinuousClock.now
-            outcome = await context.upstream.publish(node: registration.token, pushModule: registration.pushModule,
+            outcome = await upstream.publish(node: registration.token, pushModule: registration.pushModule,
                                                      fields: fields)
             inFlight.withLock { $0 -= 1 }
             let latency = ContinuousClock.now - started

@@ -6,11 +6,12 @@ import XMPP
 
 extension PushService {
     /// Answers one publish from the server: returns for a `result`, throws the error to answer with.
-    func handlePublish(_ iq: Element, context: PushContext) async throws(StanzaError) {
+    /// Only a domain in `servedDomains` may publish; what it asks to push goes to `upstream`.
+    func handlePublish(_ iq: Element, servedDomains: Set<String>, upstream: Upstream) async throws(StanzaError) {
         let answer: ServerAnswer
         do {
-            let publish = try IncomingPublish(iq: iq, servedDomains: context.servedDomains)
-            answer = try await handle(publish, context: context)
+            let publish = try IncomingPublish(iq: iq, servedDomains: servedDomains)
+            answer = try await handle(publish, upstream: upstream)
         } catch let error as StanzaError {
             statistics.count("answers.error.\(error.condition.rawValue)")
             logger.info("refused a publish: \(error.text ?? error.condition.rawValue)")
@@ -30,7 +31,7 @@ extension PushService {
         if let error = answer.error { throw error }
     }
 
-    private func handle(_ publish: IncomingPublish, context: PushContext) async throws -> ServerAnswer {
+    private func handle(_ publish: IncomingPublish, upstream: Upstream) async throws -> ServerAnswer {
         let at = now()
         let classified = EventClassifier.classify(publish.notification)
         let registration: Registration
@@ -55,7 +56,7 @@ extension PushService {
         let pushes = try await decide(classified, for: registration, at: at)
         var answer = ServerAnswer.accepted
         for push in pushes {
-            let outcome = await deliver(push, to: registration, context: context, at: at)
+            let outcome = await deliver(push, to: registration, via: upstream, at: at)
             if outcome == .deadToken { answer = .gone }
             if case .retry(let reason) = outcome, answer == .accepted { answer = reason.serverAnswer }
         }

@@ -81,9 +81,3 @@ final class PushService: Sendable {
         }
     }
 }
-
-/// What the push path needs of the host for one call.
-struct PushContext: Sendable {
-    var servedDomains: Set<String>
-    var upstream: Upstream
-}
