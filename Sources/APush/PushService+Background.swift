@@ -61,19 +61,13 @@ extension PushService {
                     return (.quiet, nil)
                 }
                 // The held push obeys the policy as it is now: a chat muted, or quiet hours begun, during
-                // the window silences it.
-                let notice = MessageNotice(chat: window.chat, from: held.from, groupchat: held.groupchat,
-                                           mention: held.mention, id: held.id, dedupeKey: nil)
-                switch PolicyDecision.decide(policy, event: .message(notice), at: at) {
-                case .deliver:
-                    let push = OutgoingPush.message(account: account, chat: window.chat, notice: held, count: count,
-                                                    policy: policy)
-                    return (.push, self.outboxItem(push, registrationID: registration.id, at: at, dueAt: at))
-                case .wakeInstead:
-                    return (.wakeInstead, nil)
-                case .silence, .drop:
-                    return (.silenced, nil)
-                }
+                // the window withholds it.
+                let verdict = PolicyDecision.message(policy, chat: window.chat, groupchat: held.groupchat,
+                                                     mention: held.mention, at: at)
+                guard verdict == .deliver else { return (.withheld(verdict), nil) }
+                let push = OutgoingPush.message(account: account, chat: window.chat, notice: held, count: count,
+                                                policy: policy)
+                return (.push, self.outboxItem(push, registrationID: registration.id, at: at, dueAt: at))
             }
             switch ended {
             case .quiet:
@@ -83,13 +77,10 @@ extension PushService {
                 statistics.count("pushes.message.retry-cap")
             case .push:
                 statistics.count("coalesced.sent")
-            case .wakeInstead:
-                statistics.count("quiet-hours.wake")
-                for push in try await wake(registration, account: account, at: at) {
+            case .withheld(let verdict):
+                for push in try await withhold(verdict, registration: registration, account: account, at: at) {
                     try await store.enqueueRetry(outboxItem(push, registrationID: registration.id, at: at, dueAt: at))
                 }
-            case .silenced:
-                statistics.count("dropped.policy")
             }
         }
     }
@@ -157,8 +148,6 @@ private enum EndedWindow: Sendable {
     case quiet
     /// The held notice is in the outbox.
     case push
-    /// Quiet hours began during the window: a wake goes instead.
-    case wakeInstead
-    /// The chat was muted (or pushes turned off) during the window.
-    case silenced
+    /// The policy withholds it now (the chat muted, quiet hours begun): perhaps a wake goes instead.
+    case withheld(PolicyDecision.Verdict)
 }

@@ -53,7 +53,7 @@ extension PushService {
         } else {
             return try await answerUnknownNode(at: at, token: publish.token)
         }
-        let pushes = try await decide(classified, for: registration, at: at)
+        let pushes = try await apply(classified, to: registration, at: at)
         var answer = ServerAnswer.accepted
         for push in pushes {
             let outcome = await deliver(push, to: registration, via: upstream, at: at)

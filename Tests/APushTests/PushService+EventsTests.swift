@@ -193,8 +193,8 @@ extension PushServiceTests {
             // Both publishes read the registration before either recorded its wake.
             let snapshot = try #require(try await harness.store.registration(domain: "localhost", token: "tok123"))
             let wake = ClassifiedPublish(account: "alice@localhost", event: .wake)
-            let first = try await harness.service.decide(wake, for: snapshot, at: harness.clock.now)
-            let second = try await harness.service.decide(wake, for: snapshot, at: harness.clock.now)
+            let first = try await harness.service.apply(wake, to: snapshot, at: harness.clock.now)
+            let second = try await harness.service.apply(wake, to: snapshot, at: harness.clock.now)
             #expect(first.map(\.kind) == [.wake])
             #expect(second.isEmpty)
         }
