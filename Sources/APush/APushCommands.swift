@@ -253,8 +253,8 @@ struct APushCommands: Sendable {
                   values: [String(service.publishesInFlight)]),
         ]
         for (scope, counts) in [("since-start", sinceStart), ("total", totals)] {
-            let answers = counts["upstream.answers"] ?? 0
-            let latency = answers > 0 ? (counts["upstream.latency-ms"] ?? 0) / answers : 0
+            let answers = counts[Statistic.upstreamAnswers.name] ?? 0
+            let latency = answers > 0 ? (counts[Statistic.upstreamLatencyMilliseconds.name] ?? 0) / answers : 0
             fields.append(.init(variable: "\(scope).upstream.mean-latency-ms", type: .textSingle,
                                 label: "Mean upstream latency (ms), \(scope)", values: [String(latency)]))
             for name in counts.keys.sorted() {

@@ -15,7 +15,7 @@ extension PushService {
         let at = now()
         for (kind, count) in try await store.deleteExpiredRetries(at: at) {
             // A stored kind is counted only by a name from the fixed set.
-            statistics.count("pushes.\(Summary.Kind(rawValue: kind)?.rawValue ?? "unknown").expired", by: Int64(count))
+            statistics.count(.push(Summary.Kind(rawValue: kind), .expired), by: Int64(count))
         }
         try await takeEndedWindows(at: at)
         if backgroundDeliveries >= settings.maxBackgroundDeliveries {
@@ -74,9 +74,9 @@ extension PushService {
                 break
             case .push where stored == nil:
                 // The store holds its cap of retries: the held push cannot be kept, so it is not sent.
-                statistics.count("pushes.message.retry-cap")
+                statistics.count(.push(.message, .retryCap))
             case .push:
-                statistics.count("coalesced.sent")
+                statistics.count(.coalescedSent)
             case .withheld(let verdict):
                 for push in try await withhold(verdict, registration: registration, account: account, at: at) {
                     try await store.enqueueRetry(outboxItem(push, registrationID: registration.id, at: at, dueAt: at))
@@ -96,7 +96,7 @@ extension PushService {
             if push.kind == .message, let chat = item.collapseChat, let count = Summary.count(in: item.summary) {
                 let state = try await store.updateChat(registrationID: registration.id, chat: chat) { $0 }
                 guard ChatCoalescer.isCurrent(count: count, in: state) else {
-                    statistics.count("pushes.message.superseded")
+                    statistics.count(.push(.message, .superseded))
                     try await store.deleteRetry(id: item.id)
                     return
                 }

@@ -42,7 +42,7 @@ extension PushService {
             fields = try seal(push, for: registration)
         } catch {
             logger.error("cannot seal a push for \(Fingerprint.of(registration.token)): \(error)")
-            statistics.count("pushes.\(push.kind.rawValue).unsealable")
+            statistics.count(.push(push.kind, .unsealable))
             if let item { try? await store.deleteRetry(id: item.id) }
             return .rejected(reason: "seal")
         }
@@ -53,12 +53,12 @@ extension PushService {
                                                      fields: fields)
             inFlight.withLock { $0 -= 1 }
             let latency = ContinuousClock.now - started
-            statistics.count("upstream.latency-ms", by: latency.components.seconds * 1000
+            statistics.count(.upstreamLatencyMilliseconds, by: latency.components.seconds * 1000
                 + latency.components.attoseconds / 1_000_000_000_000_000)
-            statistics.count("upstream.answers")
+            statistics.count(.upstreamAnswers)
         } else {
             // Past the cap: not sent now, but stored and retried, since the server never retries.
-            statistics.count("upstream.in-flight-cap")
+            statistics.count(.upstreamInFlightCap)
             outcome = .retry(.inFlightCap)
         }
         do {
@@ -84,19 +84,19 @@ extension PushService {
 
     private func record(_ outcome: UpstreamOutcome, of push: OutgoingPush, for registration: Registration,
                         at: Timestamp, item stored: RetryItem?) async throws {
-        let kind = push.kind.rawValue
+        let kind = push.kind
         let token = Fingerprint.of(registration.token)
         switch outcome {
         case .accepted:
-            statistics.count("pushes.\(kind).accepted")
+            statistics.count(.push(kind, .accepted))
             try await recordAnswered(registration, at: at, error: nil, item: stored)
         case .deadToken:
-            statistics.count("pushes.\(kind).dead-token")
+            statistics.count(.push(kind, .deadToken))
             logger.notice("the App Server says token \(token) (\(registration.pushModule)) is dead: removing it")
             // Every account's registration of the token goes, and their stored pushes with them.
             try await store.buryDeadToken(registration.token, pushModule: registration.pushModule, at: at)
         case .rejected(let reason):
-            statistics.count("pushes.\(kind).rejected")
+            statistics.count(.push(kind, .rejected))
             logger.warning("the App Server rejected a push for \(token): \(reason)")
             try await recordAnswered(registration, at: at, error: reason, item: stored)
         case .retry(let reason):
@@ -108,16 +108,16 @@ extension PushService {
             let answeredAt = now()
             let delay = Self.retryDelay(attempt: item.attempts)
             if answeredAt + delay > item.deadline {
-                statistics.count("pushes.\(kind).expired")
+                statistics.count(.push(kind, .expired))
                 logger.info("giving up on a push for \(token) after \(item.attempts) attempts: \(reason)")
                 if let stored { try await store.deleteRetry(id: stored.id) }
                 return
             }
-            statistics.count("pushes.\(kind).retrying")
+            statistics.count(.push(kind, .retrying))
             item.nextAt = answeredAt + delay
             if stored == nil {
                 guard try await store.enqueueRetry(item) != nil else {
-                    statistics.count("pushes.\(kind).retry-cap")
+                    statistics.count(.push(kind, .retryCap))
                     logger.info("dropped a push for \(token): the store holds its limit of retries")
                     return
                 }
@@ -140,11 +140,10 @@ extension PushService {
 
     /// The App Server refused a push for a reason of its own (§3.1): every registration stays, and the
     /// operator hears of it once a minute per condition.
-    private func countRefusal(_ condition: StanzaError.Condition, kind: String, at: Timestamp) {
-        // Conditions come from the wire: only those RFC 6120 defines name a counter.
-        let name = StanzaError.Condition.defined[condition] == nil ? "other" : condition.rawValue
-        statistics.count("pushes.\(kind).refused")
-        statistics.count("upstream.refused.\(name)")
+    private func countRefusal(_ condition: StanzaError.Condition, kind: Summary.Kind, at: Timestamp) {
+        let name = Statistic.counted(condition)
+        statistics.count(.push(kind, .refused))
+        statistics.count(.upstreamRefused(condition))
         if refusals.withLock({ $0.allows(name, at: at) }) {
             logger.error("the App Server refuses our pushes (cancel/\(name)): is this component allowed to send to it? "
                 + "Registrations are kept; pushes are retried")

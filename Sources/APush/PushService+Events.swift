@@ -13,8 +13,8 @@ extension PushService {
         -> [OutgoingPush] {
         let policy = try await policy(for: registration.account)
         let verdict = PolicyDecision.decide(policy, event: classified.event, at: at)
-        statistics.count("events.\(classified.event.kindName)")
-        if verdict == .drop { statistics.count("dropped.policy") }
+        statistics.count(.event(classified.event))
+        if verdict == .drop { statistics.count(.droppedByPolicy) }
         let target = EventTarget(registration: registration, account: registration.account ?? classified.account ?? "",
                                  readsVisible: registration.account != nil || classified.account != nil,
                                  policy: policy, verdict: verdict, window: windowMilliseconds(policy), at: at)
@@ -43,7 +43,7 @@ extension PushService {
         case .push:
             return pushes
         case .hold:
-            statistics.count("coalesced.held")
+            statistics.count(.coalescedHeld)
             return []
         case .silence:
             return try await withhold(target.verdict, registration: target.registration, account: target.account,
@@ -96,7 +96,7 @@ extension PushService {
         let since = target.at - Timestamp(settings.dedupeMinutes) * 60_000
         guard try await store.firstSighting(registrationID: target.registration.id, key: key, at: target.at,
                                             since: since) else {
-            statistics.count("deduplicated")
+            statistics.count(.deduplicated)
             return false
         }
         return true
@@ -136,10 +136,10 @@ extension PushService {
     func withhold(_ verdict: PolicyDecision.Verdict, registration: Registration, account: String, at: Timestamp)
         async throws -> [OutgoingPush] {
         guard verdict == .wakeInstead else {
-            statistics.count("dropped.policy")
+            statistics.count(.droppedByPolicy)
             return []
         }
-        statistics.count("quiet-hours.wake")
+        statistics.count(.quietHoursWake)
         return try await wake(registration, account: account, at: at)
     }
 
@@ -148,7 +148,7 @@ extension PushService {
     func wake(_ registration: Registration, account: String, at: Timestamp) async throws -> [OutgoingPush] {
         guard try await store.recordWake(registrationID: registration.id, at: at,
                                          unlessSince: at - Timestamp(settings.wakeIntervalSeconds) * 1000) else {
-            statistics.count("dropped.rate-limit")
+            statistics.count(.droppedByRateLimit)
             return []
         }
         return [OutgoingPush(summary: Summary(kind: .wake, account: account, ts: at / 1000), collapseChat: nil)]

@@ -13,7 +13,7 @@ extension PushService {
             let publish = try IncomingPublish(iq: iq, servedDomains: servedDomains)
             answer = try await handle(publish, upstream: upstream)
         } catch let error as StanzaError {
-            statistics.count("answers.error.\(error.condition.rawValue)")
+            statistics.count(.refusedPublish(error.condition))
             logger.info("refused a publish: \(error.text ?? error.condition.rawValue)")
             throw error
         } catch let error as StoreCapacityError {
@@ -27,7 +27,7 @@ extension PushService {
                 answer = .wait(.internalServerError)
             }
         }
-        statistics.count("answers.\(answer.statisticsName)")
+        statistics.count(.answer(answer))
         if let error = answer.error { throw error }
     }
 
@@ -39,7 +39,7 @@ extension PushService {
             guard let registered = try await store.registerUnlessBuried(
                 options.request(domain: publish.domain, token: publish.token, account: classified.account),
                 freshCollapseKey: CollapseKey.random().bytes, now: at, buriedSince: at - Self.day) else {
-                statistics.count("answers.tombstone")
+                statistics.count(.tombstoneAnswer)
                 return .gone
             }
             registration = registered
@@ -48,7 +48,7 @@ extension PushService {
             registration = stored
         } else if try await store.isBuried(token: publish.token, pushModule: nil, account: classified.account,
                                            since: at - Self.day) {
-            statistics.count("answers.tombstone")
+            statistics.count(.tombstoneAnswer)
             return .gone
         } else {
             return try await answerUnknownNode(at: at, token: publish.token)
@@ -68,11 +68,11 @@ extension PushService {
         guard try await store.recordUnknownNodeAnswer(at: at, since: at - 3_600_000,
                                                       limit: settings.unknownNodeCancelsPerHour) else {
             logger.warning("publish for an unknown node \(Fingerprint.of(token)); the hourly cap of cancel answers is reached, answering wait")
-            statistics.count("unknown-node.capped")
+            statistics.count(.unknownNodeCapped)
             return .wait(.resourceConstraint)
         }
         logger.notice("publish for an unknown node \(Fingerprint.of(token)) with no publish-options: answering cancel")
-        statistics.count("unknown-node.cancelled")
+        statistics.count(.unknownNodeCancelled)
         return .gone
     }
 }

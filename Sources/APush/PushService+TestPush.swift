@@ -39,7 +39,7 @@ extension PushService {
                 summary.kind = .wake
                 summary.chat = nil
             }
-            statistics.count("tests.\(kind.rawValue)")
+            statistics.count(.testPush(kind))
             let outcome = await deliver(OutgoingPush(summary: summary, collapseChat: collapseChat), to: registration,
                                         via: upstream, at: at)
             results.append((registration, outcome))

@@ -18,13 +18,3 @@ enum ServerAnswer: Sendable, Equatable {
         }
     }
 }
-
-extension ServerAnswer {
-    var statisticsName: String {
-        switch self {
-        case .accepted: "result"
-        case .gone: "cancel"
-        case .wait: "wait"
-        }
-    }
-}
