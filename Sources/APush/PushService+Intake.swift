@@ -31,6 +31,8 @@ extension PushService {
         if let error = answer.error { throw error }
     }
 
+    /// Finds the registration the publish is for (made or refreshed from its publish-options), or answers
+    /// for a removed or unknown one; then applies its event and delivers what is due now.
     private func handle(_ publish: IncomingPublish, upstream: Upstream) async throws -> ServerAnswer {
         let at = now()
         let classified = EventClassifier.classify(publish.notification)

@@ -8,7 +8,8 @@ import XMPP
                  fields: value.map { [.value("calls", $0)] } ?? [])
     }
 
-    @Test(arguments: [("1", true), ("true", true), (" TRUE ", true), ("0", false), ("False", false), ("\tfalse\n", false)])
+    @Test(arguments: [("1", true), ("true", true), (" TRUE ", true), ("0", false), ("False", false),
+                      ("\tfalse\n", false)])
     func readsABooleanAsPeopleTypeIt(_ value: String, expected: Bool) throws {
         #expect(try Self.form(value).typedBoolean("calls") == expected)
     }

@@ -12,8 +12,6 @@ import XMPP
         (.tombstoneAnswer, "answers.tombstone"),
         (.unknownNodeCancelled, "unknown-node.cancelled"),
         (.unknownNodeCapped, "unknown-node.capped"),
-        (.event(.message(MessageNotice(chat: "c", from: "f", groupchat: false, mention: false))), "events.message"),
-        (.event(.callEnded(sid: "s", by: "b", answeredElsewhere: false)), "events.call-ended"),
         (.event(.wake), "events.wake"),
         (.deduplicated, "deduplicated"),
         (.coalescedHeld, "coalesced.held"),
