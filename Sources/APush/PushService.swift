@@ -3,10 +3,8 @@ import Glibc
 #endif
 import Foundation
 import Logging
-import Sealing
 import Store
 import Synchronization
-import XMLStream
 import XMPP
 
 /// The push path, one concern a file:
@@ -14,7 +12,8 @@ import XMPP
 /// - events (`PushService+Events`): what one event means for one registration;
 /// - policy (`PushService+Policy`): the account's policy, resolved and cached;
 /// - delivery (`PushService+Delivery`): seal, publish upstream, record the answer, retry;
-/// - background (`PushService+Background`): windows and retries that come due, and maintenance.
+/// - background (`PushService+Background`): windows and retries that come due, and maintenance;
+/// - the bridge's reports (`PushService+Bridge`) and the `#test` push (`PushService+TestPush`).
 ///
 /// Decisions are made by the pure parts (EventClassifier, PolicyDecision, ChatCoalescer, UpstreamOutcome);
 /// this type only wires them to the store, the clock and the link.
