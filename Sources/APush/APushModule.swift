@@ -68,7 +68,7 @@ public struct APushModule: HostedModule {
 
     public var iqRoutes: [IQRoute] {
         [IQRoute(.set, "pubsub", namespace: Namespace.pubsub) { iq, context in
-            try await service.handlePublish(iq, context: pushContext(context))
+            try await service.handlePublish(iq, servedDomains: context.servedDomains, upstream: upstream(context))
             return nil
         }]
     }
@@ -80,19 +80,19 @@ public struct APushModule: HostedModule {
     }
 
     public func commands(context: ModuleContext) -> [AdHocCommand] {
-        APushCommands(service: service, context: context, pushContext: pushContext(context)).all
+        APushCommands(service: service, context: context, upstream: upstream(context)).all
     }
 
     /// Keeps stored work moving: wakes when a window or retry comes due, when new work is stored, or
     /// for the next housekeeping chore, and otherwise sleeps (an idle component uses no CPU).
     public func run(context: ModuleContext) async throws {
-        let pushContext = pushContext(context)
+        let upstream = self.upstream(context)
         var maintenance = MaintenanceSchedule(start: service.now())
         // A fault that lasts (a full disk under a due window) fails every turn: one line a minute.
         var failureLog = LogLimiter(interval: 60_000, capacity: 1)
         while !Task.isCancelled {
             do {
-                try await service.processDueWork(context: pushContext)
+                try await service.processDueWork(upstream: upstream)
                 switch maintenance.due(at: service.now()) {
                 case .prune?: try await service.maintain()
                 case .flush?: try await service.flushStatistics()
@@ -113,10 +113,10 @@ public struct APushModule: HostedModule {
 
     static let pauseAfterFailure = Duration.seconds(1)
 
-    func pushContext(_ context: ModuleContext) -> PushContext {
-        PushContext(servedDomains: context.servedDomains,
-                    upstream: Upstream(sender: context.sender, componentJID: context.componentJID,
-                                       appServer: appServer, timeout: upstreamTimeout))
+    /// The link to the App Server through the host's connection.
+    func upstream(_ context: ModuleContext) -> Upstream {
+        Upstream(sender: context.sender, componentJID: context.componentJID, appServer: appServer,
+                 timeout: upstreamTimeout)
     }
 }
 

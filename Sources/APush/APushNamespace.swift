@@ -1,4 +1,5 @@
-/// The namespaces and names this project defines (PROTOCOL.md): a stable interface.
+/// The namespaces this project defines (PROTOCOL.md): a stable interface. Those of XMPP and its XEPs
+/// live in XMPP's `Namespace`.
 enum APushNamespace {
     /// Stanzas of the server-side bridge: `registered`, `unregistered`, `account`.
     static let bridge = "urn:xmpp:apush:bridge:0"
@@ -6,8 +7,4 @@ enum APushNamespace {
     static let policyForm = "urn:xmpp:apush:policy:0"
     /// The prefix of every ad-hoc command node.
     static let commands = "urn:xmpp:apush:0"
-    static let omemo2 = "urn:xmpp:omemo:2"
-    static let openPGP = "urn:xmpp:openpgp:0"
-    static let legacyPGP = "jabber:x:encrypted"
-    static let pubsubEvent = "http://jabber.org/protocol/pubsub#event"
 }

@@ -26,11 +26,11 @@ extension PushService {
             } catch let error as StoreCapacityError {
                 throw StanzaError(.resourceConstraint, text: "registered: \(error)")
             }
-            statistics.count("registrations.registered")
+            statistics.count(.registered)
             logger.info("registered \(Fingerprint.of(token)) for \(account) (\(registration.pushModule))")
         case .unregistered(let account, let token)?:
             let removed = try await store.removeRegistrations(domain: report.domain, account: account, token: token)
-            statistics.count("registrations.unregistered", by: Int64(removed.count))
+            statistics.count(.unregistered, by: Int64(removed.count))
             logger.info("unregistered \(removed.count) registration(s) of \(account)")
         case nil:
             break

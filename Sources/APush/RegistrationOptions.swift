@@ -63,12 +63,3 @@ struct RegistrationOptions: Sendable, Equatable {
                             deviceKey: deviceKey, calls: calls, wantsReads: wantsReads)
     }
 }
-
-extension String {
-    var trimmed: String {
-        var view = Substring(self)
-        while let first = view.first, first.isWhitespace { view = view.dropFirst() }
-        while let last = view.last, last.isWhitespace { view = view.dropLast() }
-        return String(view)
-    }
-}

@@ -186,7 +186,7 @@ extension APushModuleTests {
         let module = try Self.module(store: store, clock: clock)
         let context = try Self.context(RecordingSender())
         let background = Task { try await module.run(context: context) }
-        module.service.statistics.count("tests.wake")
+        module.service.statistics.count(.testPush(.wake))
         try await Task.sleep(for: .milliseconds(300))  // the loop has started, at the clock's start
         clock.advance(seconds: 30)
         module.service.dueWork.ring()
@@ -201,7 +201,7 @@ extension APushModuleTests {
         }
         #expect(try await store.counters()["tests.wake"] == 1)
 
-        module.service.statistics.count("tests.wake")
+        module.service.statistics.count(.testPush(.wake))
         background.cancel()
         _ = await background.result
         #expect(try await store.counters()["tests.wake"] == 2)

@@ -205,7 +205,7 @@ import XMPP
     static func turnReturns(_ harness: Harness, within limit: Duration = .seconds(60)) async throws -> Bool {
         let returned = Mutex(false)
         Task {
-            try await harness.service.processDueWork(context: harness.context)
+            try await harness.service.processDueWork(upstream: harness.upstreamLink)
             returned.withLock { $0 = true }
         }
         let deadline = ContinuousClock.now + limit
@@ -310,7 +310,7 @@ import XMPP
         }
         clock.advance(seconds: 10)
         first.sender.answerAll(.held)
-        let dying = Task { try await first.service.processDueWork(context: first.context) }
+        let dying = Task { try await first.service.processDueWork(upstream: first.upstreamLink) }
         try await first.sender.waitForRequests(2)
         #expect(first.upstream.count == 2, "the held push is on its way")
 

@@ -239,7 +239,7 @@ struct Harness {
     let logs = InMemoryLogSink()
     let service: PushService
     let device: KeyPair
-    let context: PushContext
+    let upstreamLink: Upstream
 
     init(settings: APushSettings = APushSettings(), store: SQLitePushStore? = nil, clock: ManualClock = ManualClock(),
          device: KeyPair? = nil) throws {
@@ -249,9 +249,8 @@ struct Harness {
         settings.appServer = Self.appServer
         service = PushService(store: self.store, settings: settings,
                               logger: Logger(label: "test", level: .trace, sink: logs), now: clock.read)
-        context = PushContext(servedDomains: ["localhost"],
-                              upstream: Upstream(sender: sender, componentJID: try JID("apush.localhost"),
-                                                 appServer: try JID(Self.appServer), timeout: .seconds(25)))
+        upstreamLink = Upstream(sender: sender, componentJID: try JID("apush.localhost"),
+                                appServer: try JID(Self.appServer), timeout: .seconds(25))
         self.device = device ?? KeyPair.generate()
     }
 
@@ -264,7 +263,7 @@ struct Harness {
     func publish(_ xml: String) async throws -> StanzaError? {
         let iq = try Element.parse(xml)
         do {
-            try await service.handlePublish(iq, context: context)
+            try await service.handlePublish(iq, servedDomains: ["localhost"], upstream: upstreamLink)
             return nil
         } catch {
             return error
@@ -281,7 +280,7 @@ struct Harness {
 
     /// Runs one turn of the background work and waits until the deliveries it started are answered.
     func processDueWork() async throws {
-        try await service.processDueWork(context: context)
+        try await service.processDueWork(upstream: upstreamLink)
         try await waitForBackgroundDeliveries()
     }
 

@@ -21,7 +21,7 @@ import XMPP
 
     func send(_ kind: PushService.TestKind, _ harness: Harness) async throws -> [(Registration, UpstreamOutcome)] {
         try await harness.service.sendTest(kind, account: Self.account, componentJID: Self.component,
-                                           context: harness.context)
+                                           via: harness.upstreamLink)
     }
 
     @Test func aTestMessageNamesTheComponentAsChatAndSaysTest() async throws {
