@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import Sealing
 @testable import Store
+import SQLite
 import Testing
 import XMPPTesting
 import XMLStream
