@@ -23,4 +23,10 @@ import XMPP
         let error = try #require(throws: PolicyError.self) { try Self.form(value).typedBoolean("calls") }
         #expect(error.field == "calls")
     }
+
+    @Test(arguments: [(nil, SubmittedBoolean.absent), ("1", .value(true)), (" False ", .value(false)),
+                      (" ONLY ", .other("only")), ("", .other(""))])
+    func theOneReaderKeepsWhatIsNoBooleanForTheCaller(_ value: String?, expected: SubmittedBoolean) {
+        #expect(Self.form(value).submittedBoolean("calls") == expected)
+    }
 }
