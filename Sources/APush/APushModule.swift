@@ -13,15 +13,13 @@ public struct APushModule: HostedModule {
     let appServer: JID
     let upstreamTimeout: Duration
 
-    public init(store: any PushStore, settings: APushSettings, logger: Logger,
-                now: (@Sendable () -> Timestamp)? = nil) throws {
+    public init(store: any PushStore, settings: APushSettings, logger: Logger, clock: PushClock = .system) throws {
         guard let appServer = try? JID(settings.appServer) else {
             throw ConfigurationError(key: "appServer", reason: "the App Server's JID is required")
         }
         self.appServer = appServer
         upstreamTimeout = .seconds(settings.upstreamTimeoutSeconds)
-        service = PushService(store: store, settings: settings, logger: logger.child(label: "apush"),
-                              now: now ?? PushService.wallClock)
+        service = PushService(store: store, settings: settings, logger: logger.child(label: "apush"), clock: clock)
     }
 
     /// The keys of the configuration that are the push module's: the `push` section and the App
@@ -103,7 +101,7 @@ public struct APushModule: HostedModule {
                     context.logger.error("stored push work failed (logged once a minute while it lasts): \(error)")
                 }
                 // What failed is still due: retry after a pause rather than at once, in a spin.
-                try? await Task.sleep(for: Self.pauseAfterFailure)
+                try? await service.clock.sleep(service.now() + Self.pauseAfterFailure)
             }
             await service.waitForDueWork(until: maintenance.next)
         }
@@ -111,7 +109,7 @@ public struct APushModule: HostedModule {
         try? await service.flushStatistics()
     }
 
-    static let pauseAfterFailure = Duration.seconds(1)
+    static let pauseAfterFailure: Timestamp = 1000
 
     /// The link to the App Server through the host's connection.
     func upstream(_ context: ModuleContext) -> Upstream {

@@ -33,7 +33,7 @@ extension PushService {
     private func startDueDeliveries(upstream: Upstream) async throws {
         if backgroundDeliveries >= settings.maxBackgroundDeliveries {
             // Every slot waits on the App Server: wait for one, briefly, so the loop's maintenance runs.
-            await backgroundDeliveryEnded.wait(upTo: .seconds(1))
+            await backgroundDeliveryEnded.wait(until: now() + Self.slotWaitLimit)
         }
         let slots = background.withLock { inUse in
             let free = max(0, settings.maxBackgroundDeliveries - inUse)
@@ -140,13 +140,16 @@ extension PushService {
     /// loop's next chore), whichever comes first.
     func waitForDueWork(until deadline: Timestamp) async {
         let due = [try? await store.nextWindowEnd(), try? await store.nextRetry()].compactMap { $0 }.min()
-        await dueWork.wait(upTo: Self.pause(until: min(due ?? deadline, deadline), now: now()))
+        await dueWork.wait(until: Self.wakeTime(for: min(due ?? deadline, deadline), now: now()))
     }
 
-    /// How long to sleep at `now` to wake at `wake`: nothing for a time past, and never more than a flush
-    /// interval, so a clock set back cannot put the loop to sleep for long.
-    static func pause(until wake: Timestamp, now: Timestamp) -> Duration {
-        .milliseconds(min(max(0, wake - now), MaintenanceSchedule.flushInterval))
+    /// How long a turn waits for a background slot when every one waits on the App Server.
+    static let slotWaitLimit: Timestamp = 1000
+
+    /// When to wake, at `now`, for work due at `due`: at once for a time past, and never later than a
+    /// flush interval from now, so a clock set back cannot put the loop to sleep for long.
+    static func wakeTime(for due: Timestamp, now: Timestamp) -> Timestamp {
+        now + min(max(0, due - now), MaintenanceSchedule.flushInterval)
     }
 
     /// Forgets what has expired and adds the counters to the stored totals.

@@ -48,13 +48,11 @@ extension PushService {
         }
         let outcome: UpstreamOutcome
         if takeSlot() {
-            let started = ContinuousClock.now
+            let started = now()
             outcome = await upstream.publish(node: registration.token, pushModule: registration.pushModule,
                                                      fields: fields)
             inFlight.withLock { $0 -= 1 }
-            let latency = ContinuousClock.now - started
-            statistics.count(.upstreamLatencyMilliseconds, by: latency.components.seconds * 1000
-                + latency.components.attoseconds / 1_000_000_000_000_000)
+            statistics.count(.upstreamLatencyMilliseconds, by: max(0, now() - started))
             statistics.count(.upstreamAnswers)
         } else {
             // Past the cap: not sent now, but stored and retried, since the server never retries.

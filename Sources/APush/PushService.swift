@@ -1,6 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import Foundation
 import Logging
 import Store
@@ -21,14 +18,14 @@ final class PushService: Sendable {
     let store: any PushStore
     let settings: APushSettings
     let statistics = PushStatistics()
-    let now: @Sendable () -> Timestamp
+    let clock: PushClock
     let logger: Logger
     let inFlight = Mutex(0)
     /// Rung when a window opens or a retry is stored, so the background loop wakes for it.
-    let dueWork = Doorbell()
+    let dueWork: Doorbell
     /// Background deliveries in flight, and a bell rung as each ends (a slot is free again).
     let background = Mutex(0)
-    let backgroundDeliveryEnded = Doorbell()
+    let backgroundDeliveryEnded: Doorbell
     let policies = Mutex(PolicyCache())
     /// `#test` pushes per account (the test push itself bypasses every other limit, PROTOCOL.md §9).
     let testPushes = Mutex(SlidingWindowLimiter(limit: APushCommands.testPushesPerMinute, window: 60_000,
@@ -38,19 +35,16 @@ final class PushService: Sendable {
     /// A store fault fails every stanza alike while it lasts: logged once per kind and minute.
     private let storeFaults = Mutex(LogLimiter(interval: 60_000, capacity: 32))
 
-    init(store: any PushStore, settings: APushSettings, logger: Logger,
-         now: @escaping @Sendable () -> Timestamp = PushService.wallClock) {
+    init(store: any PushStore, settings: APushSettings, logger: Logger, clock: PushClock = .system) {
         self.store = store
         self.settings = settings
         self.logger = logger
-        self.now = now
+        self.clock = clock
+        dueWork = Doorbell(clock: clock)
+        backgroundDeliveryEnded = Doorbell(clock: clock)
     }
 
-    static let wallClock: @Sendable () -> Timestamp = {
-        var spec = timespec()
-        clock_gettime(CLOCK_REALTIME, &spec)
-        return Timestamp(spec.tv_sec) * 1000 + Timestamp(spec.tv_nsec / 1_000_000)
-    }
+    func now() -> Timestamp { clock.now() }
 
     static let day: Timestamp = 86_400_000
 

@@ -5,6 +5,7 @@ import Sealing
 import SQLite
 @testable import Store
 import Testing
+import XMPPTesting
 import XMLStream
 import XMPP
 @testable import APush
@@ -23,7 +24,7 @@ import XMPP
     static func module(store: SQLitePushStore, clock: ManualClock) throws -> APushModule {
         var settings = APushSettings()
         settings.appServer = "push.example.org"
-        return try APushModule(store: store, settings: settings, logger: .disabled, now: clock.read)
+        return try APushModule(store: store, settings: settings, logger: .disabled, clock: clock.pushClock)
     }
 
     static func context(_ sender: RecordingSender) throws -> ModuleContext {

@@ -2,6 +2,7 @@ import Foundation
 import Sealing
 import Store
 import Testing
+import XMPPTesting
 import XMPP
 @testable import APush
 

@@ -1,5 +1,6 @@
 import Store
 import Testing
+import XMPPTesting
 @testable import APush
 
 @Suite struct TimeFormatTests {
