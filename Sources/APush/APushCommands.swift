@@ -4,7 +4,7 @@ import Store
 import Synchronization
 import XMPP
 
-/// The ad-hoc commands of PROTOCOL.md §9: nodes and field names are an interface for apps; keep them.
+/// The ad-hoc commands of docs/wire-contract.md (Commands): nodes and field names are an interface for apps; keep them.
 ///
 /// Access is checked by the host on every stage (`isAllowed`), and again here for what a stage
 /// touches: a user's commands act on the requester's own bare JID only, never on one named in a form.

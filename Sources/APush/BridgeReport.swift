@@ -1,7 +1,7 @@
 public import XMLStream
 import XMPP
 
-/// What one stanza of the server's bridge module reports (PROTOCOL.md §2.2), checked but not acted on:
+/// What one stanza of the server's bridge module reports (docs/wire-contract.md, Bridge stanzas), checked but not acted on:
 /// pure, so the whole of its parsing can be tested and fuzzed without a store.
 struct BridgeReport: Sendable, Equatable {
     enum Change: Sendable, Equatable {

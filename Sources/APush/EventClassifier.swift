@@ -2,7 +2,7 @@ public import XMLStream
 import Foundation
 import XMPP
 
-/// Classifies a notification (PROTOCOL.md §2.3): from the forwarded stanza when the bridge sent one,
+/// Classifies a notification (docs/wire-contract.md, Classifying a publish): from the forwarded stanza when the bridge sent one,
 /// else from the stock summary form. Pure: no clock, no store.
 ///
 /// Bodies and encrypted payloads are looked at only to tell a message from a wake and to find a
@@ -12,7 +12,7 @@ enum EventClassifier {
         guard let notification else { return ClassifiedPublish(account: nil, event: .wake) }
         let account = notification.findString(Path.account).flatMap(bareJID)
         if let stanza = notification.findElement(Path.forwarded) {
-            // The bridge strips the body, so it finds a mention by name itself (PROTOCOL.md §2.2).
+            // The bridge strips the body, so it finds a mention by name itself (docs/wire-contract.md, Bridge stanzas).
             let bridgeSaysMention = notification.findString(Path.bridgeMention) == "true"
             return ClassifiedPublish(account: account, event: classify(forwarded: stanza, account: account,
                                                                         bridgeSaysMention: bridgeSaysMention))
@@ -36,7 +36,7 @@ enum EventClassifier {
             // Anyone may send a retract; the service ends the call only if this is its caller.
             return .callEnded(sid: sid, by: fromBare, answeredElsewhere: false)
         }
-        // PROTOCOL.md §2.3: only the account itself answers elsewhere or reads. The same shapes from
+        // docs/wire-contract.md (Classifying a publish): only the account itself answers elsewhere or reads. The same shapes from
         // anyone else are classified below as what they are from a stranger: a message, or a wake.
         if let account, fromBare == account {
             return classify(own: message, account: account)
@@ -107,7 +107,7 @@ enum EventClassifier {
     }
 
     /// A body or an encrypted payload: something a person would be notified of. The bridge forwards a
-    /// body as an empty marker (PROTOCOL.md §2.2) and leaves out one of white space only, so an empty
+    /// body as an empty marker (docs/wire-contract.md, Bridge stanzas) and leaves out one of white space only, so an empty
     /// body counts; a body of white space only (from a server that forwards the text) does not.
     private static func hasContent(_ message: Element) -> Bool {
         if let body = message.findString("body#"), body.isEmpty || !body.trimmed.isEmpty { return true }

@@ -1,7 +1,7 @@
 import Foundation
 import XMPP
 
-/// The policy as a XEP-0004 form of type `urn:xmpp:apush:policy:0` (PROTOCOL.md §9 fixes the vars).
+/// The policy as a XEP-0004 form of type `urn:xmpp:apush:policy:0` (docs/wire-contract.md (Commands) fixes the vars).
 extension PushPolicy {
     func form(title: String, minimumWindow: Int, maximumWindow: Int) -> DataForm {
         DataForm(type: .form, formType: APushNamespace.policyForm, title: title,

@@ -5,7 +5,7 @@ public import XMLStream
 import XMPP
 
 extension PushService {
-    /// `registered` / `unregistered` from the server's bridge module (PROTOCOL.md §2.2).
+    /// `registered` / `unregistered` from the server's bridge module (docs/wire-contract.md, Bridge stanzas).
     func handleBridge(_ message: Element, servedDomains: Set<String>) async throws {
         let report = try BridgeReport(message: message, servedDomains: servedDomains)
         try await answeringStoreFaults(during: "a bridge report") { try await apply(report) }

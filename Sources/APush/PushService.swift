@@ -27,7 +27,7 @@ final class PushService: Sendable {
     let background = Mutex(0)
     let backgroundDeliveryEnded: Doorbell
     let policies = Mutex(PolicyCache())
-    /// `#test` pushes per account (the test push itself bypasses every other limit, PROTOCOL.md §9).
+    /// `#test` pushes per account (the test push itself bypasses every other limit, docs/wire-contract.md (Commands)).
     let testPushes = Mutex(SlidingWindowLimiter(limit: APushCommands.testPushesPerMinute, window: 60_000,
                                                 maximumKeys: 10_000))
     /// The App Server refusing us is logged once per condition and minute, not once per push.

@@ -1,6 +1,6 @@
 import XMPP
 
-/// The answer the component gives the server's publish (PROTOCOL.md §3.1).
+/// The answer the component gives the server's publish (docs/wire-contract.md, Coalescing, reads, calls, answers).
 enum ServerAnswer: Sendable, Equatable {
     /// Accepted: pushed, held, or dropped by policy or a rate limit.
     case accepted

@@ -1,7 +1,7 @@
 public import XMLStream
 import XMPP
 
-/// What the App Server's answer to one publish means (PROTOCOL.md §3.1). Pure.
+/// What the App Server's answer to one publish means (docs/wire-contract.md, Coalescing, reads, calls, answers). Pure.
 enum UpstreamOutcome: Sendable, Equatable {
     /// Taken (or dropped by its rate limit, or not a call on a voip module).
     case accepted

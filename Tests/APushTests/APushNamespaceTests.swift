@@ -2,7 +2,7 @@ import Testing
 @testable import APush
 
 @Suite struct APushNamespaceTests {
-    /// The namespaces PROTOCOL.md fixes: servers' bridge modules and apps depend on them.
+    /// The namespaces the wire contract fixes: servers' bridge modules and apps depend on them.
     @Test(arguments: [
         (APushNamespace.bridge, "urn:xmpp:apush:bridge:0"),
         (APushNamespace.policyForm, "urn:xmpp:apush:policy:0"),

@@ -69,7 +69,7 @@ import XMPP
         #expect(harness.upstream.count == 1)
     }
 
-    /// Accounts that share a token (PROTOCOL.md §2.1).
+    /// Accounts that share a token (docs/wire-contract.md, Publishes).
     @Suite struct SharedToken {
         static let alice = "alice@localhost"
         static let bob = "bob@localhost"

@@ -41,7 +41,7 @@ struct PushEndToEndTests {
 
     /// A body just under Prosody's own c2s limit (256 KiB) would, forwarded whole, make a publish over
     /// the component's limit and end the stream with every answer in flight. The bridge forwards a
-    /// stripped copy (PROTOCOL.md §2.2), so the push goes out and the link stays up.
+    /// stripped copy (docs/wire-contract.md, Bridge stanzas), so the push goes out and the link stays up.
     @Test func aMessageNearTheServersSizeLimitCostsNotTheLink() async throws {
         try await PushTestbed.with(.prosodyBridged) { bed in
             let key = try await bed.enableDevice(token: "token-large")
@@ -58,7 +58,7 @@ struct PushEndToEndTests {
         }
     }
 
-    /// One app, two accounts on one server, one device token (PROTOCOL.md §2.1): each account keeps its
+    /// One app, two accounts on one server, one device token (docs/wire-contract.md, Publishes): each account keeps its
     /// own registration, device key and counts, and one account removing its registration leaves the
     /// other's working (no tombstone of the token for both).
     @Test func twoAccountsSharingATokenKeepTheirOwnRegistrations() async throws {
