@@ -87,7 +87,7 @@ public final class StandInComponentServer: Sendable {
     /// Waits until a connection completes the handshake (or takes one that did since the last wait).
     /// Returns the connection's number (1 for the first TCP connection).
     @discardableResult
-    public func waitForConnection(timeout: Duration = .seconds(5)) async throws -> Int {
+    public func waitForConnection(timeout: Duration = .seconds(30)) async throws -> Int {
         try await connected.take(timeout: timeout)
     }
 
