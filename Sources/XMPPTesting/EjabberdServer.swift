@@ -6,6 +6,20 @@ public import Foundation
 public actor EjabberdServer {
     static let installHint = "apt-get install ejabberd"
 
+    /// The apush bridge module (contrib/ejabberd/mod_apush_bridge.erl), compiled by its build script
+    /// into the server's directory when the node first starts, and loaded from there.
+    public struct Bridge: Sendable {
+        /// `contrib/ejabberd/build.sh`: called with the output directory, it writes `mod_apush_bridge.beam`.
+        public var buildScript: URL
+        /// `apush_bridge_allowed_services`; empty allows every service.
+        public var allowedServices: [String]
+
+        public init(buildScript: URL, allowedServices: [String] = []) {
+            self.buildScript = buildScript
+            self.allowedServices = allowedServices
+        }
+    }
+
     public nonisolated let domain: String
     public nonisolated let componentJID: String
     public nonisolated let componentSecret: String
@@ -18,6 +32,7 @@ public actor EjabberdServer {
     public nonisolated let nodeName: String
     /// Holds `ejabberd.yml`, `ejabberdctl.cfg`, `spool/` (Mnesia), `logs/` and the pidfile.
     public nonisolated let baseDirectory: URL
+    public nonisolated let bridge: Bridge?
     private var process: ServerProcess?
 
     /// Writes the configuration into a fresh temporary directory; nothing runs until `start()`.
@@ -25,7 +40,8 @@ public actor EjabberdServer {
     ///   - extraModulesConfig: YAML lines added inside `modules:` (indented by the caller as `  mod_x: {}`).
     ///   - extraConfig: YAML lines added at the top level.
     ///   - codePaths: directories of `.beam` files (e.g. a bridge module) added to the code path.
-    ///   - otherComponents: more components (JID → secret) on the same port, e.g. a stand-in App Server.
+    ///   - otherComponents: more components (JID → secret), e.g. a stand-in App Server.
+    ///   - bridge: runs the apush bridge for `componentJID` (with `mod_pubsub`'s PEP for XEP-0490 reads).
     public init(
         domain: String = "localhost",
         componentJID: String,
@@ -33,7 +49,8 @@ public actor EjabberdServer {
         otherComponents: [String: String] = [:],
         extraModulesConfig: String = "",
         extraConfig: String = "",
-        codePaths: [String] = []
+        codePaths: [String] = [],
+        bridge: Bridge? = nil
     ) throws {
         self.domain = domain
         self.componentJID = componentJID
@@ -46,12 +63,13 @@ public actor EjabberdServer {
         let unique = UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
         nodeName = "apush\(unique.prefix(10))@localhost"
         baseDirectory = try ServerDirectory.create(prefix: "ejabberd")
+        self.bridge = bridge
         let base = baseDirectory.path
         for directory in ["spool", "logs"] {
             try FileManager.default.createDirectory(
                 at: baseDirectory.appendingPathComponent(directory), withIntermediateDirectories: true)
         }
-        let codePathOptions = codePaths.map { " -pa \($0)" }.joined()
+        let codePathOptions = (codePaths + (bridge == nil ? [] : [bridgeDirectory.path])).map { " -pa \($0)" }.joined()
         let controlConfig = """
             ERLANG_NODE=\(nodeName)
             ERL_OPTIONS="-setcookie \(unique)\(codePathOptions)"
@@ -64,6 +82,8 @@ public actor EjabberdServer {
 
             """
         let quote = ServerDirectory.quoted
+        // Bridged, MAM archives every chat message as a deployment for push would (mod_mam's default
+        // `never` archives nothing, and then mod_push pushes no message while another device is online).
         let config = """
             hosts: [\(quote(domain))]
             loglevel: info
@@ -73,6 +93,7 @@ public actor EjabberdServer {
                 ip: "127.0.0.1"
                 module: ejabberd_c2s
                 starttls: false
+                max_stanza_size: 262144
               - port: \(componentPort)
                 ip: "127.0.0.1"
                 module: ejabberd_service
@@ -98,8 +119,16 @@ public actor EjabberdServer {
               mod_carboncopy: {}
               mod_stream_mgmt: {}
               mod_offline: {}
-              mod_mam: {db_type: mnesia}
+              mod_mam: {db_type: mnesia\(bridge == nil ? "" : ", default: always")}
               mod_push: {include_sender: true}
+            \(bridge.map { bridge in
+                """
+                  mod_pubsub: {plugins: [flat, pep]}
+                  mod_apush_bridge:
+                    apush_bridge_component: \(quote(componentJID))
+                    apush_bridge_allowed_services: [\(bridge.allowedServices.map(quote).joined(separator: ", "))]
+                """
+            } ?? "")
             \(extraModulesConfig)
             \(extraConfig)
 
@@ -114,12 +143,17 @@ public actor EjabberdServer {
         try? FileManager.default.removeItem(at: baseDirectory)
     }
 
+    /// Where the bridge's `.beam` is built and loaded from.
+    public nonisolated var bridgeDirectory: URL { baseDirectory.appendingPathComponent("bridge") }
+
     /// The PID of the running `ejabberdctl foreground` (the Erlang VM runs in its process group), nil when stopped.
     public var pid: Int32? { process?.pid }
 
-    /// Starts the node, waits for the c2s and component ports, then for `ejabberdctl status` to report it started.
+    /// Builds the bridge (once), starts the node, waits for the c2s and component ports, then for
+    /// `ejabberdctl status` to report it started.
     public func start() async throws {
         guard process == nil else { return }
+        try await buildBridge()
         let ejabberdctl = try ExternalCommand.locate("ejabberdctl", installHint: Self.installHint)
         let server = try ServerProcess(
             name: "ejabberd",
@@ -176,6 +210,22 @@ public actor EjabberdServer {
     private func control(_ arguments: [String]) async throws -> ExternalCommand.Result {
         let ejabberdctl = try ExternalCommand.locate("ejabberdctl", installHint: Self.installHint)
         return try await ExternalCommand.run(ejabberdctl, controlArguments + arguments, workingDirectory: baseDirectory)
+    }
+
+    /// Compiles the bridge with its build script unless its `.beam` is there from an earlier start.
+    private func buildBridge() async throws {
+        guard let bridge else { return }
+        let beam = bridgeDirectory.appendingPathComponent("mod_apush_bridge.beam")
+        guard !FileManager.default.fileExists(atPath: beam.path) else { return }
+        let bash = try ExternalCommand.locate("bash", installHint: "apt-get install bash")
+        let result = try await ExternalCommand.run(
+            bash, [bridge.buildScript.path, bridgeDirectory.path], workingDirectory: baseDirectory, timeout: .seconds(120))
+        guard result.status == 0, FileManager.default.fileExists(atPath: beam.path) else {
+            throw ServerProcessError(
+                .commandFailed,
+                "\(bridge.buildScript.path) \(bridgeDirectory.path) exited \(result.status) without building "
+                    + "mod_apush_bridge.beam:\n\(result.output)")
+        }
     }
 
     /// The listeners open before every module has started; `status` exits 0 only once the node is "started".
