@@ -11,8 +11,9 @@ import XMPPTesting
 /// Server receives, and every envelope is opened by the device key and by the independent opener.
 @Suite(.serialized, .timeLimit(.minutes(3)))
 struct PushEndToEndTests {
-    @Test func aMessageToAnOfflineAccountArrivesSealedWithoutItsText() async throws {
-        try await PushTestbed.with(.prosodyBridged) { bed in
+    @Test(arguments: PushTestbed.bridgedServers)
+    func aMessageToAnOfflineAccountArrivesSealedWithoutItsText(on server: PushTestbed.Server) async throws {
+        try await PushTestbed.with(server) { bed in
             let key = try await bed.enableDevice(token: "token-message")
             let bob = try await bed.client("bob")
             let secret = "the meeting moved to 5 pm, tell nobody"
@@ -39,11 +40,13 @@ struct PushEndToEndTests {
         }
     }
 
-    /// A body just under Prosody's own c2s limit (256 KiB) would, forwarded whole, make a publish over
-    /// the component's limit and end the stream with every answer in flight. The bridge forwards a
+    /// A body just under the server's own c2s limit (256 KiB: Prosody's default, and the
+    /// `max_stanza_size` of Debian's ejabberd.yml) would, forwarded whole, make a publish over the
+    /// component's limit and end the stream with every answer in flight. The bridge forwards a
     /// stripped copy (PROTOCOL.md §2.2), so the push goes out and the link stays up.
-    @Test func aMessageNearTheServersSizeLimitCostsNotTheLink() async throws {
-        try await PushTestbed.with(.prosodyBridged) { bed in
+    @Test(arguments: PushTestbed.bridgedServers)
+    func aMessageNearTheServersSizeLimitCostsNotTheLink(on server: PushTestbed.Server) async throws {
+        try await PushTestbed.with(server) { bed in
             let key = try await bed.enableDevice(token: "token-large")
             let bob = try await bed.client("bob")
             let large = String(repeating: "x", count: 261_700)
@@ -89,8 +92,9 @@ struct PushEndToEndTests {
         }
     }
 
-    @Test func aBurstOfFiveGivesExactlyTwoPushesWithCountsOneAndFive() async throws {
-        try await PushTestbed.with(.prosodyBridged, coalesceSeconds: 2) { bed in
+    @Test(arguments: PushTestbed.bridgedServers)
+    func aBurstOfFiveGivesExactlyTwoPushesWithCountsOneAndFive(on server: PushTestbed.Server) async throws {
+        try await PushTestbed.with(server, coalesceSeconds: 2) { bed in
             let key = try await bed.enableDevice(token: "token-burst")
             let bob = try await bed.client("bob")
             for index in 1...5 {
@@ -106,8 +110,9 @@ struct PushEndToEndTests {
         }
     }
 
-    @Test func aCallReachesTheCallsOnlyRegistrationAsVoipAndNothingElseReachesIt() async throws {
-        try await PushTestbed.with(.prosodyBridged) { bed in
+    @Test(arguments: PushTestbed.bridgedServers)
+    func aCallReachesTheCallsOnlyRegistrationAsVoipAndNothingElseReachesIt(on server: PushTestbed.Server) async throws {
+        try await PushTestbed.with(server) { bed in
             let phone = try await bed.enableDevice(token: "token-fcm", resource: "phone", reads: true)
             let pushKit = try await bed.enableDevice(token: "token-pushkit", resource: "pushkit", calls: "only")
             let bob = try await bed.client("bob", resource: "laptop")
@@ -133,8 +138,9 @@ struct PushEndToEndTests {
         }
     }
 
-    @Test func aReadOnTheSecondDeviceSendsAReadPushAfterABurstAndCancelsTheHeldOne() async throws {
-        try await PushTestbed.with(.prosodyBridged, coalesceSeconds: 6) { bed in
+    @Test(arguments: PushTestbed.bridgedServers)
+    func aReadOnTheSecondDeviceSendsAReadPushAfterABurstAndCancelsTheHeldOne(on server: PushTestbed.Server) async throws {
+        try await PushTestbed.with(server, coalesceSeconds: 6) { bed in
             let key = try await bed.enableDevice(token: "token-read", reads: true)
             let bob = try await bed.client("bob")
             for index in 1...3 {
@@ -157,8 +163,9 @@ struct PushEndToEndTests {
         }
     }
 
-    @Test func duplicatesOfAMessageAndOfACallArePushedOnce() async throws {
-        try await PushTestbed.with(.prosodyBridged, coalesceSeconds: 0) { bed in
+    @Test(arguments: PushTestbed.bridgedServers)
+    func duplicatesOfAMessageAndOfACallArePushedOnce(on server: PushTestbed.Server) async throws {
+        try await PushTestbed.with(server, coalesceSeconds: 0) { bed in
             let key = try await bed.enableDevice(token: "token-dup", calls: "1")
             let bob = try await bed.client("bob")
             try bed.message(from: bob, to: "alice@localhost", body: "once", id: "same-id")
@@ -236,8 +243,9 @@ struct PushEndToEndTests {
         }
     }
 
-    @Test func aBurstSurvivesKillDashNineOfTheComponent() async throws {
-        try await PushTestbed.with(.prosodyBridged, coalesceSeconds: 8, placement: .process) { bed in
+    @Test(arguments: PushTestbed.bridgedServers)
+    func aBurstSurvivesKillDashNineOfTheComponent(on server: PushTestbed.Server) async throws {
+        try await PushTestbed.with(server, coalesceSeconds: 8, placement: .process) { bed in
             let key = try await bed.enableDevice(token: "token-kill")
             let bob = try await bed.client("bob")
             for index in 1...5 {
@@ -258,6 +266,39 @@ struct PushEndToEndTests {
             #expect(second.summary["count"] as? Int == 5)
             await bed.expectNoPush(within: .seconds(5))
             await bob.close()
+        }
+    }
+
+    /// The component away while messages arrive must cost no registration on the server: Prosody counts
+    /// the bounce as one of its `push_max_errors`, and ejabberd 23.01's mod_push, which deletes a
+    /// registration on `remote-server-not-found`, gets no answer at all from the bridge (a timeout it
+    /// ignores). So when the component is back, the next message reaches every device.
+    @Test(arguments: PushTestbed.bridgedServers)
+    func theComponentAwayAndBackCostsNoRegistration(on server: PushTestbed.Server) async throws {
+        try await PushTestbed.with(server, coalesceSeconds: 0) { bed in
+            let keys = [
+                "token-away-alice": try await bed.enableDevice("alice", token: "token-away-alice"),
+                "token-away-bob": try await bed.enableDevice("bob", token: "token-away-bob"),
+            ]
+            let carol = try await bed.client("carol")
+            await bed.stopComponent()
+            for user in ["alice", "bob"] {
+                try bed.message(from: carol, to: "\(user)@localhost", body: "while the component is away")
+            }
+            try await Task.sleep(for: .seconds(2))  // the server has tried to publish both by now
+            try await bed.startComponent(.inProcess)
+            for user in ["alice", "bob"] {
+                try bed.message(from: carol, to: "\(user)@localhost", body: "the component is back")
+            }
+            try await waitUntil("both devices have a push") {
+                Set(bed.appServer.pushes.map(\.node)) == Set(keys.keys)
+            }
+            for push in bed.appServer.pushes {
+                let summary = try bed.open(push, key: try #require(keys[push.node]))
+                #expect(summary["chat"] as? String == "carol@localhost")
+            }
+            try await bed.expectRegistrations(Set(keys.keys))
+            await carol.close()
         }
     }
 
