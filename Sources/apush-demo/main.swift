@@ -35,7 +35,6 @@ struct Demo {
         let serverName = arguments.firstIndex(of: "--server").map { $0 + 1 < arguments.count ? arguments[$0 + 1] : "" }
             ?? "prosody"
 
-        section("apush-component demo: everything on 127.0.0.1, nothing leaves this machine")
         let server: any XMPPTestServer
         let description: String
         switch serverName {
@@ -56,6 +55,7 @@ struct Demo {
         default:
             throw DemoError("--server takes prosody or ejabberd, not \(serverName)")
         }
+        section("apush-component demo: everything on 127.0.0.1, nothing leaves this machine")
         try await server.start()
         do {
             try await showMission(on: server, described: description, componentSecret: componentSecret,
