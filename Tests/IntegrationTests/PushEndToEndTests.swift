@@ -163,6 +163,30 @@ struct PushEndToEndTests {
         }
     }
 
+    /// XEP-0490: the laptop publishes where the chat was read to its own PEP node; the phone, which no
+    /// live session holds, gets a read push (the bridge picks the publish up from the server's PEP).
+    @Test(arguments: PushTestbed.bridgedServers)
+    func aDisplayedMarkerPublishedToTheAccountsPEPIsARead(on server: PushTestbed.Server) async throws {
+        try await PushTestbed.with(server, coalesceSeconds: 0) { bed in
+            let key = try await bed.enableDevice(token: "token-mds", reads: true)
+            let bob = try await bed.client("bob")
+            try bed.message(from: bob, to: "alice@localhost", body: "read me", id: "mds-1")
+            #expect(try await bed.nextPush(key: key).summary["kind"] as? String == "message")
+            let laptop = try await bed.client("alice", resource: "laptop")
+            _ = try await laptop.query(.set, to: nil, payload: try Element.parse("""
+                <pubsub xmlns='http://jabber.org/protocol/pubsub'><publish node='urn:xmpp:mds:displayed:0'>\
+                <item id='bob@localhost'><displayed xmlns='urn:xmpp:mds:displayed:0'>\
+                <stanza-id xmlns='urn:xmpp:sid:0' id='mds-stanza-1' by='alice@localhost'/></displayed></item>\
+                </publish></pubsub>
+                """))
+            let read = try await bed.nextPush(key: key)
+            #expect(read.push.kind == "read")
+            #expect(read.summary["chat"] as? String == "bob@localhost")
+            await laptop.close()
+            await bob.close()
+        }
+    }
+
     @Test(arguments: PushTestbed.bridgedServers)
     func duplicatesOfAMessageAndOfACallArePushedOnce(on server: PushTestbed.Server) async throws {
         try await PushTestbed.with(server, coalesceSeconds: 0) { bed in

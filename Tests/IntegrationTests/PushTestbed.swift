@@ -84,7 +84,7 @@ final class PushTestbed: Sendable {
             let bridged = kind == .prosodyBridged
             server = try ProsodyServer(
                 componentJID: Self.componentJID, componentSecret: componentSecret,
-                modules: ProsodyServer.defaultModules + (bridged ? ["apush_bridge"] : []),
+                modules: ProsodyServer.defaultModules + (bridged ? ["apush_bridge", "pep"] : []),
                 extraGlobalConfig: "VirtualHost \"\(Self.foreignDomain)\"",
                 hostConfig: (bridged ? "    apush_bridge_component = \"\(Self.componentJID)\"\n" : "") + serverHostConfig,
                 pluginPaths: [Self.repository.appendingPathComponent("contrib/prosody").path],
