@@ -25,11 +25,12 @@ public actor EjabberdServer {
     public nonisolated let componentSecret: String
     public nonisolated let c2sPort: Int
     public nonisolated let componentPort: Int
-    /// The Erlang distribution port that `ejabberdctl` commands reach the node on (no epmd runs).
+    /// The Erlang distribution port that commands (`erl_call`) reach the node on (no epmd runs).
     public nonisolated let distributionPort: Int
     /// The component port of each of `otherComponents` (each has a listener of its own).
     public nonisolated let otherComponentPorts: [String: Int]
     public nonisolated let nodeName: String
+    private nonisolated let cookie: String
     /// Holds `ejabberd.yml`, `ejabberdctl.cfg`, `spool/` (Mnesia), `logs/` and the pidfile.
     public nonisolated let baseDirectory: URL
     public nonisolated let bridge: Bridge?
@@ -62,6 +63,7 @@ public actor EjabberdServer {
         otherComponentPorts = Dictionary(uniqueKeysWithValues: zip(otherComponents.keys.sorted(), ports.dropFirst(3)))
         let unique = UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
         nodeName = "apush\(unique.prefix(10))@localhost"
+        cookie = unique
         baseDirectory = try ServerDirectory.create(prefix: "ejabberd")
         self.bridge = bridge
         let base = baseDirectory.path
@@ -207,9 +209,24 @@ public actor EjabberdServer {
         return ["--config-dir", base, "--spool", base + "/spool", "--logs", base + "/logs"]
     }
 
+    /// Runs an `ejabberdctl` command (e.g. `["register", …]`) in the running node through `erl_call`,
+    /// erlang-base's small C client: a few milliseconds, where `ejabberdctl` boots an Erlang VM for each
+    /// command (a second or more under load, four times per testbed). The output is the command's, its
+    /// status the one `ejabberdctl` would exit with; a node not reachable yet is a non-zero status.
     private func control(_ arguments: [String]) async throws -> ExternalCommand.Result {
-        let ejabberdctl = try ExternalCommand.locate("ejabberdctl", installHint: Self.installHint)
-        return try await ExternalCommand.run(ejabberdctl, controlArguments + arguments, workingDirectory: baseDirectory)
+        let erlCall = try ExternalCommand.locate("erl_call", installHint: "apt-get install erlang-base",
+                                                 also: ["/usr/lib/erlang/bin"])
+        let strings = arguments.map { "\"" + $0.replacingOccurrences(of: "\\", with: "\\\\")
+            .replacingOccurrences(of: "\"", with: "\\\"") + "\"" }
+        let result = try await ExternalCommand.run(
+            erlCall, ["-address", "127.0.0.1:\(distributionPort)", "-c", cookie, "-fetch_stdout",
+                      "-a", "ejabberd_ctl process [[\(strings.joined(separator: ", "))]]"],
+            workingDirectory: baseDirectory)
+        // With -fetch_stdout the command's output comes first, then the returned status on a line of its own.
+        var lines = result.output.split(separator: "\n", omittingEmptySubsequences: false)
+        guard result.status == 0, let status = lines.popLast().flatMap({ Int32($0.trimmingCharacters(in: .whitespaces)) })
+        else { return ExternalCommand.Result(status: result.status == 0 ? -1 : result.status, output: result.output) }
+        return ExternalCommand.Result(status: status, output: lines.joined(separator: "\n"))
     }
 
     /// Compiles the bridge with its build script unless its `.beam` is there from an earlier start.
