@@ -28,8 +28,11 @@ var targets: [Target] = [
     .target(name: "ComponentHost", dependencies: ["XMPP"]),
     // HPKE apush-v2 and the collapse tag over libsodium.
     .target(name: "Sealing", dependencies: ["CSodium"]),
-    // Registrations, windows, counters, tombstones: SQLite behind a protocol.
-    .target(name: "Store", dependencies: ["CSQLite", "Logging"]),
+    // The generic SQLite core: connection, statements, rows, values, migrations. Knows nothing of push.
+    .target(name: "SQLite", dependencies: ["CSQLite"]),
+    // Registrations, windows, counters, tombstones: the PushStore protocol, its models and limits, and
+    // its SQLite implementation.
+    .target(name: "Store", dependencies: ["SQLite", "Logging"]),
     // The push module itself.
     .target(name: "APush", dependencies: ["ComponentHost", "XMPP", "Sealing", "Store"]),
     .executableTarget(name: "apush-component", dependencies: ["ComponentHost", "APush"]),
@@ -43,14 +46,17 @@ var targets: [Target] = [
                                      "XMPPTesting"]),
     // Stand-ins and real-server launchers for tests and the demo.
     .target(name: "XMPPTesting", dependencies: ["XMPP", "XMLStream", "Sealing"]),
+    // Temporary database files for the SQLite and store tests.
+    .target(name: "SQLiteTesting"),
 
     .testTarget(name: "LoggingTests", dependencies: ["Logging"]),
     .testTarget(name: "XMLStreamTests", dependencies: ["XMLStream"]),
     .testTarget(name: "XMPPTests", dependencies: ["XMPP", "XMPPTesting"]),
     .testTarget(name: "ComponentHostTests", dependencies: ["ComponentHost", "XMPPTesting"]),
     .testTarget(name: "SealingTests", dependencies: ["Sealing", "XMPPTesting"], resources: [.copy("Vectors")]),
-    .testTarget(name: "StoreTests", dependencies: ["Store", "XMPP", "XMPPTesting"]),
-    .testTarget(name: "APushTests", dependencies: ["APush", "XMPPTesting"]),
+    .testTarget(name: "SQLiteTests", dependencies: ["SQLite", "SQLiteTesting"]),
+    .testTarget(name: "StoreTests", dependencies: ["Store", "SQLite", "SQLiteTesting", "XMPP", "XMPPTesting"]),
+    .testTarget(name: "APushTests", dependencies: ["APush", "SQLite", "XMPPTesting"]),
     .testTarget(name: "IntegrationTests", dependencies: ["ComponentHost", "APush", "XMPPTesting"]),
 ]
 

@@ -16,8 +16,11 @@ command -v swift >/dev/null || export PATH="/opt/swift/usr/bin:$PATH"
 # The Prosody bridge on its own: its stripping library in plain Lua, then the module in a real Prosody.
 lua5.4 contrib/prosody/test/strip_test.lua
 python3 contrib/prosody/test/bridge_test.py
-# The ejabberd bridge on its own: built against the installed ejabberd, its eunit tests.
+# The ejabberd bridge on its own: its eunit tests, then the module in a real ejabberd, loaded from
+# the code path and installed through ejabberd's contrib mechanism.
 bash contrib/ejabberd/build.sh --test
+python3 contrib/ejabberd/test/bridge_test.py --install code-path
+python3 contrib/ejabberd/test/bridge_test.py --install contrib
 
 failed=()
 timed() {

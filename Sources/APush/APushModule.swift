@@ -24,11 +24,18 @@ public struct APushModule: HostedModule {
                               now: now ?? PushService.wallClock)
     }
 
-    /// Reads the `push` section and the top-level `appServer` of the host's configuration.
+    /// The keys of the configuration that are the push module's: the `push` section and the App
+    /// Server's JID (`appServer`, or `APUSH_APP_SERVER`).
+    public static let configuration = ModuleConfiguration(
+        keys: ["appServer", "push"], environment: [EnvironmentOverride("APP_SERVER", key: "appServer")])
+
+    /// Reads the `push` section and `appServer` from the host's configuration.
     public static func settings(from configuration: Configuration) throws(ConfigurationError) -> APushSettings {
         var settings = APushSettings()
-        if let section = configuration.moduleSections["push"] {
-            let object = (try? JSONSerialization.jsonObject(with: section) as? [String: Any]) ?? [:]
+        if let section = configuration.moduleValues["push"] {
+            guard let object = (try? JSONSerialization.jsonObject(with: section)) as? [String: Any] else {
+                throw ConfigurationError(key: "push", reason: "must be an object")
+            }
             try Configuration.checkKeys(object, allowed: Set(APushSettings.CodingKeys.allCases.map(\.rawValue)),
                                         path: "push")
             if let defaults = object["defaults"] as? [String: Any] {
@@ -37,8 +44,15 @@ public struct APushModule: HostedModule {
             }
             settings = try Configuration.decode(APushSettings.self, from: section, section: "push")
         }
-        guard let appServer = configuration.appServer else {
+        guard let value = configuration.moduleValues["appServer"] else {
             throw ConfigurationError(key: "appServer", reason: "missing: the App Server's JID is required")
+        }
+        guard let appServer = (try? JSONSerialization.jsonObject(with: value, options: .fragmentsAllowed)) as? String,
+              !appServer.isEmpty else {
+            throw ConfigurationError(key: "appServer", reason: "must be a string")
+        }
+        guard (try? JID(appServer)) != nil else {
+            throw ConfigurationError(key: "appServer", reason: "'\(appServer)' is not a valid JID")
         }
         settings.appServer = appServer
         return settings
@@ -104,4 +118,10 @@ public struct APushModule: HostedModule {
                     upstream: Upstream(sender: context.sender, componentJID: context.componentJID,
                                        appServer: appServer, timeout: upstreamTimeout))
     }
+}
+
+extension ConfigurationSchema {
+    /// apush-component's: `APUSH_*` variables over the host's keys and the push module's.
+    public static let apushComponent = ConfigurationSchema(environmentPrefix: "APUSH_",
+                                                           modules: [APushModule.configuration])
 }

@@ -1,6 +1,7 @@
 public import Store
 
-/// The `push` section of the configuration; every key is optional (see config/apush-component.example.json).
+/// The `push` section of the configuration; every key is optional (see config/apush-component.example.json),
+/// and its default is the one declared here.
 public struct APushSettings: Sendable, Equatable, Decodable {
     /// The App Server's JID (from the top-level `appServer`).
     public var appServer: String = ""
@@ -42,36 +43,36 @@ public struct APushSettings: Sendable, Equatable, Decodable {
     public init() {}
 
     enum CodingKeys: String, CodingKey, CaseIterable {
-        case defaults, coalesceMinSeconds, coalesceMaxSeconds, coalesceSeconds, wakeIntervalSeconds, upstreamTimeoutSeconds, maxInFlight, maxBackgroundDeliveries,
-             retryMessageSeconds,
-             retryCallSeconds, unknownNodeCancelsPerHour, dedupeMinutes, paddingBucket, maxRegistrations
+        case defaults, coalesceMinSeconds, coalesceMaxSeconds, coalesceSeconds, wakeIntervalSeconds
+        case upstreamTimeoutSeconds, maxInFlight, maxBackgroundDeliveries, retryMessageSeconds, retryCallSeconds
+        case unknownNodeCancelsPerHour, dedupeMinutes, paddingBucket, maxRegistrations
     }
 
+    /// Each key absent from the section keeps the default declared above; one present must lie in its range.
     public init(from decoder: any Decoder) throws {
+        self.init()
         let container = try decoder.container(keyedBy: CodingKeys.self)
-        func read(_ key: CodingKeys, _ fallback: Int, minimum: Int, maximum: Int) throws -> Int {
-            guard let value = try container.decodeIfPresent(Int.self, forKey: key) else { return fallback }
-            guard (minimum...maximum).contains(value) else {
-                throw DecodingError.dataCorruptedError(forKey: key, in: container,
-                                                       debugDescription: "must be from \(minimum) to \(maximum)")
+        func read(_ key: CodingKeys, into field: WritableKeyPath<APushSettings, Int>, _ range: ClosedRange<Int>) throws {
+            guard let value = try container.decodeIfPresent(Int.self, forKey: key) else { return }
+            guard range.contains(value) else {
+                throw DecodingError.dataCorruptedError(
+                    forKey: key, in: container, debugDescription: "must be from \(range.lowerBound) to \(range.upperBound)")
             }
-            return value
+            self[keyPath: field] = value
         }
-        defaults = try container.decodeIfPresent(PushPolicy.self, forKey: .defaults) ?? PushPolicy()
-        coalesceMinSeconds = try read(.coalesceMinSeconds, 0, minimum: 0, maximum: 3600)
-        coalesceMaxSeconds = try read(.coalesceMaxSeconds, 300, minimum: coalesceMinSeconds, maximum: 3600)
-        coalesceSeconds = try read(.coalesceSeconds, defaults.coalesceSeconds, minimum: coalesceMinSeconds,
-                                   maximum: coalesceMaxSeconds)
-        wakeIntervalSeconds = try read(.wakeIntervalSeconds, 60, minimum: 0, maximum: 86_400)
-        upstreamTimeoutSeconds = try read(.upstreamTimeoutSeconds, 25, minimum: 1, maximum: 30)
-        maxInFlight = try read(.maxInFlight, 512, minimum: 1, maximum: 100_000)
-        maxBackgroundDeliveries = try read(.maxBackgroundDeliveries, 64, minimum: 1, maximum: 10_000)
-        retryMessageSeconds = try read(.retryMessageSeconds, 120, minimum: 0, maximum: 3600)
-        retryCallSeconds = try read(.retryCallSeconds, 30, minimum: 0, maximum: 120)
-        unknownNodeCancelsPerHour = try read(.unknownNodeCancelsPerHour, 5, minimum: 0, maximum: 10_000)
-        dedupeMinutes = try read(.dedupeMinutes, 5, minimum: 1, maximum: 1440)
-        paddingBucket = try read(.paddingBucket, 128, minimum: 0, maximum: 2048)
-        maxRegistrations = try read(.maxRegistrations, StoreLimits.defaultRegistrations, minimum: 1,
-                                    maximum: 100_000_000)
+        defaults = try container.decodeIfPresent(PushPolicy.self, forKey: .defaults) ?? defaults
+        try read(.coalesceMinSeconds, into: \.coalesceMinSeconds, 0...3600)
+        try read(.coalesceMaxSeconds, into: \.coalesceMaxSeconds, coalesceMinSeconds...3600)
+        try read(.coalesceSeconds, into: \.coalesceSeconds, coalesceMinSeconds...coalesceMaxSeconds)
+        try read(.wakeIntervalSeconds, into: \.wakeIntervalSeconds, 0...86_400)
+        try read(.upstreamTimeoutSeconds, into: \.upstreamTimeoutSeconds, 1...30)
+        try read(.maxInFlight, into: \.maxInFlight, 1...100_000)
+        try read(.maxBackgroundDeliveries, into: \.maxBackgroundDeliveries, 1...10_000)
+        try read(.retryMessageSeconds, into: \.retryMessageSeconds, 0...3600)
+        try read(.retryCallSeconds, into: \.retryCallSeconds, 0...120)
+        try read(.unknownNodeCancelsPerHour, into: \.unknownNodeCancelsPerHour, 0...10_000)
+        try read(.dedupeMinutes, into: \.dedupeMinutes, 1...1440)
+        try read(.paddingBucket, into: \.paddingBucket, 0...2048)
+        try read(.maxRegistrations, into: \.maxRegistrations, 1...100_000_000)
     }
 }

@@ -14,7 +14,20 @@ extension PushService {
             // A stored kind is counted only by a name from the fixed set.
             statistics.count("pushes.\(Summary.Kind(rawValue: kind)?.rawValue ?? "unknown").expired", by: Int64(count))
         }
-        try await takeEndedWindows(at: at)
+        // A window that fails (a damaged row) holds up neither the other windows nor the retries; the failure
+        // is thrown once the turn is done, so the loop logs it and pauses instead of spinning.
+        var windowFailure: (any Error)?
+        do {
+            try await takeEndedWindows(at: at)
+        } catch {
+            windowFailure = error
+        }
+        try await startDueDeliveries(context: context)
+        if let windowFailure { throw windowFailure }
+    }
+
+    /// Claims what is due, calls first, for the free background slots, and starts sending it.
+    private func startDueDeliveries(context: PushContext) async throws {
         if backgroundDeliveries >= settings.maxBackgroundDeliveries {
             // Every slot waits on the App Server: wait for one, briefly, so the loop's maintenance runs.
             await backgroundDeliveryEnded.wait(upTo: .seconds(1))
@@ -46,57 +59,73 @@ extension PushService {
 
     /// Moves the held notice of each ended window into the outbox, due now, in the transaction that
     /// ends the window: from then on it is kept until the App Server has answered it. Sends nothing.
+    /// Each window on its own: one that fails is left as it is, the others are taken, and the first
+    /// failure is thrown at the end.
     private func takeEndedWindows(at: Timestamp) async throws {
+        var firstFailure: (any Error)?
         for window in try await store.dueWindows(at: at, limit: 256) {
-            // A registration removed takes its chats with it.
-            guard let registration = try await store.registration(id: window.registrationID) else { continue }
-            let account = registration.account ?? ""
-            let policy = try await policy(for: registration.account)
-            let (ended, stored) = try await store.updateChatAndEnqueue(registrationID: registration.id, chat: window.chat) {
-                state -> (EndedWindow, RetryItem?) in
-                guard case .push(let held, let count) = ChatCoalescer.windowEnded(&state, now: at) else {
-                    return (.quiet, nil)
-                }
-                // The held push obeys the policy as it is now: a chat muted, or quiet hours begun, during
-                // the window silences it.
-                let notice = MessageNotice(chat: window.chat, from: held.from, groupchat: held.groupchat,
-                                           mention: held.mention, id: held.id, dedupeKey: nil)
-                switch PolicyDecision.decide(policy, event: .message(notice), at: at) {
-                case .deliver:
-                    let push = OutgoingPush.message(account: account, chat: window.chat, notice: held, count: count,
-                                                    policy: policy)
-                    return (.push, self.outboxItem(push, registrationID: registration.id, at: at, dueAt: at))
-                case .wakeInstead:
-                    return (.wakeInstead, nil)
-                case .silence, .drop:
-                    return (.silenced, nil)
-                }
+            do {
+                try await takeEndedWindow(window, at: at)
+            } catch {
+                firstFailure = firstFailure ?? error
             }
-            switch ended {
-            case .quiet:
-                break
-            case .push where stored == nil:
-                // The store holds its cap of retries: the held push cannot be kept, so it is not sent.
-                statistics.count("pushes.message.retry-cap")
-            case .push:
-                statistics.count("coalesced.sent")
+        }
+        if let firstFailure { throw firstFailure }
+    }
+
+    private func takeEndedWindow(_ window: ChatState, at: Timestamp) async throws {
+        // A registration removed takes its chats with it.
+        guard let registration = try await store.registration(id: window.registrationID) else { return }
+        let account = registration.account ?? ""
+        let policy = try await policy(for: registration.account)
+        let (ended, stored) = try await store.updateChatAndEnqueue(registrationID: registration.id, chat: window.chat) {
+            state -> (EndedWindow, RetryItem?) in
+            guard case .push(let held, let count) = ChatCoalescer.windowEnded(&state, now: at) else {
+                return (.quiet, nil)
+            }
+            // The held push obeys the policy as it is now: a chat muted, or quiet hours begun, during
+            // the window silences it.
+            let notice = MessageNotice(chat: window.chat, from: held.from, groupchat: held.groupchat,
+                                       mention: held.mention, id: held.id, dedupeKey: nil)
+            switch PolicyDecision.decide(policy, event: .message(notice), at: at) {
+            case .deliver:
+                let push = OutgoingPush.message(account: account, chat: window.chat, notice: held, count: count,
+                                                policy: policy)
+                return (.push, self.outboxItem(push, registrationID: registration.id, at: at, dueAt: at))
             case .wakeInstead:
-                statistics.count("quiet-hours.wake")
-                for push in try await wake(registration, account: account, at: at) {
-                    try await store.enqueueRetry(outboxItem(push, registrationID: registration.id, at: at, dueAt: at))
-                }
-            case .silenced:
-                statistics.count("dropped.policy")
+                return (.wakeInstead, nil)
+            case .silence, .drop:
+                return (.silenced, nil)
             }
+        }
+        switch ended {
+        case .quiet:
+            break
+        case .push where stored == nil:
+            // The store holds its cap of retries: the held push cannot be kept, so it is not sent.
+            statistics.count("pushes.message.retry-cap")
+        case .push:
+            statistics.count("coalesced.sent")
+        case .wakeInstead:
+            statistics.count("quiet-hours.wake")
+            for push in try await wake(registration, account: account, at: at) {
+                try await store.enqueueRetry(outboxItem(push, registrationID: registration.id, at: at, dueAt: at))
+            }
+        case .silenced:
+            statistics.count("dropped.policy")
         }
     }
 
     /// Sends one claimed item. Its registration may be gone (its items go with it): nothing to send.
     private func deliverStored(_ item: RetryItem, context: PushContext) async {
         do {
-            guard let registration = try await store.registration(id: item.registrationID),
-                  let push = OutgoingPush(retry: item, account: registration.account ?? "") else {
+            guard let registration = try await store.registration(id: item.registrationID) else {
                 try await store.deleteRetry(id: item.id)
+                return
+            }
+            guard let push = OutgoingPush(retry: item, account: registration.account ?? "") else {
+                // A damaged row: kept (it expires at its deadline) so that it can be repaired, never sent.
+                logger.error("stored push \(item.id) has a kind this build does not know (column kind of retries)")
                 return
             }
             if push.kind == .message, let chat = item.collapseChat, let count = Summary.count(in: item.summary) {

@@ -80,12 +80,7 @@ final class PushService: Sendable {
     /// keep their registrations and try again; `resource-constraint`, since what is lacking is a
     /// system resource, the disk (RFC 6120 §8.3.3.18), not a defect (`internal-server-error`).
     func storeFault(_ error: any Error, during what: String) -> StanzaError? {
-        let kind: String
-        switch error {
-        case is StoreUnavailableError: kind = "unavailable"
-        case let error as SQLiteError where error.mayPass: kind = "\(error.primaryCode)"
-        default: return nil
-        }
+        guard let kind = (error as? any TransientStoreFault)?.transientKind else { return nil }
         if storeFaults.withLock({ $0.allows(kind, at: now()) }) {
             logger.error("\(what) met a store fault, answering wait (logged once a minute while it lasts): \(error)")
         }

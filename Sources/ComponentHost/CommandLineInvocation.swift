@@ -6,16 +6,20 @@ public enum CommandLineInvocation: Equatable, Sendable {
     case help
     case version
 
-    public static let usage = """
-        usage: apush-component [run] [--config FILE]
-               apush-component check-config [--config FILE]
-               apush-component --help | --version
+    /// The usage text of `program`, whose `run` does `purpose` and whose settings come from
+    /// `environmentPrefix`* variables too.
+    public static func usage(program: String, purpose: String, environmentPrefix: String) -> String {
+        """
+        usage: \(program) [run] [--config FILE]
+               \(program) check-config [--config FILE]
+               \(program) --help | --version
 
-          run            connect to the XMPP server as a component and serve pushes (the default)
+          run            connect to the XMPP server as a component and \(purpose) (the default)
           check-config   read and validate the configuration, print a summary, and exit
-          --config FILE  the JSON configuration file; without one, settings come from APUSH_* variables
+          --config FILE  the JSON configuration file; without one, settings come from \(environmentPrefix)* variables
                          (the environment overrides the file either way)
         """
+    }
 
     public struct UsageError: Error, Equatable, CustomStringConvertible {
         public var message: String

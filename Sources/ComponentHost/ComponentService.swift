@@ -12,7 +12,7 @@ public struct ComponentService: Sendable {
     private let modules: [any HostedModule]
     private let logger: Logger
 
-    /// `modules` are built by the caller from the configuration (and its `moduleSections`).
+    /// `modules` are built by the caller from the configuration (and its `moduleValues`).
     public init(configuration: Configuration, modules: [any HostedModule], logger: Logger) throws {
         self.configuration = configuration
         self.modules = modules

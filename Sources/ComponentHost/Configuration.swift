@@ -48,10 +48,8 @@ public struct Configuration: Sendable, Equatable {
     public var component: Component
     /// The server's component port, `host:port`.
     public var server: HostPort
-    /// The server domains this component serves: publishes and commands are accepted only from them.
+    /// The server domains this component serves: stanzas for its modules are accepted only from them.
     public var domains: [String]
-    /// The App Server's JID (the XEP-0357 push service upstream).
-    public var appServer: String?
     /// The SQLite database.
     public var store: String
     public var admins: [String]
@@ -60,24 +58,26 @@ public struct Configuration: Sendable, Equatable {
     public var http: HostPort?
     public var reconnect: Reconnect
     public var keepalive: Keepalive
-    /// The module's own section (`push`), handed over raw for the module to decode.
-    public var moduleSections: [String: Data]
+    /// The values of the keys the modules declared (`ModuleConfiguration`), as JSON, for each module to
+    /// decode: only those present.
+    public var moduleValues: [String: Data]
 
-    /// Environment variables and the key each one overrides: a stable interface for operators.
-    public static let environmentKeys: [(variable: String, key: String, isList: Bool)] = [
-        ("APUSH_COMPONENT_JID", "component.jid", false),
-        ("APUSH_COMPONENT_SECRET", "component.secret", false),
-        ("APUSH_SERVER", "server", false),
-        ("APUSH_DOMAINS", "domains", true),
-        ("APUSH_APP_SERVER", "appServer", false),
-        ("APUSH_STORE", "store", false),
-        ("APUSH_ADMINS", "admins", true),
-        ("APUSH_LOG", "log", false),
-        ("APUSH_HTTP", "http", false),
+    /// The host's own environment variables (named without the program's prefix).
+    public static let hostEnvironment: [EnvironmentOverride] = [
+        EnvironmentOverride("COMPONENT_JID", key: "component.jid"),
+        EnvironmentOverride("COMPONENT_SECRET", key: "component.secret"),
+        EnvironmentOverride("SERVER", key: "server"),
+        EnvironmentOverride("DOMAINS", key: "domains", isList: true),
+        EnvironmentOverride("STORE", key: "store"),
+        EnvironmentOverride("ADMINS", key: "admins", isList: true),
+        EnvironmentOverride("LOG", key: "log"),
+        EnvironmentOverride("HTTP", key: "http"),
     ]
 
-    /// Reads the file (if any), applies the environment over it, and validates every value.
-    public static func load(file: String?, environment: [String: String]) throws(ConfigurationError) -> Configuration {
+    /// Reads the file (if any), applies the environment over it, and validates every value of the host;
+    /// the modules' values are checked by the modules.
+    public static func load(file: String?, environment: [String: String], schema: ConfigurationSchema)
+        throws(ConfigurationError) -> Configuration {
         var json: Data?
         if let file {
             guard let data = FileManager.default.contents(atPath: file) else {
@@ -85,11 +85,12 @@ public struct Configuration: Sendable, Equatable {
             }
             json = data
         }
-        return try load(json: json, environment: environment)
+        return try load(json: json, environment: environment, schema: schema)
     }
 
     /// The same from the file's contents (nil: no file).
-    static func load(json: Data?, environment: [String: String]) throws(ConfigurationError) -> Configuration {
+    static func load(json: Data?, environment: [String: String], schema: ConfigurationSchema)
+        throws(ConfigurationError) -> Configuration {
         var tree: [String: Any] = [:]
         if let data = json {
             do {
@@ -103,14 +104,14 @@ public struct Configuration: Sendable, Equatable {
                 throw ConfigurationError(key: "(file)", reason: "not valid JSON: \(Self.describe(error))")
             }
         }
-        for entry in environmentKeys {
+        for entry in schema.environment {
             guard let value = environment[entry.variable] else { continue }
             let parsed: Any = entry.isList
                 ? value.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
                 : value
             set(parsed, at: entry.key.split(separator: ".").map(String.init), in: &tree)
         }
-        return try ConfigurationReader(tree: tree).configuration()
+        return try ConfigurationReader(tree: tree, moduleKeys: schema.moduleKeys).configuration()
     }
 
     private static func set(_ value: Any, at path: [String], in tree: inout [String: Any]) {
@@ -166,7 +167,7 @@ public struct ConfigurationError: Error, Equatable, CustomStringConvertible {
 }
 
 extension Configuration {
-    /// Decodes one section (the host's own, or a module's from `moduleSections`), turning a
+    /// Decodes one section (the host's own, or a module's from `moduleValues`), turning a
     /// DecodingError into the full key path and the reason.
     public static func decode<T: Decodable>(_ type: T.Type, from data: Data, section: String)
         throws(ConfigurationError) -> T {

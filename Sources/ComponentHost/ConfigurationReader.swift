@@ -5,9 +5,11 @@ import XMPP
 /// Turns the merged JSON tree into a `Configuration`, naming the key of the first bad value.
 struct ConfigurationReader {
     let tree: [String: Any]
+    /// The top-level keys the modules declared, passed on undecoded.
+    let moduleKeys: [String]
 
     static let knownKeys: Set<String> = [
-        "component", "server", "domains", "appServer", "store", "admins", "log", "http", "reconnect", "keepalive",
+        "component", "server", "domains", "store", "admins", "log", "http", "reconnect", "keepalive",
     ]
     /// The keys of the host's own nested sections: a misspelt one (`initialMS`) would otherwise be
     /// ignored silently and its default used.
@@ -15,11 +17,8 @@ struct ConfigurationReader {
         "reconnect": ["initialMs", "maxMs"],
         "keepalive": ["intervalSeconds", "timeoutSeconds"],
     ]
-    /// Sections that belong to hosted modules, passed on undecoded.
-    static let moduleKeys: Set<String> = ["push"]
-
     func configuration() throws(ConfigurationError) -> Configuration {
-        try Configuration.checkKeys(tree, allowed: Self.knownKeys.union(Self.moduleKeys), path: "")
+        try Configuration.checkKeys(tree, allowed: Self.knownKeys.union(moduleKeys), path: "")
         let component = try object("component")
         try Configuration.checkKeys(component, allowed: ["jid", "secret"], path: "component")
         for (key, allowed) in Self.sectionKeys {
@@ -48,13 +47,6 @@ struct ConfigurationReader {
                 throw ConfigurationError(key: "domains[\(index)]", reason: "'\(domain)' is not a domain")
             }
         }
-        let appServer = try tree["appServer"].map { value throws(ConfigurationError) in
-            let text = try string("appServer", value)
-            guard (try? JID(text)) != nil else {
-                throw ConfigurationError(key: "appServer", reason: "'\(text)' is not a valid JID")
-            }
-            return text
-        }
         let store = try tree["store"].map { value throws(ConfigurationError) in try string("store", value) }
             ?? "/var/lib/apush-component/apush.sqlite"
         let admins = try tree["admins"].map { value throws(ConfigurationError) in try stringList("admins", value) } ?? []
@@ -79,18 +71,18 @@ struct ConfigurationReader {
             throw ConfigurationError(key: "keepalive", reason: "intervalSeconds and timeoutSeconds must be at least 1")
         }
 
-        var sections: [String: Data] = [:]
-        for key in Self.moduleKeys {
+        var moduleValues: [String: Data] = [:]
+        for key in moduleKeys {
             if let value = tree[key] {
-                guard value is [String: Any], let data = try? JSONSerialization.data(withJSONObject: value) else {
-                    throw ConfigurationError(key: key, reason: "must be an object")
+                guard let data = try? JSONSerialization.data(withJSONObject: value, options: .fragmentsAllowed) else {
+                    throw ConfigurationError(key: key, reason: "is not a JSON value")
                 }
-                sections[key] = data
+                moduleValues[key] = data
             }
         }
         return Configuration(component: .init(jid: jid, secret: secret), server: server, domains: domains,
-                             appServer: appServer, store: store, admins: admins, logLevel: level, http: http,
-                             reconnect: reconnect, keepalive: keepalive, moduleSections: sections)
+                             store: store, admins: admins, logLevel: level, http: http,
+                             reconnect: reconnect, keepalive: keepalive, moduleValues: moduleValues)
     }
 
     private func object(_ key: String) throws(ConfigurationError) -> [String: Any] {

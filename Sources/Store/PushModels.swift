@@ -101,6 +101,10 @@ public struct HeldNotice: Sendable, Equatable, Codable {
 }
 
 /// One registration's state for one chat: its count, its coalescing window, its read bookkeeping.
+///
+/// The rules that change it are APush's (`ChatCoalescer`); the record stays beside `PushStore`, because
+/// a store queries its fields: the window end for `dueWindows`, the last times and the held notice for
+/// `prune` and the cap on chats. An opaque record owned by APush would lose those queries.
 public struct ChatState: Sendable, Equatable {
     public var registrationID: Int64
     public var chat: String

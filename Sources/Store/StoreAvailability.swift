@@ -1,4 +1,4 @@
-import CSQLite
+public import SQLite
 
 #if canImport(Glibc)
 import Glibc
@@ -31,21 +31,28 @@ public struct StoreUnavailableError: Error, CustomStringConvertible {
     /// Names the kind of fault as SQLite does ("attempt to write a readonly database", "database or disk
     /// is full"), then the call that met it.
     public var description: String {
-        let kind = (cause as? SQLiteError).map { " (\(String(cString: sqlite3_errstr($0.primaryCode))))" } ?? ""
+        let kind = (cause as? SQLiteError).map { " (\($0.primaryDescription))" } ?? ""
         return "the store cannot be opened\(kind): \(cause)"
     }
 }
 
-extension SQLiteError {
-    /// The file system or another process refuses for now (read-only, full, I/O, permission, a lock):
-    /// the same call may work later, so the server is told to wait, never to give up.
-    public var mayPass: Bool {
-        [SQLITE_PERM, SQLITE_BUSY, SQLITE_LOCKED, SQLITE_NOMEM, SQLITE_READONLY, SQLITE_IOERR, SQLITE_FULL,
-         SQLITE_CANTOPEN, SQLITE_PROTOCOL].contains(primaryCode)
-    }
+/// A store fault that may pass by itself (a read-only or full disk, a lock, a store not opened yet):
+/// the caller answers `wait` and tries again later. Each engine's errors say so themselves, so the push
+/// module needs to know no engine.
+public protocol TransientStoreFault: Error {
+    /// A short name of the fault, to log it once per kind; nil when this error will not pass.
+    var transientKind: String? { get }
 }
 
-extension DatabaseLocation {
+extension StoreUnavailableError: TransientStoreFault {
+    public var transientKind: String? { "unavailable" }
+}
+
+extension SQLiteError: TransientStoreFault {
+    public var transientKind: String? { mayPass ? "\(primaryCode)" : nil }
+}
+
+extension SQLitePushStore.Location {
     /// Checks, at start, what no disk recovery can fix: the directory must exist and be a directory, and
     /// the path, if it exists, must be a regular file. Whether the file can be opened and written is
     /// the file system's state, which may change while the component runs; that is left to the open.

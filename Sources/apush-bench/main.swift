@@ -57,7 +57,7 @@ struct Bench {
         }
 
         var rows: [(String, Double)] = []
-        for (name, location) in [("SQLite in memory", DatabaseLocation.memory),
+        for (name, location) in [("SQLite in memory", SQLitePushStore.Location.memory),
                                  ("SQLite file (WAL)", .file(path: temporaryStore()))] {
             let sender = AnsweringSender()
             var settings = APushSettings()

@@ -16,16 +16,20 @@ func fail(_ message: String, code: Int32) -> Never {
     exit(code)
 }
 
+let schema = ConfigurationSchema.apushComponent
+let usage = CommandLineInvocation.usage(program: ComponentService.softwareName, purpose: "serve pushes",
+                                        environmentPrefix: schema.environmentPrefix)
 let invocation: CommandLineInvocation
 do {
     invocation = try CommandLineInvocation.parse(Array(CommandLine.arguments.dropFirst()))
 } catch {
-    fail("\(error)\n\n\(CommandLineInvocation.usage)", code: ExitCode.usage)
+    fail("\(error)\n\n\(usage)", code: ExitCode.usage)
 }
 
 func loadConfiguration(_ file: String?) -> (Configuration, APushSettings) {
     do {
-        let configuration = try Configuration.load(file: file, environment: ProcessInfo.processInfo.environment)
+        let configuration = try Configuration.load(file: file, environment: ProcessInfo.processInfo.environment,
+                                                   schema: schema)
         return (configuration, try APushModule.settings(from: configuration))
     } catch {
         fail("\(error)", code: ExitCode.configuration)
@@ -34,7 +38,7 @@ func loadConfiguration(_ file: String?) -> (Configuration, APushSettings) {
 
 switch invocation {
 case .help:
-    print(CommandLineInvocation.usage)
+    print(usage)
 case .version:
     print("\(ComponentService.softwareName) \(ComponentService.softwareVersion)")
 case .checkConfig(let file):

@@ -82,7 +82,7 @@ struct Demo {
             "APUSH_COMPONENT_JID": "apush.localhost", "APUSH_COMPONENT_SECRET": componentSecret,
             "APUSH_SERVER": "127.0.0.1:\(server.componentPort)", "APUSH_DOMAINS": "localhost",
             "APUSH_APP_SERVER": "push.localhost", "APUSH_STORE": storePath, "APUSH_LOG": verbose ? "debug" : "warning",
-        ])
+        ], schema: .apushComponent)
         var settings = try APushModule.settings(from: configuration)
         settings.coalesceSeconds = window
         let logger = Logger(label: "apush", level: configuration.logLevel, sink: StandardErrorLogSink())

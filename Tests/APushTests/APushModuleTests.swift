@@ -2,6 +2,7 @@ import ComponentHost
 import Foundation
 import Logging
 import Sealing
+import SQLite
 @testable import Store
 import Testing
 import XMLStream
@@ -16,7 +17,7 @@ import XMPP
         var environment = ["APUSH_COMPONENT_JID": "apush.localhost", "APUSH_COMPONENT_SECRET": "s",
                            "APUSH_DOMAINS": "localhost"]
         environment["APUSH_APP_SERVER"] = appServer
-        return try Configuration.load(file: path, environment: environment)
+        return try Configuration.load(file: path, environment: environment, schema: .apushComponent)
     }
 
     static func module(store: SQLitePushStore, clock: ManualClock) throws -> APushModule {
@@ -47,6 +48,23 @@ import XMPP
         let configuration = try Self.configuration(#"{"push": {"coalesceSeconds": 99999}}"#)
         let error = #expect(throws: ConfigurationError.self) { try APushModule.settings(from: configuration) }
         #expect(error?.key == "push.coalesceSeconds")
+    }
+
+    @Test(arguments: [
+        (#"{"push": []}"#, "push", "must be an object"),
+        (#"{"appServer": 5}"#, "appServer", "must be a string"),
+        (#"{"appServer": "bad@@jid"}"#, "appServer", "'bad@@jid' is not a valid JID"),
+    ])
+    func aBadSectionOrAppServerNamesItsKey(json: String, key: String, reason: String) throws {
+        let configuration = try Self.configuration(json, appServer: nil)
+        #expect(throws: ConfigurationError(key: key, reason: reason)) { try APushModule.settings(from: configuration) }
+    }
+
+    @Test func theAppServerComesFromTheFileOrTheEnvironment() throws {
+        let fromFile = try Self.configuration(#"{"appServer": "file.example.org"}"#, appServer: nil)
+        #expect(try APushModule.settings(from: fromFile).appServer == "file.example.org")
+        let overridden = try Self.configuration(#"{"appServer": "file.example.org"}"#, appServer: "env.example.org")
+        #expect(try APushModule.settings(from: overridden).appServer == "env.example.org")
     }
 
     @Test func theAppServerIsRequired() throws {

@@ -1,5 +1,7 @@
 import Foundation
+import Logging
 import Sealing
+import SQLite
 import Store
 import Synchronization
 import Testing
@@ -128,6 +130,50 @@ import XMPP
 
     static func removeStore(_ path: String) {
         for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
+    }
+
+    /// A registration whose row is damaged in the file fails its own window, named by its column, and
+    /// holds up no other registration's push; its window is kept, so nothing is lost.
+    @Test func aDamagedRegistrationHoldsUpNoOtherRegistrationsPush() async throws {
+        let path = Self.temporaryStorePath()
+        defer { Self.removeStore(path) }
+        let harness = try Harness(store: try SQLitePushStore(.file(path: path)))
+        for (account, node) in [("alice@localhost", "tok-a"), ("bob@localhost", "tok-b")] {
+            for index in 1...2 {
+                try await harness.publishBridged(Stanzas.chat(id: "\(node)-\(index)", from: "carol@localhost/phone",
+                                                              to: account), node: node, account: account)
+            }
+            harness.clock.advance(seconds: 1)
+        }
+        #expect(harness.upstream.map(\.node) == ["tok-a", "tok-b"])
+        let aliceWindowEnd = try await harness.store.nextWindowEnd()
+        try Database(.file(path: path)).executeScript("UPDATE registrations SET calls = 'sometimes' WHERE token = 'tok-a'")
+
+        harness.clock.advance(seconds: 60)
+        let error = await #expect(throws: RowDecodingError.self) { try await harness.processDueWork() }
+        #expect(error?.description.hasPrefix("column calls holds a TEXT that is no value this build knows") == true)
+        try await harness.waitForBackgroundDeliveries()
+        #expect(harness.upstream.map(\.node) == ["tok-a", "tok-b", "tok-b"])
+        #expect(try await harness.store.nextWindowEnd() == aliceWindowEnd)
+    }
+
+    /// A stored push whose kind is damaged in the file is neither sent nor silently deleted: it is logged
+    /// with its column and kept until its deadline, so it can be repaired.
+    @Test func aStoredPushOfAnUnknownKindIsLoggedAndKeptNotDeleted() async throws {
+        let path = Self.temporaryStorePath()
+        defer { Self.removeStore(path) }
+        let harness = try Harness(store: try SQLitePushStore(.file(path: path)))
+        harness.sender.answerAll(.error(type: "wait", condition: "resource-constraint"))
+        try await harness.publishBridged(Stanzas.chat(id: "m1"))
+        let retryAt = try #require(try await harness.store.nextRetry())
+        try Database(.file(path: path)).executeScript("UPDATE retries SET kind = 'sometimes'")
+
+        harness.clock.advance(seconds: 2)
+        try await harness.processDueWork()
+        #expect(harness.upstream.count == 1)
+        let leasedUntil = try #require(try await harness.store.nextRetry(), "kept, not deleted")
+        #expect(leasedUntil > retryAt)
+        #expect(harness.logs.text.contains("column kind of retries"))
     }
 
     @Test func aHeldWindowSurvivesARestart() async throws {

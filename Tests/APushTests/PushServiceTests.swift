@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import Sealing
+import SQLite
 @testable import Store
 import Testing
 import XMPPTesting
@@ -460,7 +461,7 @@ import XMPP
         #expect(harness.service.statistics.sinceStart["pushes.message.retry-cap"] == 1)
     }
 
-    /// SQLITE_READONLY here; SQLITE_FULL takes the same path (SQLitePushStoreFaultTests).
+    /// SQLITE_READONLY here; SQLITE_FULL takes the same path (SQLitePushStoreTests.Faults).
     @Test func aStoreThatCannotWriteIsAnsweredWaitAndRecovers() async throws {
         let harness = try Harness()
         #expect(try await harness.publishBridged(Stanzas.chat(id: "m1")) == nil)

@@ -39,9 +39,12 @@ import Testing
         #expect(error?.message == message)
     }
 
-    @Test func usageNamesEveryForm() {
-        for form in ["[run]", "check-config", "--config FILE", "--help", "--version"] {
-            #expect(CommandLineInvocation.usage.contains(form))
+    @Test func usageNamesEveryFormAndWhatTheProgramSays() {
+        let usage = CommandLineInvocation.usage(program: "some-component", purpose: "serve widgets",
+                                                environmentPrefix: "SOME_")
+        for form in ["some-component [run]", "some-component check-config", "--config FILE", "--help", "--version",
+                     "serve widgets", "SOME_* variables"] {
+            #expect(usage.contains(form))
         }
     }
 }

@@ -19,7 +19,7 @@ struct ComponentServiceTests {
             "APUSH_COMPONENT_SECRET": "service-secret",
             "APUSH_DOMAINS": "localhost",
             "APUSH_SERVER": "127.0.0.1:\(server.port)",
-        ])
+        ], schema: .hostOnly)
         let service = try ComponentService(configuration: configuration, modules: [TestModule()], logger: .disabled)
         let connected = ConnectedCount()
         let running = Task { await service.run(onEvent: { if $0 == .connected { connected.increment() } }) }
@@ -67,7 +67,7 @@ struct ComponentServiceTests {
             "APUSH_COMPONENT_SECRET": "s",
             "APUSH_DOMAINS": "example.org,example.net",
             "APUSH_ADMINS": "boss@example.org",
-        ])
+        ], schema: .hostOnly)
         let service = try ComponentService(configuration: configuration, modules: [], logger: .disabled)
         #expect(service.context.componentJID == (try JID("apush.example.org")))
         #expect(service.context.servedDomains == ["example.org", "example.net"])
@@ -95,4 +95,9 @@ extension ComponentServiceTests {
         #expect(ComponentService.maxStanzasInHandling(for: [WaitingModule(maxRequestsInFlight: 2000),
                                                             WaitingModule(maxRequestsInFlight: 500)]) == 5000)
     }
+}
+
+extension ConfigurationSchema {
+    /// The host's keys alone, with apush-component's prefix.
+    static let hostOnly = ConfigurationSchema(environmentPrefix: "APUSH_", modules: [])
 }

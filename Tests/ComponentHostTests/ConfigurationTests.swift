@@ -1,4 +1,4 @@
-import ComponentHost
+@testable import ComponentHost
 import Foundation
 import Logging
 import Testing
@@ -10,12 +10,17 @@ import Testing
         "APUSH_DOMAINS": "example.org",
     ]
 
+    /// A program with a module that declares a section and a value of its own, as the push module does.
+    static let schema = ConfigurationSchema(environmentPrefix: "APUSH_", modules: [
+        ModuleConfiguration(keys: ["appServer", "push"], environment: [EnvironmentOverride("APP_SERVER", key: "appServer")]),
+    ])
+
     private func load(_ json: String?, environment: [String: String] = [:]) throws(ConfigurationError) -> Configuration {
-        guard let json else { return try Configuration.load(file: nil, environment: environment) }
+        guard let json else { return try Configuration.load(file: nil, environment: environment, schema: Self.schema) }
         let url = FileManager.default.temporaryDirectory.appendingPathComponent("apush-config-\(UUID().uuidString).json")
         try! json.write(to: url, atomically: true, encoding: .utf8)
         defer { try? FileManager.default.removeItem(at: url) }
-        return try Configuration.load(file: url.path, environment: environment)
+        return try Configuration.load(file: url.path, environment: environment, schema: Self.schema)
     }
 
     private func expectError(key: String, _ json: String?, environment: [String: String] = [:],
@@ -35,7 +40,6 @@ import Testing
         #expect(configuration.component.secret == "s3cret")
         #expect(configuration.domains == ["example.org"])
         #expect(configuration.server == HostPort(host: "127.0.0.1", port: 5347))
-        #expect(configuration.appServer == nil)
         #expect(configuration.store == "/var/lib/apush-component/apush.sqlite")
         #expect(configuration.admins == [])
         #expect(configuration.logLevel == .info)
@@ -44,7 +48,7 @@ import Testing
         #expect(configuration.reconnect.maximumMilliseconds == 1000)
         #expect(configuration.keepalive.intervalSeconds == 20)
         #expect(configuration.keepalive.timeoutSeconds == 15)
-        #expect(configuration.moduleSections.isEmpty)
+        #expect(configuration.moduleValues.isEmpty)
     }
 
     static let fullFile = """
@@ -69,7 +73,7 @@ import Testing
         #expect(configuration.component.secret == "from-file")
         #expect(configuration.server == HostPort(host: "xmpp.internal", port: 5275))
         #expect(configuration.domains == ["example.org", "example.net"])
-        #expect(configuration.appServer == "push.example.com")
+        #expect(configuration.moduleValues["appServer"] == Data(#""push.example.com""#.utf8))
         #expect(configuration.store == "/tmp/apush.sqlite")
         #expect(configuration.admins == ["boss@example.org"])
         #expect(configuration.logLevel == .debug)
@@ -79,7 +83,7 @@ import Testing
         #expect(configuration.reconnect.maximumMilliseconds == 500)
         #expect(configuration.keepalive.intervalSeconds == 10)
         #expect(configuration.keepalive.timeoutSeconds == 5)
-        let push = try #require(configuration.moduleSections["push"])
+        let push = try #require(configuration.moduleValues["push"])
         #expect(try JSONSerialization.jsonObject(with: push) as? [String: Int] == ["coalesceSeconds": 10])
     }
 
@@ -99,7 +103,8 @@ import Testing
         #expect(configuration.component.secret == "from-env")
         #expect(configuration.server == HostPort(host: "127.0.0.1", port: 5347))
         #expect(configuration.domains == ["a.example", "b.example"])
-        #expect(configuration.appServer == "apns.example.com")
+        #expect(configuration.moduleValues["appServer"] == Data(#""apns.example.com""#.utf8),
+                "a module's variable sets its key")
         #expect(configuration.store == ":memory:")
         #expect(configuration.admins == ["x@a.example", "y@b.example"])
         #expect(configuration.logLevel == .warning)
@@ -107,11 +112,21 @@ import Testing
         #expect(configuration.reconnect.initialMilliseconds == 20, "keys without a variable keep the file's value")
     }
 
-    @Test func theEnvironmentTableNamesEveryVariable() {
-        #expect(Configuration.environmentKeys.map(\.variable) == [
-            "APUSH_COMPONENT_JID", "APUSH_COMPONENT_SECRET", "APUSH_SERVER", "APUSH_DOMAINS", "APUSH_APP_SERVER",
-            "APUSH_STORE", "APUSH_ADMINS", "APUSH_LOG", "APUSH_HTTP",
+    @Test func theEnvironmentTableNamesTheHostsVariablesThenEachModules() {
+        #expect(Self.schema.environment.map(\.variable) == [
+            "APUSH_COMPONENT_JID", "APUSH_COMPONENT_SECRET", "APUSH_SERVER", "APUSH_DOMAINS", "APUSH_STORE",
+            "APUSH_ADMINS", "APUSH_LOG", "APUSH_HTTP", "APUSH_APP_SERVER",
         ])
+        let other = ConfigurationSchema(environmentPrefix: "OTHER_", modules: [])
+        #expect(other.environment.first?.variable == "OTHER_COMPONENT_JID", "the program names the prefix")
+    }
+
+    @Test func aKeyNoModuleDeclaredIsUnknown() {
+        let json = #"{"component": {"jid": "apush.example.org", "secret": "s"}, "domains": ["example.org"], "push": {}}"#
+        let hostOnly = ConfigurationSchema(environmentPrefix: "APUSH_", modules: [])
+        #expect(throws: ConfigurationError(key: "push", reason: "unknown key (keys starting with // are comments)")) {
+            try Configuration.load(json: Data(json.utf8), environment: [:], schema: hostOnly)
+        }
     }
 
     @Test(arguments: [
@@ -123,7 +138,6 @@ import Testing
         ("APUSH_SERVER", "host:70000", "server"),
         ("APUSH_DOMAINS", " , ", "domains"),
         ("APUSH_DOMAINS", "example.org,user@example.net", "domains[1]"),
-        ("APUSH_APP_SERVER", "bad@@jid", "appServer"),
         ("APUSH_STORE", "", "store"),
         ("APUSH_ADMINS", "example.org", "admins[0]"),
         ("APUSH_ADMINS", "ok@example.org,boss@example.org/phone", "admins[1]"),
@@ -164,7 +178,6 @@ import Testing
          "keepalive"),
         (#"{"component": {"jid": "apush.example.org", "secret": "s"}, "domains": ["example.org"], "keepalive": 30}"#,
          "keepalive"),
-        (#"{"component": {"jid": "apush.example.org", "secret": "s"}, "domains": ["example.org"], "push": []}"#, "push"),
         (#"["not an object"]"#, "(top level)"),
         (#"{"component": "#, "(file)"),
     ])
@@ -174,7 +187,7 @@ import Testing
 
     @Test func anUnreadableFileNamesTheFile() {
         #expect(throws: ConfigurationError(key: "/no/such/file.json", reason: "cannot read the file")) {
-            try Configuration.load(file: "/no/such/file.json", environment: Self.minimalEnvironment)
+            try Configuration.load(file: "/no/such/file.json", environment: Self.minimalEnvironment, schema: Self.schema)
         }
     }
 

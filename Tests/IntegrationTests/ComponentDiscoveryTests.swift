@@ -46,7 +46,7 @@ struct ComponentDiscoveryTests {
                 "APUSH_COMPONENT_SECRET": Self.secret,
                 "APUSH_DOMAINS": "localhost",
                 "APUSH_SERVER": "127.0.0.1:\(server.componentPort)",
-            ])
+            ], schema: ConfigurationSchema(environmentPrefix: "APUSH_", modules: []))
             let service = try ComponentService(configuration: configuration, modules: [DiscoveryModule()],
                                                logger: .disabled)
             running = Task { await service.run(onEvent: { events.put($0) }) }

@@ -134,7 +134,7 @@ final class PushTestbed: Sendable {
         environment["APUSH_ADMINS"] = admins.joined(separator: ",")
         switch placement {
         case .inProcess:
-            let configuration = try Configuration.load(file: nil, environment: environment)
+            let configuration = try Configuration.load(file: nil, environment: environment, schema: .apushComponent)
             let logger = Logger(label: "apush", level: .debug, sink: logSink)
             let module = try APushModule(store: try SQLitePushStore(.file(path: storePath)), settings: settings,
                                          logger: logger)

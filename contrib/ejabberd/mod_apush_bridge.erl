@@ -19,26 +19,30 @@
 %%%     registrations at the component that no session holds;
 %%%   * while the component is not connected, it holds mod_push's publishes
 %%%     back: mod_push then sees a timeout and keeps the registration, where a
-%%%     remote-server-not-found would have deleted it.
+%%%     remote-server-not-found would have deleted it; registration reports are
+%%%     kept (in order, up to a cap) and sent when the component connects.
 %%%
 %%% Wire format: contrib/ejabberd/README.md. MIT licensed, part of apush-component.
 %%%----------------------------------------------------------------------
 -module(mod_apush_bridge).
 -behaviour(gen_mod).
+-behaviour(gen_server).
 
 %% gen_mod
 -export([start/2, stop/1, reload/3, depends/2, mod_opt_type/1, mod_options/1, mod_doc/0]).
 %% IQ handler and hooks
 -export([process_iq/1, filter_packet/1,
-         note_mam_message/7, forget_mam_message/7,
+         note_mam_message/7, forget_mam_message/7, note_mam_message/8, forget_mam_message/8,
          note_offline_message/1, forget_offline_message/1,
          note_c2s_stanza/3, forget_c2s_stanza/3,
          note_c2s_session_pending/1, forget_c2s_session_pending/1,
          note_c2s_info/2, forget_c2s_info/2,
          user_send_packet/1, pubsub_publish_item/6, remove_user/2,
          component_connected/1, component_disconnected/2]).
+%% gen_server: the registration reports of one virtual host, in order
+-export([init/1, handle_call/3, handle_cast/2, handle_info/2, terminate/2, code_change/3]).
 %% The decision, pure, for the unit tests
--export([publish_action/4]).
+-export([publish_action/4, report_action/3]).
 
 -include("xmpp.hrl").
 -include("logger.hrl").
@@ -52,32 +56,62 @@
 %% A note lives as long as the hook that set it. One left behind by a hook
 %% chain that another module stopped is never trusted after this long.
 -define(NOTE_MAX_AGE_MS, 1000).
+%% Registration reports kept while the component is away; past it the oldest
+%% is dropped (the component learns of a registration from its next push too).
+-define(MAX_HELD_REPORTS, 10000).
+
+-record(state, {host :: binary(),
+                held = queue:new() :: queue:queue(fxml:xmlel()),
+                dropped = 0 :: non_neg_integer()}).
 
 %%%===================================================================
 %%% gen_mod
 %%%===================================================================
 
-start(Host, _Opts) ->
+start(Host, Opts) ->
     case component(Host) of
         undefined ->
             ?ERROR_MSG("mod_apush_bridge on ~ts: apush_bridge_component is not set", [Host]),
             {error, apush_bridge_component_not_set};
-        Component ->
-            %% mod_push registered its handler when it started (a hard
-            %% dependency): the last handler added for a namespace wins.
-            gen_iq_handler:add_iq_handler(ejabberd_sm, Host, ?NS_PUSH_0, ?MODULE, process_iq),
-            lists:foreach(fun({Hook, Fun, Seq}) -> ejabberd_hooks:add(Hook, Host, ?MODULE, Fun, Seq) end,
-                          host_hooks()),
-            case gen_mod:is_loaded_elsewhere(Host, ?MODULE) of
-                true -> ok;
-                false -> lists:foreach(fun({Hook, Fun, Seq}) -> ejabberd_hooks:add(Hook, ?MODULE, Fun, Seq) end,
-                                       global_hooks())
-            end,
-            ?INFO_MSG("mod_apush_bridge on ~ts: bridging mod_push's publishes to ~ts", [Host, Component]),
-            ok
+        _Component ->
+            gen_mod:start_child(?MODULE, Host, Opts)
     end.
 
 stop(Host) ->
+    gen_mod:stop_child(?MODULE, Host).
+
+%%%===================================================================
+%%% gen_server: hooks while it runs, and the reports of its host
+%%%===================================================================
+
+init([Host, _Opts]) ->
+    process_flag(trap_exit, true),
+    %% mod_push registered its handler when it started (a hard dependency):
+    %% the last handler added for a namespace wins.
+    gen_iq_handler:add_iq_handler(ejabberd_sm, Host, ?NS_PUSH_0, ?MODULE, process_iq),
+    lists:foreach(fun({Hook, Fun, Seq}) -> ejabberd_hooks:add(Hook, Host, ?MODULE, Fun, Seq) end, host_hooks()),
+    case gen_mod:is_loaded_elsewhere(Host, ?MODULE) of
+        true -> ok;
+        false -> lists:foreach(fun({Hook, Fun, Seq}) -> ejabberd_hooks:add(Hook, ?MODULE, Fun, Seq) end,
+                               global_hooks())
+    end,
+    ?INFO_MSG("mod_apush_bridge on ~ts: bridging mod_push's publishes to ~ts", [Host, component(Host)]),
+    {ok, #state{host = Host}}.
+
+handle_call(_Request, _From, State) ->
+    {reply, {error, badarg}, State}.
+
+handle_cast({report, Payload}, #state{host = Host, held = Held} = State) ->
+    {noreply, flush(State#state{held = queue:in(Payload, Held)}, component(Host))};
+handle_cast(component_connected, #state{host = Host} = State) ->
+    {noreply, flush(State, component(Host))};
+handle_cast(_Msg, State) ->
+    {noreply, State}.
+
+handle_info(_Info, State) ->
+    {noreply, State}.
+
+terminate(_Reason, #state{host = Host}) ->
     lists:foreach(fun({Hook, Fun, Seq}) -> ejabberd_hooks:delete(Hook, Host, ?MODULE, Fun, Seq) end,
                   host_hooks()),
     case gen_mod:is_loaded_elsewhere(Host, ?MODULE) of
@@ -89,8 +123,40 @@ stop(Host) ->
     case gen_mod:is_loaded(Host, mod_push) of
         true -> gen_iq_handler:add_iq_handler(ejabberd_sm, Host, ?NS_PUSH_0, mod_push, process_iq);
         false -> gen_iq_handler:remove_iq_handler(ejabberd_sm, Host, ?NS_PUSH_0)
-    end,
-    ok.
+    end.
+
+code_change(_OldVsn, State, _Extra) ->
+    {ok, State}.
+
+%% Sends the held reports, oldest first, while the component is connected.
+flush(#state{host = Host, held = Held, dropped = Dropped} = State, Component) ->
+    case report_action(queue:len(Held), ejabberd_router:is_my_route(Component), ?MAX_HELD_REPORTS) of
+        send ->
+            {{value, Payload}, Rest} = queue:out(Held),
+            ejabberd_router:route(#message{from = jid:make(Host), to = jid:make(Component),
+                                           type = normal, sub_els = [Payload]}),
+            flush(State#state{held = Rest}, Component);
+        hold ->
+            State;
+        drop_oldest ->
+            Dropped == 0 andalso
+                ?WARNING_MSG("apush component ~ts is away and ~B registration reports of ~ts wait for it: "
+                             "the oldest are dropped (its next pushes report them)",
+                             [Component, ?MAX_HELD_REPORTS, Host]),
+            flush(State#state{held = queue:drop(Held), dropped = Dropped + 1}, Component);
+        idle ->
+            Dropped > 0 andalso
+                ?WARNING_MSG("apush component ~ts is back; ~B registration reports of ~ts were dropped while "
+                             "it was away", [Component, Dropped, Host]),
+            State#state{dropped = 0}
+    end.
+
+%% What to do with the held reports: send the oldest (the component is
+%% connected), hold them, or drop the oldest (too many are held). Pure.
+report_action(0, _Connected, _Max) -> idle;
+report_action(_Held, true, _Max) -> send;
+report_action(Held, false, Max) when Held > Max -> drop_oldest;
+report_action(_Held, false, _Max) -> hold.
 
 %% Options are read where they are used: a reload needs nothing else.
 reload(_Host, _NewOpts, _OldOpts) ->
@@ -208,7 +274,7 @@ process_iq(#iq{type = set, from = #jid{lserver = Host}, sub_els = [#push_disable
     Component = component(Host),
     case {Answer, jid:tolower(Service)} of
         {#iq{type = result}, {<<>>, Component, <<>>}} ->
-            send_to_component(Host, Component,
+            send_to_component(Host,
                               unregistered(account(IQ#iq.from), Component, Node));
         _ ->
             ok
@@ -233,7 +299,7 @@ report_stored(#iq{type = result}, _IQ, _Host, _Component, _Node, undefined) ->
     ok;
 report_stored(#iq{type = result}, #iq{from = From}, Host, Component, Node, XData) ->
     Enable = xmpp:encode(#push_enable{jid = jid:make(Component), node = Node, xdata = XData}),
-    send_to_component(Host, Component,
+    send_to_component(Host,
                       #xmlel{name = <<"registered">>,
                              attrs = [{<<"xmlns">>, ?NS_BRIDGE}, {<<"account">>, account(From)},
                                       {<<"resource">>, From#jid.resource}],
@@ -251,21 +317,14 @@ unregistered(Account, Component, Node) ->
 %% mod_push forgets a removed account's registrations: so does the component.
 remove_user(LUser, LServer) ->
     Component = component(LServer),
-    send_to_component(LServer, Component,
+    send_to_component(LServer,
                       unregistered(jid:encode(jid:make(LUser, LServer)), Component, <<>>)).
 
-%% Sent only while the component is connected: otherwise ejabberd would try
-%% to reach its domain over s2s. What is missed is learnt from the next
-%% publish, which carries the registration's options.
-send_to_component(Host, Component, Payload) ->
-    case ejabberd_router:is_my_route(Component) of
-        true ->
-            ejabberd_router:route(#message{from = jid:make(Host), to = jid:make(Component),
-                                           type = normal, sub_els = [Payload]});
-        false ->
-            ?WARNING_MSG("apush component ~ts is not connected: a registration change of ~ts "
-                         "is not reported (its next push reports it)", [Component, Host])
-    end.
+%% Reports go through the host's process, in order: at once while the
+%% component is connected, else when it connects (ejabberd would otherwise try
+%% to reach its domain over s2s, and the report would be lost).
+send_to_component(Host, Payload) ->
+    gen_server:cast(gen_mod:get_module_proc(Host, ?MODULE), {report, Payload}).
 
 account(#jid{} = JID) ->
     jid:encode(jid:remove_resource(jid:tolower(JID))).
@@ -283,6 +342,13 @@ note_mam_message(Pkt, _LUser, _LServer, _Peer, _Nick, _Type, _Dir) ->
 forget_mam_message(Pkt, _LUser, _LServer, _Peer, _Nick, _Type, _Dir) ->
     forget_note(),
     Pkt.
+
+%% ejabberd 23.04 and later add whether a room's archive stored the message.
+note_mam_message(Pkt, LUser, LServer, Peer, Nick, Type, Dir, _StoredInMucMam) ->
+    note_mam_message(Pkt, LUser, LServer, Peer, Nick, Type, Dir).
+
+forget_mam_message(Pkt, LUser, LServer, Peer, Nick, Type, Dir, _StoredInMucMam) ->
+    forget_mam_message(Pkt, LUser, LServer, Peer, Nick, Type, Dir).
 
 note_offline_message({offlined, #message{to = #jid{luser = LUser, lserver = LServer}} = Msg} = Acc) ->
     set_note(LUser, LServer, Msg),
@@ -412,19 +478,21 @@ enriched(#iq{sub_els = [#pubsub{publish = #ps_publish{items = [#ps_item{sub_els 
          Enrich) ->
     IQ#iq{sub_els = [PubSub#pubsub{publish = Publish#ps_publish{items = [Item#ps_item{sub_els = [Enrich(N)]}]}}]}.
 
-component_connected(Host) ->
-    ?DEBUG("~ts connected", [Host]),
-    ok.
+component_connected(ComponentHost) ->
+    lists:foreach(fun(VHost) -> gen_server:cast(gen_mod:get_module_proc(VHost, ?MODULE), component_connected) end,
+                  bridged_hosts(ComponentHost)).
 
-component_disconnected(Host, _Reason) ->
-    case [VHost || VHost <- ejabberd_option:hosts(), gen_mod:is_loaded(VHost, ?MODULE),
-                   component(VHost) == Host] of
+component_disconnected(ComponentHost, _Reason) ->
+    case bridged_hosts(ComponentHost) of
         [] -> ok;
         VHosts -> ?WARNING_MSG("apush component ~ts disconnected: pushes of ~ts are held back "
                                "(mod_push keeps its registrations) until it connects again",
-                               [Host, lists:join(<<", ">>, VHosts)])
-    end,
-    ok.
+                               [ComponentHost, lists:join(<<", ">>, VHosts)])
+    end.
+
+%% The virtual hosts whose bridge talks to ComponentHost.
+bridged_hosts(ComponentHost) ->
+    [VHost || VHost <- ejabberd_option:hosts(), gen_mod:is_loaded(VHost, ?MODULE), component(VHost) == ComponentHost].
 
 %%%===================================================================
 %%% Reads for devices that no session holds
@@ -432,17 +500,20 @@ component_disconnected(Host, _Reason) ->
 
 %% A read (a message with a body or a displayed marker to someone else) that
 %% mod_mam archived was pushed by mod_push itself, with a note. Anything else
-%% is pushed here.
-user_send_packet({#message{} = Pkt, #{jid := #jid{luser = LUser, lserver = LServer}}} = Acc) ->
-    case xmpp:get_meta(Pkt, mam_archived, false) of
-        true ->
-            ok;
-        false ->
-            Stanza = xmpp:encode(Pkt),
-            case mod_apush_bridge_stanza:is_read(Stanza, jid:encode(jid:make(LUser, LServer))) of
-                true -> push_read(LUser, LServer, Stanza, Pkt);
-                false -> ok
-            end
+%% is pushed here, once the account is known to have a registration that no
+%% session holds (most senders have none: their stanzas are not encoded).
+user_send_packet({#message{type = Type, to = #jid{} = To} = Pkt,
+                  #{jid := #jid{luser = LUser, lserver = LServer}}} = Acc)
+  when Type /= error, Type /= headline ->
+    Own = {LUser, LServer},
+    case {xmpp:get_meta(Pkt, mam_archived, false), To#jid.luser, To#jid.lserver} of
+        {true, _, _} -> ok;
+        {false, ToUser, ToServer} when {ToUser, ToServer} == Own -> ok;
+        {false, _, _} -> push_read(LUser, LServer, fun(Account) ->
+                                                          Stanza = xmpp:encode(Pkt),
+                                                          mod_apush_bridge_stanza:is_read(Stanza, Account)
+                                                              andalso {Stanza, Pkt}
+                                                  end)
     end,
     Acc;
 user_send_packet(Acc) ->
@@ -454,23 +525,32 @@ pubsub_publish_item(LServer, ?NS_MDS, Publisher, #jid{luser = LUser, lserver = L
     Account = jid:encode(jid:make(LUser, LServer)),
     case jid:encode(jid:remove_resource(jid:tolower(Publisher))) of
         Account ->
-            Notice = mod_apush_bridge_stanza:mds_notice(Account, ItemId),
-            push_read(LUser, LServer, Notice, xmpp:decode(Notice));
+            push_read(LUser, LServer, fun(_) ->
+                                              Notice = mod_apush_bridge_stanza:mds_notice(Account, ItemId),
+                                              {Notice, xmpp:decode(Notice)}
+                                      end);
         _ ->
             ok
     end;
 pubsub_publish_item(_ServerHost, _Node, _Publisher, _Service, _ItemId, _Payload) ->
     ok.
 
-push_read(LUser, LServer, Stanza, Pkt) ->
+%% Read gives the stanza (as XML, and as mod_push takes it) or false when it
+%% is no read after all; it is asked only when there is someone to push to.
+push_read(LUser, LServer, Read) ->
     case unheld_registrations(LUser, LServer) of
         [] ->
             ok;
         Clients ->
-            ?DEBUG("Pushing a read of ~ts@~ts", [LUser, LServer]),
-            set_note(LUser, LServer, Stanza),
-            try mod_push:notify(LUser, LServer, Clients, Pkt, send)
-            after forget_note()
+            case Read(jid:encode(jid:make(LUser, LServer))) of
+                false ->
+                    ok;
+                {Stanza, Pkt} ->
+                    ?DEBUG("Pushing a read of ~ts@~ts", [LUser, LServer]),
+                    set_note(LUser, LServer, Stanza),
+                    try mod_push:notify(LUser, LServer, Clients, Pkt, send)
+                    after forget_note()
+                    end
             end
     end.
 

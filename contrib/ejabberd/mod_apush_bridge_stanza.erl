@@ -16,7 +16,7 @@
 %%%----------------------------------------------------------------------
 -module(mod_apush_bridge_stanza).
 
--export([stripped/2, default_limit/0, names/2, is_important/1, is_read/2,
+-export([stripped/2, default_limit/0, names/2, is_important/2, is_read/2,
          bridged_notification/4, without_body_text/1, mds_notice/2,
          account_element/3, is_oversized_registration/2]).
 
@@ -155,16 +155,32 @@ is_word_byte(B) when B >= $A, B =< $Z -> true;
 is_word_byte(B) when B >= $0, B =< $9 -> true;
 is_word_byte(B) -> B >= 128.
 
-%% A message a person is notified of: a body that is not only white space, or
-%% an encrypted payload, in the message or in the carbon copy it wraps.
--spec is_important(element()) -> boolean().
-is_important(#xmlel{name = <<"message">>} = Message) ->
+%% A message a person is notified of (what mod_cloud_notify calls important,
+%% so both bridges say the same): a call, an encrypted payload or a body that
+%% is not only white space, in a message to the account or in the carbon copy
+%% of one; never the account's own outgoing message, a headline or a room's
+%% subject change.
+-spec is_important(element(), binary()) -> boolean().
+is_important(#xmlel{name = <<"message">>} = Message, AccountBare) ->
     case stripped(Message, infinity_limit()) of
-        none -> false;
-        Copy -> has_content(Copy) orelse lists:any(fun has_content/1, carbon_messages(Copy))
+        none ->
+            false;
+        Copy ->
+            case carbon(Copy) of
+                {<<"sent">>, _} -> false;
+                {<<"received">>, Inner} -> is_important_copy(Inner, AccountBare);
+                none -> is_important_copy(Copy, AccountBare)
+            end
     end;
-is_important(_Stanza) ->
+is_important(_Stanza, _AccountBare) ->
     false.
+
+is_important_copy(Copy, AccountBare) ->
+    Type = fxml:get_tag_attr_s(<<"type">>, Copy),
+    Outgoing = bare(fxml:get_tag_attr_s(<<"from">>, Copy)) == AccountBare,
+    Subject = Type == <<"groupchat">> andalso has_child(Copy, ?NS_CLIENT, <<"subject">>),
+    Type /= <<"headline">> andalso not Outgoing andalso not Subject andalso
+        (has_content(Copy) orelse has_child(Copy, <<"urn:xmpp:jingle-message:0">>, <<"propose">>)).
 
 %% The account reading or answering a chat, seen in what it sends: a message
 %% with a body or a displayed marker, to someone else, that is not an error
@@ -202,11 +218,16 @@ has_child(#xmlel{children = Children} = Parent, NS, Name) ->
                  (_) -> false
               end, Children).
 
-carbon_messages(#xmlel{children = Children}) ->
-    [Inner || #xmlel{name = Wrapper, children = Forwards} <- Children,
-              Wrapper == <<"received">> orelse Wrapper == <<"sent">>,
-              #xmlel{name = <<"forwarded">>, children = Messages} <- Forwards,
-              #xmlel{name = <<"message">>} = Inner <- Messages].
+%% The carbon copy (XEP-0280) a stripped copy wraps, if any: {received |
+%% sent, the message}.
+carbon(#xmlel{children = Children}) ->
+    case [{Wrapper, Inner} || #xmlel{name = Wrapper, children = Forwards} <- Children,
+                              Wrapper == <<"received">> orelse Wrapper == <<"sent">>,
+                              #xmlel{name = <<"forwarded">>, children = Messages} <- Forwards,
+                              #xmlel{name = <<"message">>} = Inner <- Messages] of
+        [First | _] -> First;
+        [] -> none
+    end.
 
 namespace(#xmlel{attrs = Attrs}, Inherited) ->
     proplists:get_value(<<"xmlns">>, Attrs, Inherited).
@@ -241,7 +262,7 @@ bridged_notification(#xmlel{children = Children} = Notification, AccountBare, Or
             _ ->
                 Body = fxml:get_path_s(Original, [{elem, <<"body">>}, cdata]),
                 Copy = stripped(Original, Limit),
-                {is_important(Original), Body /= <<>> andalso names(Username, Body),
+                {is_important(Original, AccountBare), Body /= <<>> andalso names(Username, Body),
                  [#xmlel{name = <<"forwarded">>, attrs = [{<<"xmlns">>, ?NS_FORWARD}], children = [Copy]}
                   || Copy /= none]}
         end,

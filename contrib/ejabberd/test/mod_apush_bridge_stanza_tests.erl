@@ -122,14 +122,22 @@ a_mention_is_a_word_of_its_own_test() ->
     ?assertNot(Names(undefined)),
     ?assertNot(mod_apush_bridge_stanza:names(<<>>, <<"anything">>)).
 
-a_body_or_an_encrypted_payload_is_important_test() ->
-    Important = fun(Text) -> mod_apush_bridge_stanza:is_important(xml(Text)) end,
-    ?assert(Important("<message xmlns='jabber:client'><body>hi</body></message>")),
-    ?assert(Important("<message xmlns='jabber:client'><encrypted xmlns='urn:xmpp:omemo:2'/></message>")),
-    ?assert(Important(["<message xmlns='jabber:client'><received xmlns='urn:xmpp:carbons:2'><forwarded xmlns='urn:xmpp:forward:0'>",
-                       "<message xmlns='jabber:client'><body>hi</body></message></forwarded></received></message>"])),
-    ?assertNot(Important("<message xmlns='jabber:client'><body>  </body></message>")),
-    ?assertNot(Important("<message xmlns='jabber:client'><composing xmlns='http://jabber.org/protocol/chatstates'/></message>")),
+a_body_a_call_or_an_encrypted_payload_to_the_account_is_important_test() ->
+    Important = fun(Text) -> mod_apush_bridge_stanza:is_important(xml(Text), <<"alice@example.org">>) end,
+    ?assert(Important("<message xmlns='jabber:client' from='bob@example.org/x'><body>hi</body></message>")),
+    ?assert(Important("<message xmlns='jabber:client' from='bob@example.org'><encrypted xmlns='urn:xmpp:omemo:2'/></message>")),
+    ?assert(Important("<message xmlns='jabber:client' from='bob@example.org'><propose xmlns='urn:xmpp:jingle-message:0' id='s'/></message>")),
+    ?assert(Important(["<message xmlns='jabber:client' from='alice@example.org'><received xmlns='urn:xmpp:carbons:2'>",
+                       "<forwarded xmlns='urn:xmpp:forward:0'><message xmlns='jabber:client' from='bob@example.org'>",
+                       "<body>hi</body></message></forwarded></received></message>"])),
+    ?assertNot(Important(["<message xmlns='jabber:client' from='alice@example.org'><sent xmlns='urn:xmpp:carbons:2'>",
+                          "<forwarded xmlns='urn:xmpp:forward:0'><message xmlns='jabber:client' from='alice@example.org/pc' ",
+                          "to='bob@example.org'><body>hi</body></message></forwarded></sent></message>"])),
+    ?assertNot(Important("<message xmlns='jabber:client' from='alice@example.org/pc' to='bob@example.org'><body>mine</body></message>")),
+    ?assertNot(Important("<message xmlns='jabber:client' from='bob@example.org' type='headline'><body>news</body></message>")),
+    ?assertNot(Important("<message xmlns='jabber:client' from='room@muc/x' type='groupchat'><subject>topic</subject><body>b</body></message>")),
+    ?assertNot(Important("<message xmlns='jabber:client' from='bob@example.org'><body>  </body></message>")),
+    ?assertNot(Important("<message xmlns='jabber:client' from='bob@example.org'><composing xmlns='http://jabber.org/protocol/chatstates'/></message>")),
     ?assertNot(Important("<presence xmlns='jabber:client'/>")).
 
 a_read_is_a_body_or_a_displayed_marker_to_someone_else_test() ->

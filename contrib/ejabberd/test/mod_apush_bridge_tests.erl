@@ -63,6 +63,13 @@ publish_action_test_() ->
                  ?assertEqual(pass, action(IQ#iq{sub_els = [#pubsub{publish = Two}]}, undefined, 0))
          end}]}.
 
+report_action_test_() ->
+    [{"nothing held: idle", ?_assertEqual(idle, mod_apush_bridge:report_action(0, true, 10))},
+     {"held while the component is connected: send the oldest", ?_assertEqual(send, mod_apush_bridge:report_action(3, true, 10))},
+     {"held while it is away: keep them", ?_assertEqual(hold, mod_apush_bridge:report_action(10, false, 10))},
+     {"more than the cap while it is away: drop the oldest",
+      ?_assertEqual(drop_oldest, mod_apush_bridge:report_action(11, false, 10))}].
+
 options_test_() ->
     {setup, fun setup/0, fun(_) -> ok end, [
         {"the component is a domain, prepared",

@@ -13,224 +13,18 @@ prosody, prosody-modules) and may run as root (the config sets run_as_root).
 """
 
 import argparse
-import base64
-import hashlib
 import os
-import queue
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
-import threading
-import time
-import xml.etree.ElementTree as ET
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 MODULE_DIR = os.path.dirname(HERE)
-DOMAIN = "localhost"
-COMPONENT = "apush.localhost"
-SECRET = "bridge-test-secret"
-PASSWORD = "pw-for-tests"
-
-NS_STREAM = "http://etherx.jabber.org/streams"
-NS_CLIENT = "jabber:client"
-NS_COMPONENT = "jabber:component:accept"
-NS_BRIDGE = "urn:xmpp:apush:bridge:0"
-NS_PUSH = "urn:xmpp:push:0"
-NS_FORWARD = "urn:xmpp:forward:0"
-NS_PUBSUB = "http://jabber.org/protocol/pubsub"
-NS_DATA = "jabber:x:data"
-NS_MARKERS = "urn:xmpp:chat-markers:0"
-NS_JMI = "urn:xmpp:jingle-message:0"
-NS_MDS = "urn:xmpp:mds:displayed:0"
-NS_EVENT = "http://jabber.org/protocol/pubsub#event"
-
-for prefix, uri in {"": NS_CLIENT, "stream": NS_STREAM}.items():
-    ET.register_namespace(prefix, uri)
-
-VERBOSE = False
-
-
-def q(ns, name):
-    return "{%s}%s" % (ns, name)
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-class Stream:
-    """One XML stream over TCP; a reader thread turns it into a queue of stanzas (Elements)."""
-
-    def __init__(self, port, name):
-        self.name = name
-        self.sock = socket.create_connection(("127.0.0.1", port), timeout=5)
-        self.stanzas = queue.Queue()
-        self.header = queue.Queue()
-        self._restart = threading.Event()
-        self._parser = None
-        self._lock = threading.Lock()
-        threading.Thread(target=self._read, daemon=True).start()
-
-    def open(self, header):
-        """Sends a stream header and returns the server's <stream:stream> attributes."""
-        with self._lock:
-            self._parser = ET.XMLPullParser(events=("start", "end"))
-            self._depth = 0
-        self.send(header)
-        return self.header.get(timeout=5)
-
-    def send(self, data):
-        if VERBOSE:
-            print(f"  {self.name} >> {data}")
-        self.sock.sendall(data.encode())
-
-    def close(self):
-        try:
-            self.send("</stream:stream>")
-            self.sock.shutdown(socket.SHUT_WR)
-            time.sleep(0.2)
-        except OSError:
-            pass
-        self.sock.close()
-
-    def _read(self):
-        while True:
-            try:
-                data = self.sock.recv(65536)
-            except OSError:
-                return
-            if not data:
-                return
-            with self._lock:
-                self._parser.feed(data)
-                for kind, element in self._parser.read_events():
-                    if kind == "start":
-                        self._depth += 1
-                        if self._depth == 1:
-                            self.header.put(dict(element.attrib))
-                    else:
-                        self._depth -= 1
-                        if self._depth == 1:
-                            if VERBOSE:
-                                print(f"  {self.name} << {ET.tostring(element).decode()}")
-                            self.stanzas.put(element)
-
-    def expect(self, predicate, what, timeout=5.0):
-        """The first stanza matching predicate; other stanzas received meanwhile are dropped."""
-        deadline = time.monotonic() + timeout
-        while True:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                raise AssertionError(f"{self.name}: timed out waiting for {what}")
-            try:
-                element = self.stanzas.get(timeout=left)
-            except queue.Empty:
-                continue
-            if predicate(element):
-                return element
-
-
-class Client(Stream):
-    def __init__(self, port, user, resource):
-        super().__init__(port, f"{user}/{resource}")
-        header = (f"<?xml version='1.0'?><stream:stream to='{DOMAIN}' version='1.0' "
-                  f"xmlns='{NS_CLIENT}' xmlns:stream='{NS_STREAM}'>")
-        self.open(header)
-        self.expect(lambda e: e.tag == q(NS_STREAM, "features"), "features")
-        plain = base64.b64encode(f"\0{user}\0{PASSWORD}".encode()).decode()
-        self.send(f"<auth xmlns='urn:ietf:params:xml:ns:xmpp-sasl' mechanism='PLAIN'>{plain}</auth>")
-        answer = self.expect(lambda e: True, "SASL answer")
-        assert answer.tag.endswith("}success"), f"{self.name}: authentication failed"
-        self.open(header)
-        self.expect(lambda e: e.tag == q(NS_STREAM, "features"), "features after auth")
-        bound = self.iq("set", f"<bind xmlns='urn:ietf:params:xml:ns:xmpp-bind'><resource>{resource}</resource></bind>")
-        assert bound.get("type") == "result", f"{self.name}: bind failed"
-        self.send("<presence/>")
-
-    def iq(self, kind, payload, to=None):
-        self._id = getattr(self, "_id", 0) + 1
-        iq_id = f"iq{self._id}"
-        to_attr = f" to='{to}'" if to else ""
-        self.send(f"<iq type='{kind}' id='{iq_id}'{to_attr}>{payload}</iq>")
-        return self.expect(lambda e: e.tag == q(NS_CLIENT, "iq") and e.get("id") == iq_id, f"answer to {iq_id}")
-
-
-class Component(Stream):
-    """The fake apush component: records every stanza, answers IQ sets with a result."""
-
-    def __init__(self, port):
-        super().__init__(port, COMPONENT)
-        attrs = self.open(f"<stream:stream xmlns='{NS_COMPONENT}' xmlns:stream='{NS_STREAM}' to='{COMPONENT}'>")
-        digest = hashlib.sha1((attrs["id"] + SECRET).encode()).hexdigest()
-        self.send(f"<handshake>{digest}</handshake>")
-        Stream.expect(self, lambda e: e.tag == q(NS_COMPONENT, "handshake"), "handshake")
-        self.capture = []
-
-    def expect(self, predicate, what, timeout=5.0):
-        def recorded(element):
-            self.capture.append(ET.tostring(element).decode())
-            if element.tag == q(NS_COMPONENT, "iq") and element.get("type") == "set":
-                self.send(f"<iq type='result' id='{element.get('id')}' from='{element.get('to')}' "
-                          f"to='{element.get('from')}'/>")
-            return predicate(element)
-        return Stream.expect(self, recorded, what, timeout)
-
-    def expect_nothing(self, seconds, what):
-        """Fails if any stanza arrives within seconds."""
-        try:
-            element = self.stanzas.get(timeout=seconds)
-        except queue.Empty:
-            return
-        self.capture.append(ET.tostring(element).decode())
-        raise AssertionError(f"{what}: unexpected {ET.tostring(element).decode()}")
-
-    def bridge_message(self, child):
-        message = self.expect(lambda e: e.tag == q(NS_COMPONENT, "message"), f"<{child}/>")
-        assert message.get("from") == DOMAIN and message.get("type") == "normal", message.attrib
-        element = message.find(q(NS_BRIDGE, child))
-        assert element is not None, f"expected <{child}/>, got {ET.tostring(message).decode()}"
-        return element
-
-    def publish(self):
-        iq = self.expect(lambda e: e.tag == q(NS_COMPONENT, "iq") and e.get("type") == "set", "a publish")
-        assert iq.get("from") == DOMAIN, iq.attrib
-        publish = iq.find(f"{q(NS_PUBSUB, 'pubsub')}/{q(NS_PUBSUB, 'publish')}")
-        notification = publish.find(f"{q(NS_PUBSUB, 'item')}/{q(NS_PUSH, 'notification')}")
-        options = iq.find(f"{q(NS_PUBSUB, 'pubsub')}/{q(NS_PUBSUB, 'publish-options')}/{q(NS_DATA, 'x')}")
-        return publish.get("node"), notification, options
-
-
-def form_values(form):
-    return {f.get("var"): f.findtext(q(NS_DATA, "value")) for f in form.findall(q(NS_DATA, "field"))}
-
-
-def forwarded_message(notification, important):
-    account = notification.find(q(NS_BRIDGE, "account"))
-    assert account is not None, "no <account/>"
-    assert account.get("jid") == f"alice@{DOMAIN}", account.attrib
-    assert account.get("important") == important, account.attrib
-    message = notification.find(f"{q(NS_FORWARD, 'forwarded')}/{q(NS_CLIENT, 'message')}")
-    assert message is not None, "no <forwarded/> jabber:client message"
-    return message
-
-
-PUBLISH_OPTIONS = (
-    f"<x xmlns='{NS_DATA}' type='submit'>"
-    "<field var='FORM_TYPE'><value>http://jabber.org/protocol/pubsub#publish-options</value></field>"
-    "<field var='pushModule'><value>anotherimIOSprod</value></field>"
-    "<field var='apushEncryptionPublicKey'><value>q83vEjRWeJq83vEjRWeJq83vEjRWeJq83vEjRWeJq8M=</value></field>"
-    "<field var='apushCalls'><value>1</value></field>"
-    "<field var='apushRead'><value>1</value></field>"
-    "</x>")
-
-
-def enable(jid, node):
-    return f"<enable xmlns='{NS_PUSH}' jid='{jid}' node='{node}'>{PUBLISH_OPTIONS}</enable>"
+sys.path.insert(0, os.path.join(os.path.dirname(MODULE_DIR), "bridge-test"))
+import bridge_wire  # noqa: E402
+from bridge_wire import COMPONENT, DOMAIN, PASSWORD, SECRET, Component, free_port, scenarios, wait_for_port  # noqa: E402
 
 
 def write_config(base, c2s_port, component_port):
@@ -264,19 +58,6 @@ Component "{COMPONENT}"
     return path
 
 
-def wait_for_port(port, process, timeout=10):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError("Prosody exited at start; see prosody.err / prosody.log")
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-            return
-        except OSError:
-            time.sleep(0.05)
-    raise RuntimeError(f"Prosody did not listen on {port}")
-
-
 def module_log_errors(base):
     """Error lines about the module or Lua tracebacks (missing certificates are expected noise)."""
     lines = []
@@ -288,191 +69,12 @@ def module_log_errors(base):
     return "".join(lines)
 
 
-def check(label, step):
-    step()
-    print(f"ok  {label}")
-
-
-def scenarios(c2s_port, component):
-    bob = Client(c2s_port, "bob", "laptop")
-    phone = Client(c2s_port, "alice", "phone")
-
-    # First: a session keeps only its latest push registration, and the phone must keep tok123.
-    def other_allowed_service():
-        assert phone.iq("set", enable("push.allowed.example", "tokO")).get("type") == "result"
-        assert phone.iq("set", f"<disable xmlns='{NS_PUSH}' jid='push.allowed.example'/>").get("type") == "result"
-        component.expect_nothing(0.5, "an allowed service that is not the component")
-    check("another allowed service is accepted and not reported to the component", other_allowed_service)
-
-    def refused():
-        answer = phone.iq("set", enable("push.evil.example", "tokX"))
-        assert answer.get("type") == "error", ET.tostring(answer).decode()
-        error = answer.find(q(NS_CLIENT, "error"))
-        assert error.find("{urn:ietf:params:xml:ns:xmpp-stanzas}not-allowed") is not None, ET.tostring(error).decode()
-        component.expect_nothing(0.5, "a refused enable")
-    check("enable towards a service not allowed is refused with not-allowed", refused)
-
-    def oversized():
-        for node, padding in (("t" * 2049, ""), ("tokBig", "x" * 5000)):
-            form = PUBLISH_OPTIONS.replace("</x>", f"<field var='padding'><value>{padding}</value></field></x>")
-            answer = phone.iq("set", f"<enable xmlns='{NS_PUSH}' jid='{COMPONENT}' node='{node}'>{form}</enable>")
-            assert answer.get("type") == "error", ET.tostring(answer).decode()[:300]
-            error = answer.find(q(NS_CLIENT, "error"))
-            assert error.find("{urn:ietf:params:xml:ns:xmpp-stanzas}not-acceptable") is not None, ET.tostring(error).decode()
-        component.expect_nothing(0.5, "an oversized enable")
-    check("enable towards the component with a token or a form larger than any real one is refused", oversized)
-
-    def registered():
-        answer = phone.iq("set", enable(COMPONENT, "tok123"))
-        assert answer.get("type") == "result", ET.tostring(answer).decode()
-        element = component.bridge_message("registered")
-        assert element.get("account") == f"alice@{DOMAIN}", element.attrib
-        assert element.get("resource") == "phone", element.attrib
-        en = element.find(q(NS_PUSH, "enable"))
-        assert en.get("jid") == COMPONENT and en.get("node") == "tok123", en.attrib
-        values = form_values(en.find(q(NS_DATA, "x")))
-        assert values["pushModule"] == "anotherimIOSprod" and values["apushRead"] == "1", values
-        assert values["apushEncryptionPublicKey"].endswith("8M=") and values["apushCalls"] == "1", values
-    check("enable towards the component is reported as <registered/> with the publish-options", registered)
-
-    desktop = Client(c2s_port, "alice", "desktop")
-
-    def no_read_for_live_session():
-        desktop.send(f"<message to='bob@{DOMAIN}' type='chat' id='d0'><displayed xmlns='{NS_MARKERS}' id='x0'/></message>")
-        component.expect_nothing(1.0, "a read while the phone's session is live")
-    check("no read push while the registration's session is live", no_read_for_live_session)
-
-    desktop.close()
-    phone.close()
-    time.sleep(0.3)
-
-    def offline_message():
-        bob.send(f"<message to='alice@{DOMAIN}' type='chat' id='m1'><body>Hello offline Alice</body></message>")
-        node, notification, options = component.publish()
-        assert node == "tok123", node
-        message = forwarded_message(notification, "true")
-        assert message.get("id") == "m1" and message.get("from") == f"bob@{DOMAIN}/laptop", message.attrib
-        body = message.find(q(NS_CLIENT, "body"))
-        assert body is not None and not body.text and len(body) == 0, ET.tostring(message).decode()
-        assert form_values(options)["pushModule"] == "anotherimIOSprod"
-    check("a message to offline alice is a publish with <account important=true/> and <forwarded/>", offline_message)
-
-    def no_text_reaches_the_component():
-        bob.send(f"<message to='alice@{DOMAIN}' type='chat' id='m2'><body>the secret text</body>"
-                 "<encrypted xmlns='eu.siacs.conversations.axolotl'><header sid='7'><key rid='8'>S0VZS0VZ</key>"
-                 "<iv>SVZJVg==</iv></header><payload>UEFZTE9BRA==</payload></encrypted>"
-                 "<x xmlns='jabber:x:oob'><url>https://example.org/secret.png</url></x></message>")
-        _, notification, _ = component.publish()
-        text = ET.tostring(notification).decode()
-        message = forwarded_message(notification, "true")
-        encrypted = message.find("{eu.siacs.conversations.axolotl}encrypted")
-        assert encrypted is not None and len(encrypted) == 0 and not encrypted.text, text
-        assert message.find("{jabber:x:oob}x") is None, text
-        for secret in ("secret", "S0VZ", "SVZJ", "UEFZ"):
-            assert secret not in text, text
-    check("the forwarded copy carries no body text, encrypted payload or unknown child", no_text_reaches_the_component)
-
-    def mention_by_name():
-        bob.send(f"<message to='alice@{DOMAIN}' type='chat' id='m3'><body>Alice, look!</body></message>")
-        _, notification, _ = component.publish()
-        assert notification.find(q(NS_BRIDGE, "account")).get("mention") == "true", ET.tostring(notification).decode()
-        bob.send(f"<message to='alice@{DOMAIN}' type='chat' id='m4'><body>no malice meant</body></message>")
-        _, notification, _ = component.publish()
-        assert notification.find(q(NS_BRIDGE, "account")).get("mention") is None, ET.tostring(notification).decode()
-    check("a body that names the account marks <account mention=true/>, a word that contains it does not", mention_by_name)
-
-    def large_message():
-        bob.send(f"<message to='alice@{DOMAIN}' type='chat' id='big1'><body>{'x' * 240 * 1024}</body></message>")
-        _, notification, _ = component.publish()
-        size = len(ET.tostring(notification))
-        assert size < 2048, size
-        assert forwarded_message(notification, "true").get("id") == "big1"
-        bob.send(f"<message to='alice@{DOMAIN}' type='chat' id='{'i' * 20 * 1024}'><body>long id</body></message>")
-        _, notification, _ = component.publish()
-        assert notification.find(q(NS_FORWARD, "forwarded")) is None, len(ET.tostring(notification))
-        assert notification.find(q(NS_BRIDGE, "account")).get("jid") == f"alice@{DOMAIN}"
-    check("a 240 KiB message is forwarded stripped; a copy over 16 KiB is left out, the account kept", large_message)
-
-    def call():
-        bob.send(f"<message to='alice@{DOMAIN}' type='chat' id='call1'><propose xmlns='{NS_JMI}' id='sess1'>"
-                 "<description xmlns='urn:xmpp:jingle:apps:rtp:1' media='audio'/></propose>"
-                 "<store xmlns='urn:xmpp:hints'/></message>")
-        node, notification, _ = component.publish()
-        message = forwarded_message(notification, "true")
-        propose = message.find(q(NS_JMI, "propose"))
-        assert propose is not None and propose.get("id") == "sess1", ET.tostring(message).decode()
-    check("a JMI propose to offline alice is forwarded", call)
-
-    desktop = Client(c2s_port, "alice", "desktop")
-
-    def chat_state_is_no_read():
-        desktop.send(f"<message to='bob@{DOMAIN}' type='chat'><composing xmlns='http://jabber.org/protocol/chatstates'/></message>")
-        component.expect_nothing(1.0, "a chat state")
-    check("a chat state from another device is not a read", chat_state_is_no_read)
-
-    def displayed_read():
-        desktop.send(f"<message to='bob@{DOMAIN}' type='chat' id='d1'><displayed xmlns='{NS_MARKERS}' id='m1'/></message>")
-        node, notification, options = component.publish()
-        assert node == "tok123", node
-        message = forwarded_message(notification, "false")
-        assert message.get("from") == f"alice@{DOMAIN}/desktop" and message.get("to") == f"bob@{DOMAIN}", message.attrib
-        assert message.find(q(NS_MARKERS, "displayed")).get("id") == "m1"
-        assert form_values(options)["apushRead"] == "1"
-    check("a displayed marker from the desktop is a read push for the offline phone", displayed_read)
-
-    def sent_read():
-        desktop.send(f"<message to='bob@{DOMAIN}' type='chat' id='o1'><body>reply from desktop</body></message>")
-        _, notification, _ = component.publish()
-        message = forwarded_message(notification, "false")
-        assert message.get("id") == "o1" and message.get("from") == f"alice@{DOMAIN}/desktop", message.attrib
-    check("a message sent from the desktop is a read push for the offline phone", sent_read)
-
-    def mds_read():
-        answer = desktop.iq("set",
-            f"<pubsub xmlns='{NS_PUBSUB}'><publish node='{NS_MDS}'><item id='bob@{DOMAIN}'>"
-            f"<displayed xmlns='{NS_MDS}'><stanza-id xmlns='urn:xmpp:sid:0' id='sid-1' by='alice@{DOMAIN}'/></displayed>"
-            "</item></publish></pubsub>")
-        assert answer.get("type") == "result", ET.tostring(answer).decode()
-        _, notification, _ = component.publish()
-        message = forwarded_message(notification, "false")
-        assert message.get("from") == f"alice@{DOMAIN}", message.attrib
-        items = message.find(f"{q(NS_EVENT, 'event')}/{q(NS_EVENT, 'items')}")
-        assert items.get("node") == NS_MDS, items.attrib
-        item = items.find(q(NS_EVENT, "item"))
-        assert item.get("id") == f"bob@{DOMAIN}", item.attrib
-        assert len(item) == 0, ET.tostring(item).decode()  # the chat is the item's id; nothing else is forwarded
-    check("an MDS publish from the desktop is a read push carrying the PEP event", mds_read)
-
-    def unregistered():
-        answer = desktop.iq("set", f"<disable xmlns='{NS_PUSH}' jid='{COMPONENT}' node='tok123'/>")
-        assert answer.get("type") == "result", ET.tostring(answer).decode()
-        element = component.bridge_message("unregistered")
-        assert element.get("account") == f"alice@{DOMAIN}", element.attrib
-        disable = element.find(q(NS_PUSH, "disable"))
-        assert disable.get("jid") == COMPONENT and disable.get("node") == "tok123", disable.attrib
-        # mod_cloud_notify handled it too: the registration is gone, so a read pushes nothing.
-        desktop.send(f"<message to='bob@{DOMAIN}' type='chat' id='d2'><displayed xmlns='{NS_MARKERS}' id='m9'/></message>")
-        component.expect_nothing(1.0, "a read after disable")
-    check("disable is reported as <unregistered/> and still handled by cloud_notify", unregistered)
-
-    def unregistered_all():
-        answer = desktop.iq("set", f"<disable xmlns='{NS_PUSH}' jid='{COMPONENT}'/>")
-        assert answer.get("type") == "result"
-        disable = component.bridge_message("unregistered").find(q(NS_PUSH, "disable"))
-        assert disable.get("jid") == COMPONENT and disable.get("node") is None, disable.attrib
-    check("disable with no node is reported with no node", unregistered_all)
-
-    for client in (desktop, bob):
-        client.close()
-
-
 def main():
-    global VERBOSE
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--keep", action="store_true", help="keep the temporary directory")
     parser.add_argument("--verbose", action="store_true", help="print every stanza")
     args = parser.parse_args()
-    VERBOSE = args.verbose
+    bridge_wire.VERBOSE = args.verbose
 
     base = tempfile.mkdtemp(prefix="apush-bridge-")
     c2s_port, component_port = free_port(), free_port()
@@ -484,8 +86,8 @@ def main():
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     component = None
     try:
-        wait_for_port(c2s_port, prosody)
-        wait_for_port(component_port, prosody)
+        wait_for_port(c2s_port, prosody, "Prosody")
+        wait_for_port(component_port, prosody, "Prosody")
         component = Component(component_port)
         scenarios(c2s_port, component)
         print("all checks passed")

@@ -1,6 +1,7 @@
+import CSQLite
 import Testing
 
-@testable import Store
+@testable import SQLite
 
 @Suite struct SQLiteErrorTests {
     @Test func descriptionNamesCodeMessageAndSQL() {
@@ -23,5 +24,18 @@ import Testing
         #expect(error?.primaryCode == 19)  // SQLITE_CONSTRAINT
         #expect(error?.message.contains("UNIQUE") == true)
         #expect(error?.sql == "INSERT INTO t VALUES (?)")
+    }
+
+    @Test func theFaultsThatMayPassAreTheFileSystemsAndLocks() {
+        for code in [SQLITE_READONLY, SQLITE_FULL, 778 /* SQLITE_IOERR_WRITE */, SQLITE_CANTOPEN, SQLITE_PERM, SQLITE_BUSY] {
+            #expect(SQLiteError(code: code, message: "").mayPass, "\(code)")
+        }
+        for code in [SQLITE_ERROR, SQLITE_CORRUPT, SQLITE_NOTADB, 2067 /* SQLITE_CONSTRAINT_UNIQUE */, SQLITE_MISUSE] {
+            #expect(!SQLiteError(code: code, message: "").mayPass, "\(code)")
+        }
+    }
+
+    @Test func thePrimaryDescriptionIsSQLitesWordsForThePrimaryCode() {
+        #expect(SQLiteError(code: 778 /* SQLITE_IOERR_WRITE */, message: "").primaryDescription == "disk I/O error")
     }
 }

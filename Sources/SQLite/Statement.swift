@@ -100,7 +100,7 @@ final class Statement {
     }
 
     func row(columns: [String]) -> Row {
-        Row(columns: columns, values: (0..<Int32(columns.count)).map(value(at:)))
+        Row(columns: columns, values: (0..<Int32(columns.count)).map(value(at:)), sql: sql)
     }
 
     private func value(at column: Int32) -> SQLValue {

@@ -2,14 +2,14 @@ import Foundation
 
 /// Runs `body` with a unique database path under the temporary directory, then removes the database
 /// and its -wal and -shm files.
-func withTemporaryDatabasePath<T>(_ body: (String) throws -> T) throws -> T {
+public func withTemporaryDatabasePath<T>(_ body: (String) throws -> T) throws -> T {
     let path = uniqueDatabasePath()
     defer { removeDatabaseFiles(path) }
     return try body(path)
 }
 
 /// The same for asynchronous tests (e.g. of an actor-owned store).
-func withTemporaryDatabasePath<T>(_ body: (String) async throws -> T) async throws -> T {
+public func withTemporaryDatabasePath<T>(_ body: (String) async throws -> T) async throws -> T {
     let path = uniqueDatabasePath()
     defer { removeDatabaseFiles(path) }
     return try await body(path)
@@ -26,7 +26,7 @@ private func removeDatabaseFiles(_ path: String) {
 }
 
 /// The permission bits of the file at `path`.
-func permissions(_ path: String) throws -> Int {
+public func permissions(_ path: String) throws -> Int {
     let attributes = try FileManager.default.attributesOfItem(atPath: path)
     return (attributes[.posixPermissions] as? NSNumber)?.intValue ?? -1
 }

@@ -1,7 +1,8 @@
 import Foundation
+import SQLiteTesting
 import Testing
 
-@testable import Store
+@testable import SQLite
 
 @Suite struct DatabaseTests {
     private struct Abort: Error, Equatable {}
@@ -11,7 +12,7 @@ import Testing
     }
 
     private func names(_ database: Database) throws -> [String?] {
-        try database.query("SELECT name FROM items ORDER BY id").map { $0.string("name") }
+        try database.query("SELECT name FROM items ORDER BY id").map { try $0.decodeIfPresent("name", \.stringValue) }
     }
 
     @Test func memoryDatabaseStoresAndQueries() throws {
@@ -97,7 +98,7 @@ import Testing
     @Test func scriptRunsEveryStatementAndReportsItsSQL() throws {
         let database = try Database(.memory)
         try database.executeScript("CREATE TABLE a(x); CREATE TABLE b(y); INSERT INTO b VALUES (1);")
-        #expect(try database.query("SELECT y FROM b").first?.int("y") == 1)
+        #expect(try database.query("SELECT y FROM b").first?.decodeIfPresent("y", \.int64Value) == 1)
         let error = #expect(throws: SQLiteError.self) { try database.executeScript("DROP TABLE a; DROP TABLE a") }
         #expect(error?.sql == "DROP TABLE a; DROP TABLE a")
         #expect(error?.message.contains("no such table") == true)
@@ -178,5 +179,18 @@ import Testing
             }
         }
         #expect(try names(database).isEmpty)
+    }
+
+    @Test func queryOneReturnsTheFirstRow() throws {
+        let row = try Database(.memory).queryOne("SELECT count(*) AS n FROM sqlite_schema")
+        #expect(try row.decode("n", \.int64Value) == 0)
+    }
+
+    /// A statement that must return a row and returns none is an error naming it, not a default.
+    @Test func queryOneWithoutARowThrowsNamingTheStatement() throws {
+        let error = #expect(throws: RowDecodingError.self) {
+            try Database(.memory).queryOne("SELECT name FROM sqlite_schema")
+        }
+        #expect(error?.description == #"no row from "SELECT name FROM sqlite_schema""#)
     }
 }

@@ -1,6 +1,7 @@
+import SQLiteTesting
 import Testing
 
-@testable import Store
+@testable import SQLite
 
 @Suite struct MigrationTests {
     static let migrations = [
@@ -10,7 +11,7 @@ import Testing
     ]
 
     private func steps(_ database: Database) throws -> [Int64?] {
-        try database.query("SELECT step FROM log ORDER BY rowid").map { $0.int("step") }
+        try database.query("SELECT step FROM log ORDER BY rowid").map { try $0.decodeIfPresent("step", \.int64Value) }
     }
 
     @Test func runsEachMigrationInOrderAndBumpsTheVersion() throws {
@@ -82,5 +83,31 @@ import Testing
             try database.migrate(versions.map { Migration(version: $0, sql: "SELECT 1") })
         }
         #expect(try database.userVersion == 0)
+    }
+
+    @Test func aRebuildThatWouldOrphanARowIsRolledBack() throws {
+        try withTemporaryDatabasePath { path in
+            let database = try Database(.file(path: path))
+            try database.migrate([Migration(version: 1, sql: """
+                CREATE TABLE parents (id INTEGER PRIMARY KEY);
+                CREATE TABLE children (parent INTEGER REFERENCES parents (id) ON DELETE CASCADE);
+                INSERT INTO parents VALUES (1), (2);
+                INSERT INTO children VALUES (1), (2);
+                """)])
+            let dropsAParent = Migration(version: 2, rebuildsTables: true, sql: """
+                CREATE TABLE parents_v2 (id INTEGER PRIMARY KEY);
+                INSERT INTO parents_v2 SELECT id FROM parents WHERE id = 1;
+                DROP TABLE parents;
+                ALTER TABLE parents_v2 RENAME TO parents;
+                """)
+            #expect(throws: MigrationError.foreignKeyViolation(version: 2, table: "children")) {
+                try database.migrate([Migration(version: 1, sql: ""), dropsAParent])
+            }
+            #expect(try database.userVersion == 1)
+            #expect(try database.queryOne("SELECT count(*) AS n FROM children").decode("n", \.int64Value) == 2)
+            // Foreign keys are back on after the failed rebuild.
+            try database.execute("DELETE FROM parents WHERE id = 2")
+            #expect(try database.queryOne("SELECT count(*) AS n FROM children").decode("n", \.int64Value) == 1)
+        }
     }
 }

@@ -13,6 +13,17 @@ public enum SQLValue: Sendable, Hashable {
 
     public var isNull: Bool { self == .null }
 
+    /// SQLite's name of the storage class, e.g. for an error that must not show the value itself.
+    public var storageClass: String {
+        switch self {
+        case .null: "NULL"
+        case .integer: "INTEGER"
+        case .real: "REAL"
+        case .text: "TEXT"
+        case .blob: "BLOB"
+        }
+    }
+
     public var int64Value: Int64? {
         guard case .integer(let value) = self else { return nil }
         return value

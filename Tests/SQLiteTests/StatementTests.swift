@@ -1,7 +1,7 @@
 import CSQLite
 import Testing
 
-@testable import Store
+@testable import SQLite
 
 @Suite struct StatementTests {
     static let values: [SQLValue] = [
@@ -17,13 +17,13 @@ import Testing
         let database = try Database(.memory)
         try database.execute("CREATE TABLE t(v)")  // no declared type: no affinity conversion
         try database.execute("INSERT INTO t VALUES (?)", [value])
-        #expect(try database.query("SELECT v FROM t").first?["v"] == value)
+        #expect(try database.query("SELECT v FROM t").first?.value("v") == value)
     }
 
     @Test func emptyBlobIsABlobNotNull() throws {
         let rows = try Database(.memory).query("SELECT typeof(?) AS type, length(?) AS length", [.blob([]), .blob([])])
-        #expect(rows.first?.string("type") == "blob")
-        #expect(rows.first?.int("length") == 0)
+        #expect(try rows.first?.decode("type", \.stringValue) == "blob")
+        #expect(try rows.first?.decode("length", \.int64Value) == 0)
     }
 
     @Test func repeatedSQLReusesOnePreparedStatement() throws {
@@ -36,7 +36,8 @@ import Testing
         let statement = try database.cachedStatement(sql)
         #expect(try database.cachedStatement(sql) === statement)
         #expect(sqlite3_stmt_status(statement.handle, SQLITE_STMTSTATUS_RUN, 0) == 500)
-        #expect(try database.query("SELECT count(*) AS n, sum(n) AS total FROM t").first?.int("total") == 124_750)
+        let sums = try database.queryOne("SELECT count(*) AS n, sum(n) AS total FROM t")
+        #expect(try sums.decode("total", \.int64Value) == 124_750)
     }
 
     @Test func cachedStatementIsReusableAfterAFailure() throws {
@@ -46,7 +47,8 @@ import Testing
         try database.execute(sql, ["a"])
         #expect(throws: SQLiteError.self) { try database.execute(sql, ["a"]) }
         try database.execute(sql, ["b"])
-        #expect(try database.query("SELECT name FROM t ORDER BY name").map { $0.string("name") } == ["a", "b"])
+        #expect(try database.query("SELECT name FROM t ORDER BY name").map { try $0.decode("name", \.stringValue) }
+            == ["a", "b"])
     }
 
     @Test(arguments: [[], [SQLValue.integer(1), .integer(2)]])
@@ -69,7 +71,7 @@ import Testing
     }
 
     @Test func trailingSemicolonAndCommentAreAccepted() throws {
-        #expect(try Database(.memory).query("SELECT 1 AS one; -- done\n").first?.int("one") == 1)
+        #expect(try Database(.memory).queryOne("SELECT 1 AS one; -- done\n").decode("one", \.int64Value) == 1)
     }
 
     @Test func emptySQLIsRefused() throws {

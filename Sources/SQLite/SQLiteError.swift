@@ -18,6 +18,16 @@ public struct SQLiteError: Error, CustomStringConvertible, Equatable {
     /// The primary result code, e.g. `SQLITE_CONSTRAINT` (19) for any constraint violation.
     public var primaryCode: Int32 { code & 0xFF }
 
+    /// SQLite's words for the primary code, e.g. "database or disk is full".
+    public var primaryDescription: String { String(cString: sqlite3_errstr(primaryCode)) }
+
+    /// The file system or another process refuses for now (read-only, full, I/O, permission, a lock):
+    /// the same call may work later.
+    public var mayPass: Bool {
+        [SQLITE_PERM, SQLITE_BUSY, SQLITE_LOCKED, SQLITE_NOMEM, SQLITE_READONLY, SQLITE_IOERR, SQLITE_FULL,
+         SQLITE_CANTOPEN, SQLITE_PROTOCOL].contains(primaryCode)
+    }
+
     public var description: String {
         let location = sql.map { " in \"\($0)\"" } ?? ""
         return "SQLite error \(code): \(message)\(location)"

@@ -15,8 +15,8 @@ public enum DatabaseLocation: Sendable, Hashable {
 
 /// A connection to one SQLite database.
 ///
-/// Not `Sendable`: its owner guards it (`SQLitePushStore` uses it only on its own queue), so the connection is
-/// opened without SQLite's own mutex. Prepared statements are cached per SQL text,
+/// Not `Sendable`: its owner guards it (a store uses it only on a serial queue of its own), so the
+/// connection is opened without SQLite's own mutex. Prepared statements are cached per SQL text,
 /// which suits an application whose SQL is a fixed set of strings.
 public final class Database {
     private let handle: OpaquePointer
@@ -106,6 +106,13 @@ public final class Database {
         return rows
     }
 
+    /// The first row of a statement that must return one (an aggregate, a PRAGMA, a kept total): none is
+    /// an error rather than a default.
+    public func queryOne(_ sql: String, _ bindings: [SQLValue] = []) throws -> Row {
+        guard let row = try query(sql, bindings).first else { throw RowDecodingError(.noRow, sql: sql) }
+        return row
+    }
+
     /// Runs any number of `;`-separated statements without bindings and without caching, e.g. a schema.
     public func executeScript(_ sql: String) throws(SQLiteError) {
         var message: UnsafeMutablePointer<CChar>?
@@ -126,8 +133,8 @@ public final class Database {
 
     /// The schema version kept in the database header (`PRAGMA user_version`).
     public var userVersion: Int {
-        get throws(SQLiteError) {
-            Int(try query("PRAGMA user_version").first?[0].int64Value ?? 0)
+        get throws {
+            Int(try queryOne("PRAGMA user_version").decode("user_version", \.int64Value))
         }
     }
 

@@ -1,6 +1,6 @@
 import Testing
 
-@testable import Store
+@testable import SQLite
 
 @Suite struct SQLValueTests {
     @Test func literalsBuildTheMatchingCase() {

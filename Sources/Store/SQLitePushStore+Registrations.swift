@@ -1,0 +1,231 @@
+import SQLite
+
+/// Registrations: create or update one per (domain, account, token), find, list, remove and retire
+/// them, and record each push's outcome and each wake.
+extension SQLitePushStore {
+    public func register(_ request: RegistrationRequest, freshCollapseKey: [UInt8], now: Timestamp) async throws
+        -> Registration {
+        let limits = limits
+        return try await run { database in
+            try database.transaction { database in
+                try Self.register(request, freshCollapseKey: freshCollapseKey, now: now, limits: limits, in: database)
+            }
+        }
+    }
+
+    public func registerUnlessBuried(_ request: RegistrationRequest, freshCollapseKey: [UInt8], now: Timestamp,
+                                     buriedSince: Timestamp) async throws -> Registration? {
+        let limits = limits
+        return try await run { database in
+            try database.transaction { database in
+                guard !(try Self.isBuried(token: request.token, pushModule: request.pushModule,
+                                          account: Self.account(of: request), since: buriedSince, in: database)) else {
+                    return nil
+                }
+                return try Self.register(request, freshCollapseKey: freshCollapseKey, now: now, limits: limits,
+                                         in: database)
+            }
+        }
+    }
+
+    /// The request's account; an empty name is none.
+    private static func account(of request: RegistrationRequest) -> String? {
+        request.account.flatMap { $0.isEmpty ? nil : $0 }
+    }
+
+    private static func register(_ request: RegistrationRequest, freshCollapseKey: [UInt8], now: Timestamp,
+                                 limits: StoreLimits, in database: Database) throws -> Registration {
+        let account = Self.account(of: request)
+        if let old = try registration(domain: request.domain, token: request.token, account: account,
+                                      deviceKey: request.deviceKey, in: database) {
+            // The server echoes the same options on every publish: most calls change nothing.
+            if old.pushModule == request.pushModule, old.deviceKey == request.deviceKey,
+               old.calls == request.calls, old.wantsReads == request.wantsReads,
+               account == nil || account == old.account {
+                return old
+            }
+            if old.account == nil, let account {
+                try makeRoom(forAccount: account, limits: limits, in: database)
+            }
+            let collapseKey = old.deviceKey == request.deviceKey ? old.collapseKey : freshCollapseKey
+            var updated = old
+            updated.pushModule = request.pushModule
+            updated.account = account ?? old.account
+            updated.deviceKey = request.deviceKey
+            updated.calls = request.calls
+            updated.wantsReads = request.wantsReads
+            updated.collapseKey = collapseKey
+            try database.execute("""
+                UPDATE registrations SET push_module = ?, account = ?, device_key = ?, calls = ?,
+                    wants_reads = ?, collapse_key = ?, updated_at = ? WHERE id = ?
+                """, [.text(updated.pushModule), Self.optional(updated.account), .blob(updated.deviceKey),
+                      .text(updated.calls.rawValue), SQLValue(updated.wantsReads), .blob(collapseKey),
+                      .integer(now), .integer(old.id)])
+            return updated
+        }
+        if let account {
+            try makeRoom(forAccount: account, limits: limits, in: database)
+        }
+        guard try size("registrations", in: database) < limits.registrations else {
+            throw StoreCapacityError(collection: "registrations", limit: limits.registrations)
+        }
+        try database.execute("""
+            INSERT INTO registrations (domain, token, push_module, account, device_key, calls, wants_reads,
+                collapse_key, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """, [.text(request.domain), .text(request.token), .text(request.pushModule),
+                  Self.optional(account), .blob(request.deviceKey), .text(request.calls.rawValue),
+                  SQLValue(request.wantsReads), .blob(freshCollapseKey), .integer(now), .integer(now)])
+        return Registration(id: database.lastInsertRowID, domain: request.domain, token: request.token,
+                            pushModule: request.pushModule, account: account,
+                            deviceKey: request.deviceKey, calls: request.calls, wantsReads: request.wantsReads,
+                            collapseKey: freshCollapseKey, createdAt: now)
+    }
+
+    /// Makes room for one more registration of `account` by removing its least recently used ones.
+    private static func makeRoom(forAccount account: String, limits: StoreLimits, in database: Database) throws {
+        let held = try database.queryOne("SELECT count(*) AS n FROM registrations WHERE account = ?", [.text(account)])
+            .decode("n", \.int64Value)
+        let excess = held - Int64(limits.registrationsPerAccount) + 1
+        guard excess > 0 else { return }
+        try database.execute("""
+            DELETE FROM registrations WHERE id IN (SELECT id FROM registrations WHERE account = ?
+                ORDER BY max(updated_at, ifnull(last_push_at, 0)), id LIMIT ?)
+            """, [.text(account), .integer(excess)])
+    }
+
+    public func registration(domain: String, token: String, account: String?) async throws -> Registration? {
+        try await run { database in
+            try Self.registration(domain: domain, token: token, account: account, deviceKey: nil, in: database)
+        }
+    }
+
+    /// The choice documented on `PushStore.registration(domain:token:account:)`, in one ORDER BY. A
+    /// stock publish's options carry a device key: among several accounts, the one with that key is the
+    /// one it speaks for.
+    private static func registration(domain: String, token: String, account: String?, deviceKey: [UInt8]?,
+                                     in database: Database) throws -> Registration? {
+        try database.query("""
+            SELECT * FROM registrations WHERE token = ?1 AND domain = ?2 AND (?3 IS NULL OR account = ?3 OR account IS NULL)
+            ORDER BY account IS ?3 DESC, account IS NULL DESC, device_key IS ?4 DESC, updated_at DESC, id DESC LIMIT 1
+            """, [.text(token), .text(domain), Self.optional(account), deviceKey.map(SQLValue.blob) ?? .null])
+            .first.map(registration)
+    }
+
+    public func registration(id: Int64) async throws -> Registration? {
+        try await run { database in
+            try database.query("SELECT * FROM registrations WHERE id = ?", [.integer(id)]).first.map(Self.registration)
+        }
+    }
+
+    public func registrations(matching filter: RegistrationFilter, limit: Int, offset: Int) async throws -> [Registration] {
+        try await run { database in
+            let (clause, bindings) = Self.whereClause(filter)
+            return try database.query(
+                "SELECT * FROM registrations \(clause) ORDER BY id LIMIT ? OFFSET ?",
+                bindings + [.integer(Int64(limit)), .integer(Int64(offset))]
+            ).map(Self.registration)
+        }
+    }
+
+    public func countRegistrations(matching filter: RegistrationFilter) async throws -> Int {
+        try await run { database in
+            let (clause, bindings) = Self.whereClause(filter)
+            return Int(try database.queryOne("SELECT count(*) AS n FROM registrations \(clause)", bindings)
+                .decode("n", \.int64Value))
+        }
+    }
+
+    /// The filter as a fixed set of SQL strings (each is prepared once and cached).
+    private static func whereClause(_ filter: RegistrationFilter) -> (String, [SQLValue]) {
+        ("WHERE (?1 IS NULL OR account = ?1) AND (?2 IS NULL OR domain = ?2) AND (?3 IS NULL OR push_module = ?3)",
+         [Self.optional(filter.account), Self.optional(filter.domain), Self.optional(filter.pushModule)])
+    }
+
+    public func removeRegistrations(domain: String, account: String, token: String?) async throws -> [Registration] {
+        try await run { database in
+            try database.transaction { database in
+                let rows = try database.query("""
+                    SELECT * FROM registrations WHERE domain = ? AND account = ? AND (?3 IS NULL OR token = ?3)
+                    """, [.text(domain), .text(account), Self.optional(token)])
+                let registrations = try rows.map(Self.registration)
+                for registration in registrations {
+                    try database.execute("DELETE FROM registrations WHERE id = ?", [.integer(registration.id)])
+                }
+                return registrations
+            }
+        }
+    }
+
+    @discardableResult
+    public func retire(registrationID: Int64, at: Timestamp) async throws -> Registration? {
+        try await run { database in
+            try database.transaction { database in
+                guard let row = try database.query("SELECT * FROM registrations WHERE id = ?",
+                                                   [.integer(registrationID)]).first else { return nil }
+                let registration = try Self.registration(row)
+                try database.execute("DELETE FROM registrations WHERE id = ?", [.integer(registrationID)])
+                try Self.bury(token: registration.token, pushModule: registration.pushModule,
+                              scope: registration.account ?? Self.accountlessScope, at: at, in: database)
+                return registration
+            }
+        }
+    }
+
+    public func buryDeadToken(_ token: String, pushModule: String, at: Timestamp) async throws -> Int {
+        try await run { database in
+            try database.transaction { database in
+                try database.execute("DELETE FROM registrations WHERE token = ? AND push_module = ?",
+                                     [.text(token), .text(pushModule)])
+                let removed = database.changes
+                try Self.bury(token: token, pushModule: pushModule, scope: Self.everyAccountScope, at: at, in: database)
+                return removed
+            }
+        }
+    }
+
+    public func recordPush(registrationID: Int64, at: Timestamp, error: String?) async throws {
+        try await run { database in try Self.recordPush(registrationID: registrationID, at: at, error: error, in: database) }
+    }
+
+    static func recordPush(registrationID: Int64, at: Timestamp, error: String?, in database: Database) throws {
+        if let error {
+            try database.execute("""
+                UPDATE registrations SET last_error = ?, last_error_at = ?, error_count = error_count + 1
+                WHERE id = ?
+                """, [.text(error), .integer(at), .integer(registrationID)])
+        } else {
+            try database.execute("""
+                UPDATE registrations SET last_push_at = ?, push_count = push_count + 1 WHERE id = ?
+                """, [.integer(at), .integer(registrationID)])
+        }
+    }
+
+    public func recordWake(registrationID: Int64, at: Timestamp, unlessSince since: Timestamp) async throws -> Bool {
+        try await run { database in
+            try database.execute("""
+                UPDATE registrations SET last_wake_at = ?
+                WHERE id = ? AND (last_wake_at IS NULL OR last_wake_at <= ?)
+                """, [.integer(at), .integer(registrationID), .integer(since)])
+            return database.changes > 0
+        }
+    }
+
+    private static func registration(_ row: Row) throws -> Registration {
+        guard let calls = CallsMode(rawValue: try row.decode("calls", \.stringValue)) else {
+            throw row.unknownValue("calls")
+        }
+        return Registration(
+            id: try row.decode("id", \.int64Value), domain: try row.decode("domain", \.stringValue),
+            token: try row.decode("token", \.stringValue), pushModule: try row.decode("push_module", \.stringValue),
+            account: try row.decodeIfPresent("account", \.stringValue),
+            deviceKey: try row.decode("device_key", \.bytesValue), calls: calls,
+            wantsReads: try row.decode("wants_reads", \.boolValue),
+            collapseKey: try row.decode("collapse_key", \.bytesValue),
+            createdAt: try row.decode("created_at", \.int64Value),
+            lastPushAt: try row.decodeIfPresent("last_push_at", \.int64Value),
+            lastError: try row.decodeIfPresent("last_error", \.stringValue),
+            lastErrorAt: try row.decodeIfPresent("last_error_at", \.int64Value),
+            lastWakeAt: try row.decodeIfPresent("last_wake_at", \.int64Value),
+            pushCount: try row.decode("push_count", \.int64Value), errorCount: try row.decode("error_count", \.int64Value))
+    }
+}

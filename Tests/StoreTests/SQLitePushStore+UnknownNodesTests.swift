@@ -1,0 +1,36 @@
+import SQLite
+import SQLiteTesting
+import Testing
+
+@testable import Store
+
+extension SQLitePushStoreTests {
+    @Suite struct UnknownNodes {}
+}
+
+extension SQLitePushStoreTests.UnknownNodes {
+    @Test(arguments: StoreKind.allCases)
+    func unknownNodeAnswersAreRecordedUpToTheLimitSinceATime(kind: StoreKind) async throws {
+        try await withStore(kind) { (store: SQLitePushStore) async throws in
+            for at in [Timestamp(100), 200, 300] {
+                #expect(try await store.recordUnknownNodeAnswer(at: at, since: 0, limit: 3))
+            }
+            #expect(try await !store.recordUnknownNodeAnswer(at: 400, since: 0, limit: 3))
+            // Those before the window are forgotten, which makes room.
+            #expect(try await store.recordUnknownNodeAnswer(at: 500, since: 150, limit: 3))
+            #expect(try await !store.recordUnknownNodeAnswer(at: 600, since: 150, limit: 3))
+        }
+    }
+
+    @Test func unknownNodeAnswersKeepNoMoreThanTheLimit() async throws {
+        try await withTemporaryDatabasePath { path in
+            let store = try SQLitePushStore(.file(path: path))
+            for at in Timestamp(0)..<20 {
+                _ = try await store.recordUnknownNodeAnswer(at: at * 1_000, since: at * 1_000 - 5_000, limit: 3)
+            }
+            let database = try Database(.file(path: path))
+            let kept = try database.queryOne("SELECT count(*) AS n FROM unknown_node_answers")
+            #expect(try kept.decode("n", \.int64Value) == 3)
+        }
+    }
+}

@@ -1,0 +1,263 @@
+#!/usr/bin/env python3
+"""Checks mod_apush_bridge against a real ejabberd 23.01 with mod_push.
+
+Starts a private ejabberd (its own Erlang node, cookie and ports, loopback only) from a temporary
+directory, connects a fake apush component (XEP-0114) that records what it receives, and runs the
+scenarios every bridge must pass (contrib/bridge-test/bridge_wire.py), then what is ejabberd's own:
+a component that is away costs no registration, and a hibernated session's pushes name the account.
+
+    python3 contrib/ejabberd/test/bridge_test.py [--install contrib|code-path] [--keep] [--verbose]
+
+--install contrib installs the module the way an operator would with ejabberd's contrib mechanism
+(build.sh --package, then `ejabberdctl module_install`); code-path (the default) builds it with
+build.sh and loads it from ejabberd's code path. Exits non-zero on the first failed check. Needs
+ejabberd (Debian: ejabberd, erlang-dev) and may run as root.
+"""
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+MODULE_DIR = os.path.dirname(HERE)
+sys.path.insert(0, os.path.join(os.path.dirname(MODULE_DIR), "bridge-test"))
+import bridge_wire  # noqa: E402
+from bridge_wire import (COMPONENT, DOMAIN, NS_BRIDGE, NS_FORWARD, NS_PUSH, PASSWORD, SECRET, Client,  # noqa: E402
+                         Component, check, enable, forwarded_message, free_port, q, scenarios, wait_for_port)
+
+
+ALLOWED_SERVICES = f'["{COMPONENT}", "push.allowed.example"]'
+
+
+class Ejabberd:
+    """A private ejabberd, driven with ejabberdctl and stopped by the PID in its pid file."""
+
+    def __init__(self, base, install):
+        self.base, self.install = base, install
+        self.c2s_port, self.component_port, dist_port = free_port(), free_port(), free_port()
+        for sub in ("spool", "logs", "ebin", "contrib/sources"):
+            os.makedirs(os.path.join(base, sub), exist_ok=True)
+        code_path = f" -pa {base}/ebin" if install == "code-path" else ""
+        with open(os.path.join(base, "ejabberdctl.cfg"), "w") as f:
+            f.write(f"""ERLANG_NODE=apushbridge{os.getpid()}@localhost
+ERL_OPTIONS="-setcookie bridge{os.getpid()}{code_path}"
+ERL_DIST_PORT={dist_port}
+INET_DIST_INTERFACE=127.0.0.1
+EXEC_CMD=as_current_user
+SPOOL_DIR={base}/spool
+LOGS_DIR={base}/logs
+EJABBERD_PID_PATH={base}/ejabberd.pid
+CONTRIB_MODULES_PATH={base}/contrib
+""")
+        open(os.path.join(base, "inetrc"), "w").close()
+        self.write_config(with_module=install == "code-path")
+
+    def write_config(self, with_module):
+        module = f"""  mod_apush_bridge:
+    apush_bridge_component: "{COMPONENT}"
+    apush_bridge_allowed_services: {ALLOWED_SERVICES}
+""" if with_module else ""
+        with open(os.path.join(self.base, "ejabberd.yml"), "w") as f:
+            f.write(f"""hosts: ["{DOMAIN}"]
+loglevel: info
+auth_password_format: plain
+listen:
+  - port: {self.c2s_port}
+    ip: "127.0.0.1"
+    module: ejabberd_c2s
+    starttls: false
+    max_stanza_size: 262144
+  - port: {self.component_port}
+    ip: "127.0.0.1"
+    module: ejabberd_service
+    hosts:
+      "{COMPONENT}":
+        password: "{SECRET}"
+modules:
+  mod_disco: {{}}
+  mod_roster: {{}}
+  mod_ping: {{}}
+  mod_caps: {{}}
+  mod_carboncopy: {{}}
+  mod_stream_mgmt: {{}}
+  mod_offline: {{}}
+  mod_mam: {{db_type: mnesia, default: always}}
+  mod_pubsub: {{plugins: [flat, pep]}}
+  mod_push: {{include_sender: true}}
+{module}""")
+
+    def ctl(self, *args, check=True):
+        command = ["ejabberdctl", "--config-dir", self.base, "--spool", f"{self.base}/spool",
+                   "--logs", f"{self.base}/logs", *args]
+        result = subprocess.run(command, capture_output=True, text=True)
+        if check and result.returncode != 0:
+            raise RuntimeError(f"ejabberdctl {' '.join(args)} exited {result.returncode}: {result.stdout}{result.stderr}")
+        return result.stdout
+
+    def start(self):
+        build = [os.path.join(MODULE_DIR, "build.sh")]
+        if self.install == "code-path":
+            subprocess.run(build + [f"{self.base}/ebin"], check=True)
+        self.process = subprocess.Popen(
+            ["ejabberdctl", "--config-dir", self.base, "--spool", f"{self.base}/spool", "--logs", f"{self.base}/logs",
+             "foreground"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+        wait_for_port(self.c2s_port, self.process, "ejabberd", timeout=60)
+        wait_for_port(self.component_port, self.process, "ejabberd", timeout=60)
+        deadline = time.monotonic() + 30
+        while self.ctl("status", check=False).find("is running") < 0:
+            if time.monotonic() > deadline:
+                raise RuntimeError("ejabberd did not report started")
+            time.sleep(0.2)
+        for user in ("alice", "bob"):
+            self.ctl("register", user, DOMAIN, PASSWORD)
+        if self.install == "contrib":
+            subprocess.run(build + ["--package", f"{self.base}/contrib/sources"], check=True, stdout=subprocess.DEVNULL)
+            conf = f"{self.base}/contrib/sources/mod_apush_bridge/conf/mod_apush_bridge.yml"
+            with open(conf) as f:
+                text = f.read().replace("apush.example.org", COMPONENT).replace(
+                    "apush_bridge_allowed_services: []", f"apush_bridge_allowed_services: {ALLOWED_SERVICES}")
+            with open(conf, "w") as f:
+                f.write(text)
+            output = self.ctl("module_install", "mod_apush_bridge")
+            assert "installed" in output, output
+            assert "mod_apush_bridge" in self.ctl("modules_installed"), "module_install did not install it"
+
+    def stop(self):
+        """SIGTERM to the node by the PID in its pid file (ejabberdctl foreground returns first), then waits."""
+        pid_file = os.path.join(self.base, "ejabberd.pid")
+        pid = int(open(pid_file).read().strip()) if os.path.exists(pid_file) else None
+        if pid:
+            try:
+                os.kill(pid, 15)
+            except ProcessLookupError:
+                pid = None
+        deadline = time.monotonic() + 20
+        while pid and time.monotonic() < deadline:
+            try:
+                os.kill(pid, 0)
+                time.sleep(0.1)
+            except ProcessLookupError:
+                break
+        else:
+            if pid:
+                os.kill(pid, 9)
+        try:
+            self.process.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+
+    def module_errors(self):
+        lines = []
+        for name in ("error.log", "ejabberd.log"):
+            path = os.path.join(self.base, "logs", name)
+            if os.path.exists(path):
+                with open(path, errors="replace") as f:
+                    lines += [l for l in f if "[error]" in l and "apush" in l]
+        return "".join(lines)
+
+
+def ejabberd_scenarios(server, component):
+    """What ejabberd adds to the contract: it deletes a registration when it cannot reach the
+    component, and it pushes for every stanza a hibernated session is sent."""
+    phone = Client(server.c2s_port, "alice", "phone")
+    assert phone.iq("set", enable(COMPONENT, "tokAway")).get("type") == "result"
+    component.bridge_message("registered")
+    phone.close()
+    bob = Client(server.c2s_port, "bob", "laptop")
+
+    reconnected = []
+
+    def away():
+        component.close()
+        time.sleep(0.5)
+        bob.send(f"<message to='alice@{DOMAIN}' type='chat' id='away1'><body>while away</body></message>")
+        laptop = Client(server.c2s_port, "alice", "laptop")
+        assert laptop.iq("set", enable(COMPONENT, "tokWhileAway")).get("type") == "result"
+        laptop.close()
+        time.sleep(1.0)
+        back = Component(server.component_port)
+        registered = back.bridge_message("registered")
+        assert registered.find(q(NS_PUSH, "enable")).get("node") == "tokWhileAway", registered.attrib
+        bob.send(f"<message to='alice@{DOMAIN}' type='chat' id='back1'><body>after return</body></message>")
+        nodes = set()
+        for _ in range(2):
+            node, notification, _ = back.publish()
+            assert forwarded_message(notification, "true").get("id") == "back1"
+            nodes.add(node)
+        assert nodes == {"tokAway", "tokWhileAway"}, nodes
+        reconnected.append(back)
+    check("a component that is away costs no registration: reported when it is back, pushed after", away)
+    component = reconnected[0]
+
+    def hibernated():
+        tablet = Client(server.c2s_port, "alice", "tablet")
+        tablet.send("<enable xmlns='urn:xmpp:sm:3' resume='true'/>")
+        tablet.expect(lambda e: e.tag == "{urn:xmpp:sm:3}enabled", "stream management")
+        assert tablet.iq("set", enable(COMPONENT, "tokTablet")).get("type") == "result"
+        component.bridge_message("registered")
+        tablet.sock.close()  # no </stream:stream>: the session waits for resumption
+        time.sleep(1.0)
+        bob.send(f"<message to='alice@{DOMAIN}/tablet' type='chat' id='hib1'><body>to the tablet</body></message>")
+        deadline = time.monotonic() + 5
+        while True:
+            node, notification, _ = component.publish()
+            assert notification.find(q(NS_BRIDGE, "account")).get("jid") == f"alice@{DOMAIN}"
+            forwarded = notification.find(f"{q(NS_FORWARD, 'forwarded')}/{{jabber:client}}message")
+            if node == "tokTablet" and forwarded is not None and forwarded.get("id") == "hib1":
+                return
+            assert time.monotonic() < deadline, "no push for the hibernated tablet"
+    check("a hibernated session's pushes name the account and carry the stanza", hibernated)
+
+    def disable_everything():
+        desktop = Client(server.c2s_port, "alice", "desktop")
+        assert desktop.iq("set", f"<disable xmlns='{NS_PUSH}' jid='{COMPONENT}'/>").get("type") == "result"
+        component.bridge_message("unregistered")
+        desktop.close()
+    check("the account's registrations are removed at the end", disable_everything)
+    bob.close()
+    return component
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--install", choices=("code-path", "contrib"), default="code-path")
+    parser.add_argument("--keep", action="store_true", help="keep the temporary directory")
+    parser.add_argument("--verbose", action="store_true", help="print every stanza")
+    args = parser.parse_args()
+    bridge_wire.VERBOSE = args.verbose
+
+    base = tempfile.mkdtemp(prefix="apush-ejabberd-bridge-")
+    server = Ejabberd(base, args.install)
+    component = None
+    try:
+        server.start()
+        print(f"ejabberd with the bridge loaded through {args.install}")
+        component = Component(server.component_port)
+        scenarios(server.c2s_port, component)
+        component = ejabberd_scenarios(server, component)
+        print("all checks passed")
+        return 0
+    except AssertionError as failure:
+        print(f"FAIL {failure}")
+        return 1
+    finally:
+        if component:
+            with open(os.path.join(base, "component.xml.txt"), "w") as f:
+                f.write("\n".join(component.capture) + "\n")
+            component.close()
+        server.stop()
+        module_errors = server.module_errors()
+        if module_errors:
+            print("ejabberd logged errors about the module:\n" + module_errors)
+        if args.keep:
+            print(f"kept {base}")
+        else:
+            shutil.rmtree(base, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
