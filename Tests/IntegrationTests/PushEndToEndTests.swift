@@ -163,6 +163,36 @@ struct PushEndToEndTests {
         }
     }
 
+    /// XEP-0353: the laptop accepts the call (to the account's own bare JID, which the server archives
+    /// and pushes to the phone no session holds), so the caller's later retract is no missed call.
+    @Test(arguments: PushTestbed.bridgedServers)
+    func aCallAcceptedOnAnotherDeviceIsNoMissedCall(on server: PushTestbed.Server) async throws {
+        try await PushTestbed.with(server, coalesceSeconds: 0) { bed in
+            let key = try await bed.enableDevice(token: "token-accepted", calls: "1")
+            let bob = try await bed.client("bob", resource: "laptop")
+            try bed.propose(from: bob, to: "alice@localhost", sid: "sid-accepted")
+            #expect(try await bed.nextPush(key: key).push.kind == "voip")
+            let laptop = try await bed.client("alice", resource: "laptop")
+            try laptop.send(try Element.parse("""
+                <message xmlns='jabber:client' type='chat' to='alice@localhost' id='accept-1'>\
+                <accept xmlns='urn:xmpp:jingle-message:0' id='sid-accepted'/><store xmlns='urn:xmpp:hints'/></message>
+                """))
+            // Both servers push the accept twice (archived as sent and as received): either ends the call.
+            try await waitUntil("the component learns the call was answered") { bed.statistic("events.call-ended") >= 1 }
+            try bob.send(try Element.parse("""
+                <message xmlns='jabber:client' type='chat' to='alice@localhost' id='retract-1'>\
+                <retract xmlns='urn:xmpp:jingle-message:0' id='sid-accepted'/><store xmlns='urn:xmpp:hints'/></message>
+                """))
+            try bed.message(from: bob, to: "alice@localhost", body: "talk later")
+            let next = try await bed.nextPush(key: key)
+            #expect(next.summary["kind"] as? String == "message")
+            #expect(next.summary["missed"] == nil, "the retract of an answered call made a missed call")
+            await bed.expectNoPush(within: .seconds(2))
+            await laptop.close()
+            await bob.close()
+        }
+    }
+
     /// XEP-0490: the laptop publishes where the chat was read to its own PEP node; the phone, which no
     /// live session holds, gets a read push (the bridge picks the publish up from the server's PEP).
     @Test(arguments: PushTestbed.bridgedServers)
