@@ -216,8 +216,9 @@ public actor EjabberdServer {
     private func control(_ arguments: [String]) async throws -> ExternalCommand.Result {
         let erlCall = try ExternalCommand.locate("erl_call", installHint: "apt-get install erlang-base",
                                                  also: ["/usr/lib/erlang/bin"])
-        let strings = arguments.map { "\"" + $0.replacingOccurrences(of: "\\", with: "\\\\")
-            .replacingOccurrences(of: "\"", with: "\\\"") + "\"" }
+        // Each argument as the list of its code points, as ejabberdctl hands them over: a quoted string
+        // would reach the node as UTF-8 bytes, one character each.
+        let strings = arguments.map { "[" + $0.unicodeScalars.map { String($0.value) }.joined(separator: ",") + "]" }
         let result = try await ExternalCommand.run(
             erlCall, ["-address", "127.0.0.1:\(distributionPort)", "-c", cookie, "-fetch_stdout",
                       "-a", "ejabberd_ctl process [[\(strings.joined(separator: ", "))]]"],
