@@ -150,8 +150,10 @@ struct FaultsEndToEndTests {
         }
     }
 
-    @Test func theServerRestartingDuringABurstLosesNeitherTheHeldPushNorTheRegistration() async throws {
-        try await PushTestbed.with(.prosodyBridged, coalesceSeconds: 4) { bed in
+    /// ejabberd keeps its registrations in Mnesia, Prosody in its data directory: both come back.
+    @Test(arguments: PushTestbed.bridgedServers)
+    func theServerRestartingDuringABurstLosesNeitherTheHeldPushNorTheRegistration(on server: PushTestbed.Server) async throws {
+        try await PushTestbed.with(server, coalesceSeconds: 4) { bed in
             let key = try await bed.enableDevice(token: "token-restart")
             let bob = try await bed.client("bob")
             for index in 1...5 {
