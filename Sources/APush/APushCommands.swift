@@ -4,14 +4,14 @@ import Store
 import Synchronization
 import XMPP
 
-/// The ad-hoc commands of PROTOCOL.md §9: nodes and field names are an interface for apps; keep them.
+/// The ad-hoc commands of docs/wire-contract.md (Commands): nodes and field names are an interface for apps; keep them.
 ///
 /// Access is checked by the host on every stage (`isAllowed`), and again here for what a stage
 /// touches: a user's commands act on the requester's own bare JID only, never on one named in a form.
 struct APushCommands: Sendable {
     let service: PushService
     let context: ModuleContext
-    let pushContext: PushContext
+    let upstream: Upstream
 
     static let registrations = APushNamespace.commands + "#registrations"
     static let policy = APushNamespace.commands + "#policy"
@@ -110,7 +110,7 @@ struct APushCommands: Sendable {
                                   + "try again in \(seconds) s")
         }
         let results = try await service.sendTest(kind, account: request.requester, componentJID: context.componentJID,
-                                                 context: pushContext)
+                                                 via: upstream)
         guard !results.isEmpty else {
             return .completed(AdHocNote(.warn, "None of your registrations takes \(kind.rawValue) pushes."))
         }
@@ -253,8 +253,8 @@ struct APushCommands: Sendable {
                   values: [String(service.publishesInFlight)]),
         ]
         for (scope, counts) in [("since-start", sinceStart), ("total", totals)] {
-            let answers = counts["upstream.answers"] ?? 0
-            let latency = answers > 0 ? (counts["upstream.latency-ms"] ?? 0) / answers : 0
+            let answers = counts[Statistic.upstreamAnswers.name] ?? 0
+            let latency = answers > 0 ? (counts[Statistic.upstreamLatencyMilliseconds.name] ?? 0) / answers : 0
             fields.append(.init(variable: "\(scope).upstream.mean-latency-ms", type: .textSingle,
                                 label: "Mean upstream latency (ms), \(scope)", values: [String(latency)]))
             for name in counts.keys.sorted() {

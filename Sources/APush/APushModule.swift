@@ -13,15 +13,13 @@ public struct APushModule: HostedModule {
     let appServer: JID
     let upstreamTimeout: Duration
 
-    public init(store: any PushStore, settings: APushSettings, logger: Logger,
-                now: (@Sendable () -> Timestamp)? = nil) throws {
+    public init(store: any PushStore, settings: APushSettings, logger: Logger, clock: PushClock = .system) throws {
         guard let appServer = try? JID(settings.appServer) else {
             throw ConfigurationError(key: "appServer", reason: "the App Server's JID is required")
         }
         self.appServer = appServer
         upstreamTimeout = .seconds(settings.upstreamTimeoutSeconds)
-        service = PushService(store: store, settings: settings, logger: logger.child(label: "apush"),
-                              now: now ?? PushService.wallClock)
+        service = PushService(store: store, settings: settings, logger: logger.child(label: "apush"), clock: clock)
     }
 
     /// The keys of the configuration that are the push module's: the `push` section and the App
@@ -68,7 +66,7 @@ public struct APushModule: HostedModule {
 
     public var iqRoutes: [IQRoute] {
         [IQRoute(.set, "pubsub", namespace: Namespace.pubsub) { iq, context in
-            try await service.handlePublish(iq, context: pushContext(context))
+            try await service.handlePublish(iq, servedDomains: context.servedDomains, upstream: upstream(context))
             return nil
         }]
     }
@@ -80,19 +78,19 @@ public struct APushModule: HostedModule {
     }
 
     public func commands(context: ModuleContext) -> [AdHocCommand] {
-        APushCommands(service: service, context: context, pushContext: pushContext(context)).all
+        APushCommands(service: service, context: context, upstream: upstream(context)).all
     }
 
     /// Keeps stored work moving: wakes when a window or retry comes due, when new work is stored, or
     /// for the next housekeeping chore, and otherwise sleeps (an idle component uses no CPU).
     public func run(context: ModuleContext) async throws {
-        let pushContext = pushContext(context)
+        let upstream = self.upstream(context)
         var maintenance = MaintenanceSchedule(start: service.now())
         // A fault that lasts (a full disk under a due window) fails every turn: one line a minute.
         var failureLog = LogLimiter(interval: 60_000, capacity: 1)
         while !Task.isCancelled {
             do {
-                try await service.processDueWork(context: pushContext)
+                try await service.processDueWork(upstream: upstream)
                 switch maintenance.due(at: service.now()) {
                 case .prune?: try await service.maintain()
                 case .flush?: try await service.flushStatistics()
@@ -103,7 +101,7 @@ public struct APushModule: HostedModule {
                     context.logger.error("stored push work failed (logged once a minute while it lasts): \(error)")
                 }
                 // What failed is still due: retry after a pause rather than at once, in a spin.
-                try? await Task.sleep(for: Self.pauseAfterFailure)
+                try? await service.clock.sleep(service.now() + Self.pauseAfterFailure)
             }
             await service.waitForDueWork(until: maintenance.next)
         }
@@ -111,12 +109,12 @@ public struct APushModule: HostedModule {
         try? await service.flushStatistics()
     }
 
-    static let pauseAfterFailure = Duration.seconds(1)
+    static let pauseAfterFailure: Timestamp = 1000
 
-    func pushContext(_ context: ModuleContext) -> PushContext {
-        PushContext(servedDomains: context.servedDomains,
-                    upstream: Upstream(sender: context.sender, componentJID: context.componentJID,
-                                       appServer: appServer, timeout: upstreamTimeout))
+    /// The link to the App Server through the host's connection.
+    func upstream(_ context: ModuleContext) -> Upstream {
+        Upstream(sender: context.sender, componentJID: context.componentJID, appServer: appServer,
+                 timeout: upstreamTimeout)
     }
 }
 

@@ -1,7 +1,7 @@
 public import XMLStream
 import XMPP
 
-/// What one stanza of the server's bridge module reports (PROTOCOL.md §2.2), checked but not acted on:
+/// What one stanza of the server's bridge module reports (docs/wire-contract.md, Bridge stanzas), checked but not acted on:
 /// pure, so the whole of its parsing can be tested and fuzzed without a store.
 struct BridgeReport: Sendable, Equatable {
     enum Change: Sendable, Equatable {
@@ -22,10 +22,10 @@ struct BridgeReport: Sendable, Equatable {
             throw StanzaError(.forbidden, text: "bridge stanzas are accepted only from the served server domains")
         }
         domain = from.domainpart
-        if let registered = message.findElement("{urn:xmpp:apush:bridge:0}registered") {
+        if let registered = message.findElement(Self.registeredPath) {
             guard let account = registered[attribute: "account"].flatMap(EventClassifier.bareJID),
-                  let token = registered.findString("{urn:xmpp:push:0}enable@node"), !token.isEmpty,
-                  let formElement = registered.findElement("{urn:xmpp:push:0}enable/{jabber:x:data}x") else {
+                  let token = registered.findString(Self.enabledNodePath), !token.isEmpty,
+                  let formElement = registered.findElement(Self.enabledFormPath) else {
                 throw StanzaError(.badRequest, text: "registered needs an account and an enable with a node and a form")
             }
             let form: DataForm
@@ -36,12 +36,18 @@ struct BridgeReport: Sendable, Equatable {
             }
             change = .registered(account: account, token: try RegistrationOptions.token(token),
                                  options: try RegistrationOptions(form: form))
-        } else if let unregistered = message.findElement("{urn:xmpp:apush:bridge:0}unregistered") {
+        } else if let unregistered = message.findElement(Self.unregisteredPath) {
             guard let account = unregistered[attribute: "account"].flatMap(EventClassifier.bareJID) else {
                 throw StanzaError(.badRequest, text: "unregistered needs an account")
             }
-            let token = unregistered.findString("{urn:xmpp:push:0}disable@node").flatMap { $0.isEmpty ? nil : $0 }
+            let token = unregistered.findString(Self.disabledNodePath).flatMap { $0.isEmpty ? nil : $0 }
             change = .unregistered(account: account, token: token)
         }
     }
+
+    private static let registeredPath = "{\(APushNamespace.bridge)}registered"
+    private static let enabledNodePath = "{\(Namespace.push)}enable@node"
+    private static let enabledFormPath = "{\(Namespace.push)}enable/{\(Namespace.dataForms)}x"
+    private static let unregisteredPath = "{\(APushNamespace.bridge)}unregistered"
+    private static let disabledNodePath = "{\(Namespace.push)}disable@node"
 }

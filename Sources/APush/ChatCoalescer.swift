@@ -1,6 +1,6 @@
 import Store
 
-/// The coalescing state machine of one registration's chat (PROTOCOL.md §7). Pure: the caller passes
+/// The coalescing state machine of one registration's chat (docs/wire-contract.md, Coalescing). Pure: the caller passes
 /// the stored state and the time, and stores what is left.
 enum ChatCoalescer {
     enum MessageDecision: Sendable, Equatable {

@@ -1,21 +1,28 @@
+import Store
 import Synchronization
 
 /// Wakes the background loop when new stored work appears (a window opened, a retry queued), so it
 /// can sleep until the next due time instead of polling the store.
 ///
 /// A ring with nobody waiting is remembered, so the next wait returns at once: a ring is never lost.
-/// A wait's own timeout or cancellation ends only that wait: it is never taken for a ring, so a timer
-/// that fires late (after its wait ended some other way) cannot cut the next wait short.
+/// A wait's own deadline or cancellation ends only that wait: it is never taken for a ring, so a timer
+/// that fires late (after its wait ended some other way) cannot cut the next wait short. Deadlines are
+/// kept on the module's clock, so tests move them by hand.
 final class Doorbell: Sendable {
     private struct State {
         var rung = false
         var waiter: (wait: UInt64, continuation: CheckedContinuation<Void, Never>)?
         var lastWait: UInt64 = 0
-        /// A wait whose timeout or cancellation came before it began waiting.
+        /// A wait whose deadline or cancellation came before it began waiting.
         var endedEarly: UInt64?
     }
 
+    private let clock: PushClock
     private let state = Mutex(State())
+
+    init(clock: PushClock) {
+        self.clock = clock
+    }
 
     func ring() {
         let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
@@ -29,15 +36,15 @@ final class Doorbell: Sendable {
         waiter?.resume()
     }
 
-    /// Returns at the next ring (or at once if one came since the last wait), after `timeout`, or when
-    /// the task is cancelled, whichever is first.
-    func wait(upTo timeout: Duration) async {
+    /// Returns at the next ring (or at once if one came since the last wait), at `deadline` on the
+    /// clock, or when the task is cancelled, whichever is first.
+    func wait(until deadline: Timestamp) async {
         let wait = state.withLock { state in
             state.lastWait += 1
             return state.lastWait
         }
-        let timer = Task { [self] in
-            guard (try? await Task.sleep(for: timeout)) != nil else { return }
+        let timer = Task { [self, clock] in
+            guard (try? await clock.sleep(deadline)) != nil else { return }
             end(wait)
         }
         defer { timer.cancel() }

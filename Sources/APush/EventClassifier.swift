@@ -2,7 +2,7 @@ public import XMLStream
 import Foundation
 import XMPP
 
-/// Classifies a notification (PROTOCOL.md §2.3): from the forwarded stanza when the bridge sent one,
+/// Classifies a notification (docs/wire-contract.md, Classifying a publish): from the forwarded stanza when the bridge sent one,
 /// else from the stock summary form. Pure: no clock, no store.
 ///
 /// Bodies and encrypted payloads are looked at only to tell a message from a wake and to find a
@@ -10,10 +10,10 @@ import XMPP
 enum EventClassifier {
     static func classify(_ notification: Element?) -> ClassifiedPublish {
         guard let notification else { return ClassifiedPublish(account: nil, event: .wake) }
-        let account = notification.findString("{urn:xmpp:apush:bridge:0}account@jid").flatMap(bareJID)
-        if let stanza = notification.findElement("{urn:xmpp:forward:0}forwarded/{*}*") {
-            // The bridge strips the body, so it finds a mention by name itself (PROTOCOL.md §2.2).
-            let bridgeSaysMention = notification.findString("{urn:xmpp:apush:bridge:0}account@mention") == "true"
+        let account = notification.findString(Path.account).flatMap(bareJID)
+        if let stanza = notification.findElement(Path.forwarded) {
+            // The bridge strips the body, so it finds a mention by name itself (docs/wire-contract.md, Bridge stanzas).
+            let bridgeSaysMention = notification.findString(Path.bridgeMention) == "true"
             return ClassifiedPublish(account: account, event: classify(forwarded: stanza, account: account,
                                                                         bridgeSaysMention: bridgeSaysMention))
         }
@@ -27,16 +27,16 @@ enum EventClassifier {
         let fromBare = from?.bare.description
 
         // A call from the account's own other device is its outgoing call, not one to ring for.
-        if let sid = bounded(message.findString("{urn:xmpp:jingle-message:0}propose@id"), Bound.id),
+        if let sid = bounded(message.findString(Path.proposeID), Bound.id),
            let from, fromBare != account, let chat = bounded(from.bare.description, Bound.jid) {
             return .call(CallNotice(chat: chat, from: bounded(from.description, Bound.jid) ?? chat, sid: sid,
                                     media: media(of: message)))
         }
-        if let sid = bounded(message.findString("{urn:xmpp:jingle-message:0}retract@id"), Bound.id), let fromBare {
+        if let sid = bounded(message.findString(Path.retractID), Bound.id), let fromBare {
             // Anyone may send a retract; the service ends the call only if this is its caller.
             return .callEnded(sid: sid, by: fromBare, answeredElsewhere: false)
         }
-        // PROTOCOL.md §2.3: only the account itself answers elsewhere or reads. The same shapes from
+        // docs/wire-contract.md (Classifying a publish): only the account itself answers elsewhere or reads. The same shapes from
         // anyone else are classified below as what they are from a stranger: a message, or a wake.
         if let account, fromBare == account {
             return classify(own: message, account: account)
@@ -49,7 +49,7 @@ enum EventClassifier {
         // by the account otherwise.
         let archive = groupchat ? chat : account
         let stanzaID = archive.flatMap { archiveID(of: message, by: $0) }
-        let originID = bounded(message.findString("{urn:xmpp:sid:0}origin-id@id"), Bound.id)
+        let originID = bounded(message.findString(Path.originID), Bound.id)
             ?? bounded(message.stanzaID, Bound.id)
         // In a room the sender is the occupant (room/nick), not the room: two occupants may reuse an id.
         let sender = groupchat ? from.description : chat
@@ -68,20 +68,18 @@ enum EventClassifier {
         if let sid = answeredCallSID(message) {
             return .callEnded(sid: sid, by: account, answeredElsewhere: true)
         }
-        if let received = message.findElement(
-            "{urn:xmpp:carbons:2}received/{urn:xmpp:forward:0}forwarded/{jabber:client}message") {
+        if let received = message.findElement(Path.receivedCarbon) {
             // A message to another device of the account, copied to this one (XEP-0280): the copy is
             // what the server pushed for (mod_cloud_notify unwraps it too).
             return classify(forwarded: received, account: account)
         }
-        if let sent = message.findElement("{urn:xmpp:carbons:2}sent/{urn:xmpp:forward:0}forwarded/{jabber:client}message") {
+        if let sent = message.findElement(Path.sentCarbon) {
             // What another device of the account sent, copied to this one; the copy must be of the
             // account's own stanza too.
             guard sent.fromString.flatMap(bareJID) == account else { return .wake }
             return classify(own: sent, account: account)
         }
-        if let chat = message.findElements(
-            "{http://jabber.org/protocol/pubsub#event}event/items<node=urn:xmpp:mds:displayed:0>/item")
+        if let chat = message.findElements(Path.displayedSynchronization)
             .compactMap({ $0[attribute: "id"].flatMap(bareJID) }).first {
             return bounded(chat, Bound.jid).map { .read(chat: $0) } ?? .wake
         }
@@ -93,42 +91,38 @@ enum EventClassifier {
     }
 
     private static func classify(summary notification: Element) -> PushEvent {
-        let summary = #"\{urn:xmpp:push:summary}"#
-        guard let body = notification.findString(summary + #"@last-message-body\"#), !body.trimmed.isEmpty else {
+        guard let body = notification.findString(Path.summaryBody), !body.trimmed.isEmpty else {
             return .wake
         }
-        let chat = bounded(notification.findString(summary + #"@last-message-sender\"#).flatMap(bareJID), Bound.jid) ?? ""
+        let chat = bounded(notification.findString(Path.summarySender).flatMap(bareJID), Bound.jid) ?? ""
         return .message(MessageNotice(chat: chat, from: chat, groupchat: false, mention: false, id: nil,
                                       dedupeKey: nil))
     }
 
     /// The SID of a Jingle Message Initiation answer (XEP-0353): the call was taken care of.
     private static func answeredCallSID(_ message: Element) -> String? {
-        let answer = message.findElements("{urn:xmpp:jingle-message:0}*")
+        let answer = message.findElements(Path.callMessages)
             .first { ["accept", "proceed", "reject"].contains($0.name) }
         return bounded(answer?[attribute: "id"], Bound.id)
     }
 
     /// A body or an encrypted payload: something a person would be notified of. The bridge forwards a
-    /// body as an empty marker (PROTOCOL.md §2.2) and leaves out one of white space only, so an empty
+    /// body as an empty marker (docs/wire-contract.md, Bridge stanzas) and leaves out one of white space only, so an empty
     /// body counts; a body of white space only (from a server that forwards the text) does not.
     private static func hasContent(_ message: Element) -> Bool {
         if let body = message.findString("body#"), body.isEmpty || !body.trimmed.isEmpty { return true }
-        return message.findElement("{eu.siacs.conversations.axolotl}encrypted") != nil
-            || message.findElement("{urn:xmpp:omemo:2}encrypted") != nil
-            || message.findElement("{urn:xmpp:openpgp:0}openpgp") != nil
-            || message.findElement("{jabber:x:encrypted}x") != nil
+        return Path.encryptedPayloads.contains { message.findElement($0) != nil }
     }
 
     /// A displayed marker or a message of its own: the account has seen the chat.
     private static func isReadSignal(_ message: Element) -> Bool {
-        message.findElement("{urn:xmpp:chat-markers:0}displayed") != nil || hasContent(message)
+        message.findElement(Path.displayedMarker) != nil || hasContent(message)
     }
 
     /// XEP-0372 references to the account, or the account's name in the body (read, never kept).
     private static func mentions(_ account: String?, in message: Element) -> Bool {
         guard let account, let jid = try? JID(account) else { return false }
-        let uris = message.findStrings("{urn:xmpp:reference:0}reference<type=mention>@uri")
+        let uris = message.findStrings(Path.mentionURIs)
         if uris.contains(where: { $0.hasPrefix("xmpp:") && bareJID(String($0.dropFirst(5))) == account }) {
             return true
         }
@@ -154,21 +148,43 @@ enum EventClassifier {
     /// The archive id its server `by` stamped on the message. The `by` attribute is compared here as
     /// a JID, never written into a query path: data must not become query syntax.
     private static func archiveID(of message: Element, by archive: String) -> String? {
-        message.findElements("{urn:xmpp:sid:0}stanza-id")
+        message.findElements(Path.stanzaIDs)
             .first { $0[attribute: "by"].flatMap(bareJID) == archive }?[attribute: "id"]
     }
 
     /// The media of a call proposal: known-short words, each once, a few at most.
     private static func media(of message: Element) -> [String] {
         var media: [String] = []
-        for medium in message.findStrings(
-            "{urn:xmpp:jingle-message:0}propose/{urn:xmpp:jingle:apps:rtp:1}description@media") {
+        for medium in message.findStrings(Path.proposedMedia) {
             // The store keeps media as one space-separated list: a medium holds no space.
             guard media.count < Bound.media, let medium = bounded(medium, Bound.medium), !medium.isEmpty,
                   !medium.contains(where: \.isWhitespace), !media.contains(medium) else { continue }
             media.append(medium)
         }
         return media
+    }
+
+    /// The paths read, spelled once from the namespaces' constants (never from data: see Query).
+    private enum Path {
+        static let account = "{\(APushNamespace.bridge)}account@jid"
+        static let bridgeMention = "{\(APushNamespace.bridge)}account@mention"
+        static let forwarded = "{\(Namespace.forward)}forwarded/{*}*"
+        static let proposeID = "{\(Namespace.jingleMessage)}propose@id"
+        static let retractID = "{\(Namespace.jingleMessage)}retract@id"
+        static let callMessages = "{\(Namespace.jingleMessage)}*"
+        static let proposedMedia = "{\(Namespace.jingleMessage)}propose/{\(Namespace.jingleRTP)}description@media"
+        static let originID = "{\(Namespace.sid)}origin-id@id"
+        static let stanzaIDs = "{\(Namespace.sid)}stanza-id"
+        static let receivedCarbon = "{\(Namespace.carbons)}received/" + forwardedMessage
+        static let sentCarbon = "{\(Namespace.carbons)}sent/" + forwardedMessage
+        static let forwardedMessage = "{\(Namespace.forward)}forwarded/{\(Namespace.client)}message"
+        static let displayedSynchronization = "{\(Namespace.pubsubEvent)}event/items<node=\(Namespace.mds)>/item"
+        static let summaryBody = #"\{"# + Namespace.pushSummary + #"}@last-message-body\"#
+        static let summarySender = #"\{"# + Namespace.pushSummary + #"}@last-message-sender\"#
+        static let encryptedPayloads = ["{\(Namespace.omemo)}encrypted", "{\(Namespace.omemo2)}encrypted",
+                                        "{\(Namespace.openPGP)}openpgp", "{\(Namespace.legacyPGP)}x"]
+        static let displayedMarker = "{\(Namespace.chatMarkers)}displayed"
+        static let mentionURIs = "{\(Namespace.references)}reference<type=mention>@uri"
     }
 
     /// Bounds on what a sender writes, in bytes as the summary's JSON spells a value (quotes and

@@ -16,12 +16,12 @@ struct IncomingPublish: Sendable {
             throw StanzaError(.forbidden, text: "publishes are accepted only from the served server domains")
         }
         domain = from.domainpart
-        guard let node = iq.findString("{http://jabber.org/protocol/pubsub}pubsub/publish@node"), !node.isEmpty else {
+        guard let node = iq.findString(Self.nodePath), !node.isEmpty else {
             throw StanzaError(.badRequest, text: "the publish has no node")
         }
         token = try RegistrationOptions.token(node)
-        notification = iq.findElement("{http://jabber.org/protocol/pubsub}pubsub/publish/item/{urn:xmpp:push:0}notification")
-        if let formElement = iq.findElement("{http://jabber.org/protocol/pubsub}pubsub/publish-options/{jabber:x:data}x") {
+        notification = iq.findElement(Self.notificationPath)
+        if let formElement = iq.findElement(Self.optionsPath) {
             let form: DataForm
             do {
                 form = try DataForm(element: formElement)
@@ -31,4 +31,8 @@ struct IncomingPublish: Sendable {
             options = try RegistrationOptions(form: form)
         }
     }
+
+    private static let nodePath = "{\(Namespace.pubsub)}pubsub/publish@node"
+    private static let notificationPath = "{\(Namespace.pubsub)}pubsub/publish/item/{\(Namespace.push)}notification"
+    private static let optionsPath = "{\(Namespace.pubsub)}pubsub/publish-options/{\(Namespace.dataForms)}x"
 }

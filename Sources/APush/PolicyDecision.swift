@@ -17,19 +17,7 @@ enum PolicyDecision {
     static func decide(_ policy: PushPolicy, event: PushEvent, at: Timestamp) -> Verdict {
         switch event {
         case .message(let notice):
-            guard policy.messages, !policy.isMuted(notice.chat) else { return .silence }
-            if notice.groupchat {
-                switch policy.groupchat {
-                case .never: return .silence
-                case .onMention where !notice.mention: return .silence
-                default: break
-                }
-            }
-            if isQuiet(policy, at: at) {
-                // The wake is a push of its own kind: an account that turned wakes off gets none.
-                return policy.quietMessages == .wake && policy.wakes ? .wakeInstead : .silence
-            }
-            return .deliver
+            return message(policy, chat: notice.chat, groupchat: notice.groupchat, mention: notice.mention, at: at)
         case .call:
             // Muting and quiet hours never silence a call; only `calls` does.
             return policy.calls ? .deliver : .drop
@@ -41,6 +29,24 @@ enum PolicyDecision {
         case .wake:
             return policy.wakes ? .deliver : .drop
         }
+    }
+
+    /// A message's verdict, from what it turns on: its chat and, in a group chat, a mention. A notice
+    /// held for its window's end is judged by this again, under the policy as it is then.
+    static func message(_ policy: PushPolicy, chat: String, groupchat: Bool, mention: Bool, at: Timestamp) -> Verdict {
+        guard policy.messages, !policy.isMuted(chat) else { return .silence }
+        if groupchat {
+            switch policy.groupchat {
+            case .never: return .silence
+            case .onMention where !mention: return .silence
+            default: break
+            }
+        }
+        if isQuiet(policy, at: at) {
+            // The wake is a push of its own kind: an account that turned wakes off gets none.
+            return policy.quietMessages == .wake && policy.wakes ? .wakeInstead : .silence
+        }
+        return .deliver
     }
 
     /// Whether `at` falls in the policy's quiet hours, in its time zone.

@@ -1,6 +1,6 @@
 import Store
 
-/// What the server pushed for, as PROTOCOL.md §2.3 classifies it.
+/// What the server pushed for, as docs/wire-contract.md (Classifying a publish) classifies it.
 enum PushEvent: Sendable, Equatable {
     case message(MessageNotice)
     case call(CallNotice)

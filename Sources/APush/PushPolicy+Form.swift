@@ -1,7 +1,7 @@
 import Foundation
 import XMPP
 
-/// The policy as a XEP-0004 form of type `urn:xmpp:apush:policy:0` (PROTOCOL.md §9 fixes the vars).
+/// The policy as a XEP-0004 form of type `urn:xmpp:apush:policy:0` (docs/wire-contract.md (Commands) fixes the vars).
 extension PushPolicy {
     func form(title: String, minimumWindow: Int, maximumWindow: Int) -> DataForm {
         DataForm(type: .form, formType: APushNamespace.policyForm, title: title,
@@ -99,17 +99,5 @@ extension PushPolicy {
         guard !changed.isEmpty,
               let data = try? JSONSerialization.data(withJSONObject: changed, options: [.sortedKeys]) else { return nil }
         return String(decoding: data, as: UTF8.self)
-    }
-}
-
-extension DataForm {
-    /// A submitted boolean as people type it (any case, stray spaces); nil when the field is absent.
-    /// A value that is no boolean is the error, naming the field.
-    func typedBoolean(_ field: String) throws(PolicyError) -> Bool? {
-        guard let value = value(field) else { return nil }
-        guard let parsed = XMLBoolean.parse(value.trimmed.lowercased()) else {
-            throw PolicyError(field: field, reason: "'\(value)' is not a boolean (1, 0, true, false)")
-        }
-        return parsed
     }
 }

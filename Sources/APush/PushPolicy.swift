@@ -1,7 +1,7 @@
 import Foundation
 import XMPP
 
-/// An account's push policy (issue 4, PROTOCOL.md §9): which kinds it gets, its window, group chats,
+/// An account's push policy (docs/wire-contract.md, Policies): which kinds it gets, its window, group chats,
 /// muted chats, quiet hours and whether summaries name the sender.
 public struct PushPolicy: Sendable, Equatable, Codable {
     public enum GroupchatMode: String, Sendable, Codable, CaseIterable {

@@ -4,15 +4,18 @@ import Store
 import Synchronization
 
 extension PushService {
+    /// Stored pushes being sent by the background work, at most `settings.maxBackgroundDeliveries`.
+    var backgroundDeliveries: Int { background.withLock { $0 } }
+
     /// One turn of the stored work: drops what expired, moves the held notices of ended windows into the
     /// outbox, then starts sending what is due, calls first, at most `maxBackgroundDeliveries` at once.
     /// Returns without waiting for the App Server's answers, so a slow or silent App Server delays
     /// nothing else. After a restart it picks up whatever the previous process left.
-    func processDueWork(context: PushContext) async throws {
+    func processDueWork(upstream: Upstream) async throws {
         let at = now()
         for (kind, count) in try await store.deleteExpiredRetries(at: at) {
             // A stored kind is counted only by a name from the fixed set.
-            statistics.count("pushes.\(Summary.Kind(rawValue: kind)?.rawValue ?? "unknown").expired", by: Int64(count))
+            statistics.count(.push(Summary.Kind(rawValue: kind), .expired), by: Int64(count))
         }
         // A window that fails (a damaged row) holds up neither the other windows nor the retries; the failure
         // is thrown once the turn is done, so the loop logs it and pauses instead of spinning.
@@ -22,15 +25,15 @@ extension PushService {
         } catch {
             windowFailure = error
         }
-        try await startDueDeliveries(context: context)
+        try await startDueDeliveries(upstream: upstream)
         if let windowFailure { throw windowFailure }
     }
 
     /// Claims what is due, calls first, for the free background slots, and starts sending it.
-    private func startDueDeliveries(context: PushContext) async throws {
+    private func startDueDeliveries(upstream: Upstream) async throws {
         if backgroundDeliveries >= settings.maxBackgroundDeliveries {
             // Every slot waits on the App Server: wait for one, briefly, so the loop's maintenance runs.
-            await backgroundDeliveryEnded.wait(upTo: .seconds(1))
+            await backgroundDeliveryEnded.wait(until: now() + Self.slotWaitLimit)
         }
         let slots = background.withLock { inUse in
             let free = max(0, settings.maxBackgroundDeliveries - inUse)
@@ -50,7 +53,7 @@ extension PushService {
         background.withLock { $0 -= slots - claimed.count }
         for item in claimed {
             Task {
-                await deliverStored(item, context: context)
+                await deliverStored(item, via: upstream)
                 background.withLock { $0 -= 1 }
                 backgroundDeliveryEnded.ring()
             }
@@ -84,40 +87,31 @@ extension PushService {
                 return (.quiet, nil)
             }
             // The held push obeys the policy as it is now: a chat muted, or quiet hours begun, during
-            // the window silences it.
-            let notice = MessageNotice(chat: window.chat, from: held.from, groupchat: held.groupchat,
-                                       mention: held.mention, id: held.id, dedupeKey: nil)
-            switch PolicyDecision.decide(policy, event: .message(notice), at: at) {
-            case .deliver:
-                let push = OutgoingPush.message(account: account, chat: window.chat, notice: held, count: count,
-                                                policy: policy)
-                return (.push, self.outboxItem(push, registrationID: registration.id, at: at, dueAt: at))
-            case .wakeInstead:
-                return (.wakeInstead, nil)
-            case .silence, .drop:
-                return (.silenced, nil)
-            }
+            // the window withholds it.
+            let verdict = PolicyDecision.message(policy, chat: window.chat, groupchat: held.groupchat,
+                                                 mention: held.mention, at: at)
+            guard verdict == .deliver else { return (.withheld(verdict), nil) }
+            let push = OutgoingPush.message(account: account, chat: window.chat, notice: held, count: count,
+                                            policy: policy)
+            return (.push, self.outboxItem(push, registrationID: registration.id, at: at, dueAt: at))
         }
         switch ended {
         case .quiet:
             break
         case .push where stored == nil:
             // The store holds its cap of retries: the held push cannot be kept, so it is not sent.
-            statistics.count("pushes.message.retry-cap")
+            statistics.count(.push(.message, .retryCap))
         case .push:
-            statistics.count("coalesced.sent")
-        case .wakeInstead:
-            statistics.count("quiet-hours.wake")
-            for push in try await wake(registration, account: account, at: at) {
+            statistics.count(.coalescedSent)
+        case .withheld(let verdict):
+            for push in try await withhold(verdict, registration: registration, account: account, at: at) {
                 try await store.enqueueRetry(outboxItem(push, registrationID: registration.id, at: at, dueAt: at))
             }
-        case .silenced:
-            statistics.count("dropped.policy")
         }
     }
 
     /// Sends one claimed item. Its registration may be gone (its items go with it): nothing to send.
-    private func deliverStored(_ item: RetryItem, context: PushContext) async {
+    private func deliverStored(_ item: RetryItem, via upstream: Upstream) async {
         do {
             guard let registration = try await store.registration(id: item.registrationID) else {
                 try await store.deleteRetry(id: item.id)
@@ -131,12 +125,12 @@ extension PushService {
             if push.kind == .message, let chat = item.collapseChat, let count = Summary.count(in: item.summary) {
                 let state = try await store.updateChat(registrationID: registration.id, chat: chat) { $0 }
                 guard ChatCoalescer.isCurrent(count: count, in: state) else {
-                    statistics.count("pushes.message.superseded")
+                    statistics.count(.push(.message, .superseded))
                     try await store.deleteRetry(id: item.id)
                     return
                 }
             }
-            await deliver(push, to: registration, context: context, at: now())
+            await deliver(push, to: registration, via: upstream, at: now())
         } catch {
             logger.error("a stored push failed: \(error)")
         }
@@ -146,13 +140,16 @@ extension PushService {
     /// loop's next chore), whichever comes first.
     func waitForDueWork(until deadline: Timestamp) async {
         let due = [try? await store.nextWindowEnd(), try? await store.nextRetry()].compactMap { $0 }.min()
-        await dueWork.wait(upTo: Self.pause(until: min(due ?? deadline, deadline), now: now()))
+        await dueWork.wait(until: Self.wakeTime(for: min(due ?? deadline, deadline), now: now()))
     }
 
-    /// How long to sleep at `now` to wake at `wake`: nothing for a time past, and never more than a flush
-    /// interval, so a clock set back cannot put the loop to sleep for long.
-    static func pause(until wake: Timestamp, now: Timestamp) -> Duration {
-        .milliseconds(min(max(0, wake - now), MaintenanceSchedule.flushInterval))
+    /// How long a turn waits for a background slot when every one waits on the App Server.
+    static let slotWaitLimit: Timestamp = 1000
+
+    /// When to wake, at `now`, for work due at `due`: at once for a time past, and never later than a
+    /// flush interval from now, so a clock set back cannot put the loop to sleep for long.
+    static func wakeTime(for due: Timestamp, now: Timestamp) -> Timestamp {
+        now + min(max(0, due - now), MaintenanceSchedule.flushInterval)
     }
 
     /// Forgets what has expired and adds the counters to the stored totals.
@@ -183,8 +180,6 @@ private enum EndedWindow: Sendable {
     case quiet
     /// The held notice is in the outbox.
     case push
-    /// Quiet hours began during the window: a wake goes instead.
-    case wakeInstead
-    /// The chat was muted (or pushes turned off) during the window.
-    case silenced
+    /// The policy withholds it now (the chat muted, quiet hours begun): perhaps a wake goes instead.
+    case withheld(PolicyDecision.Verdict)
 }

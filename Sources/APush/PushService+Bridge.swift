@@ -5,7 +5,7 @@ public import XMLStream
 import XMPP
 
 extension PushService {
-    /// `registered` / `unregistered` from the server's bridge module (PROTOCOL.md §2.2).
+    /// `registered` / `unregistered` from the server's bridge module (docs/wire-contract.md, Bridge stanzas).
     func handleBridge(_ message: Element, servedDomains: Set<String>) async throws {
         let report = try BridgeReport(message: message, servedDomains: servedDomains)
         try await answeringStoreFaults(during: "a bridge report") { try await apply(report) }
@@ -26,11 +26,11 @@ extension PushService {
             } catch let error as StoreCapacityError {
                 throw StanzaError(.resourceConstraint, text: "registered: \(error)")
             }
-            statistics.count("registrations.registered")
+            statistics.count(.registered)
             logger.info("registered \(Fingerprint.of(token)) for \(account) (\(registration.pushModule))")
         case .unregistered(let account, let token)?:
             let removed = try await store.removeRegistrations(domain: report.domain, account: account, token: token)
-            statistics.count("registrations.unregistered", by: Int64(removed.count))
+            statistics.count(.unregistered, by: Int64(removed.count))
             logger.info("unregistered \(removed.count) registration(s) of \(account)")
         case nil:
             break

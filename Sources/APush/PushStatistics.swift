@@ -9,7 +9,8 @@ final class PushStatistics: Sendable {
 
     private let state = Mutex(State())
 
-    func count(_ name: String, by amount: Int64 = 1) {
+    func count(_ statistic: Statistic, by amount: Int64 = 1) {
+        let name = statistic.name
         state.withLock { state in
             state.sinceStart[name, default: 0] += amount
             state.unflushed[name, default: 0] += amount

@@ -1,4 +1,3 @@
-import Foundation
 import Sealing
 import Store
 
@@ -23,17 +22,5 @@ extension Registration {
     var summaryLine: String {
         "\(fingerprint) · \(pushModule) · \(kindsDescription) · created \(TimeFormat.describe(createdAt))"
             + " · last push \(TimeFormat.describe(lastPushAt)) · last error \(lastErrorDescription)"
-    }
-}
-
-enum TimeFormat {
-    /// `2026-11-29 16:00:00 UTC`, or `never`.
-    static func describe(_ timestamp: Timestamp?) -> String {
-        guard let timestamp else { return "never" }
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "UTC")
-        formatter.dateFormat = "yyyy-MM-dd HH:mm:ss 'UTC'"
-        return formatter.string(from: Date(timeIntervalSince1970: TimeInterval(timestamp) / 1000))
     }
 }

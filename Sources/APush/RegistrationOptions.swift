@@ -28,17 +28,17 @@ struct RegistrationOptions: Sendable, Equatable {
         }
         pushModule = module
         deviceKey = key
-        switch form.value("apushCalls")?.trimmed.lowercased() {
-        case nil, "", "0", "false": calls = .none
-        case "1", "true": calls = .also
-        case "only": calls = .only
-        case let other?:
+        switch form.submittedBoolean("apushCalls") {
+        case .absent, .other(""), .value(false): calls = .none
+        case .value(true): calls = .also
+        case .other("only"): calls = .only
+        case .other(let other):
             throw StanzaError(.badRequest, text: "publish-options: apushCalls '\(other)' is not 0, 1, true, false or only")
         }
-        switch form.value("apushRead")?.trimmed.lowercased() {
-        case nil, "", "0", "false": wantsReads = false
-        case "1", "true": wantsReads = true
-        case let other?:
+        switch form.submittedBoolean("apushRead") {
+        case .absent, .other(""), .value(false): wantsReads = false
+        case .value(true): wantsReads = true
+        case .other(let other):
             throw StanzaError(.badRequest, text: "publish-options: apushRead '\(other)' is not 0, 1, true or false")
         }
     }
@@ -61,14 +61,5 @@ struct RegistrationOptions: Sendable, Equatable {
     func request(domain: String, token: String, account: String?) -> RegistrationRequest {
         RegistrationRequest(domain: domain, token: token, pushModule: pushModule, account: account,
                             deviceKey: deviceKey, calls: calls, wantsReads: wantsReads)
-    }
-}
-
-extension String {
-    var trimmed: String {
-        var view = Substring(self)
-        while let first = view.first, first.isWhitespace { view = view.dropFirst() }
-        while let last = view.last, last.isWhitespace { view = view.dropLast() }
-        return String(view)
     }
 }

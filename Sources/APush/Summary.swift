@@ -1,7 +1,7 @@
 import Foundation
 import Store
 
-/// The sealed plaintext (PROTOCOL.md §4): compact JSON, keys in a fixed order, never a message's text.
+/// The sealed plaintext (docs/wire-contract.md, Output): compact JSON, keys in a fixed order, never a message's text.
 struct Summary: Sendable, Equatable {
     enum Kind: String, Sendable { case message, call, read, wake }
 

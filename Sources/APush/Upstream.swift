@@ -1,7 +1,7 @@
 public import XMLStream
 import XMPP
 
-/// Publishes one sealed push to the App Server (PROTOCOL.md §3) and says what its answer means.
+/// Publishes one sealed push to the App Server (docs/wire-contract.md, Output) and says what its answer means.
 struct Upstream: Sendable {
     let sender: any StanzaSender
     let componentJID: JID

@@ -1,4 +1,4 @@
-/// The per-registration key of the collapse tag (PROTOCOL.md §6): the tag groups one account's
+/// The per-registration key of the collapse tag (docs/wire-contract.md, Output): the tag groups one account's
 /// chat on one registration and means nothing to Apple or Google.
 public struct CollapseKey: Sendable, Equatable, CustomStringConvertible {
     public static let length = 32

@@ -1,4 +1,4 @@
-/// The apush-v2 sealed envelope (PROTOCOL.md §5): standard base64 of `enc` (32 bytes) followed by
+/// The apush-v2 sealed envelope (docs/wire-contract.md, Output): standard base64 of `enc` (32 bytes) followed by
 /// the ChaCha20-Poly1305 ciphertext and tag, sealed with HPKE mode_base to the device's X25519 key,
 /// `info` = "apush-v2", empty aad.
 public enum Envelope {

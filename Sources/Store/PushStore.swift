@@ -8,7 +8,7 @@
 public protocol PushStore: Sendable {
     // MARK: Registrations
 
-    /// Creates or updates the registration for (domain, account, token) (PROTOCOL.md §2.1), chosen as
+    /// Creates or updates the registration for (domain, account, token) (docs/wire-contract.md, Publishes), chosen as
     /// `registration(domain:token:account:)` chooses: a named account adopts a stock-era registration of
     /// the token that has none; a request with no account, among several accounts' registrations, takes
     /// the one with its device key first. `freshCollapseKey` is used for a new registration or a changed device key.
@@ -18,7 +18,7 @@ public protocol PushStore: Sendable {
         -> Registration
     /// `register`, unless the token is buried for the request's module and account since `buriedSince`:
     /// then nothing is stored and nil is returned. One transaction, so a token buried while a publish is
-    /// handled is never brought back by it (PROTOCOL.md §3.1), and one round trip on the publish path.
+    /// handled is never brought back by it (docs/wire-contract.md, Coalescing, reads, calls, answers), and one round trip on the publish path.
     func registerUnlessBuried(_ request: RegistrationRequest, freshCollapseKey: [UInt8], now: Timestamp,
                               buriedSince: Timestamp) async throws -> Registration?
     /// The registration a publish for (domain, token) from `account` belongs to. With an account: its

@@ -2,12 +2,10 @@
 public enum Namespace {
     // RFC 6120 and XEP-0114.
     public static let client = "jabber:client"
-    public static let server = "jabber:server"
     public static let componentAccept = "jabber:component:accept"
     public static let streams = "http://etherx.jabber.org/streams"
     public static let streamErrors = "urn:ietf:params:xml:ns:xmpp-streams"
     public static let stanzaErrors = "urn:ietf:params:xml:ns:xmpp-stanzas"
-    public static let xml = "http://www.w3.org/XML/1998/namespace"
 
     /// XEP-0004 Data Forms.
     public static let dataForms = "jabber:x:data"
@@ -20,12 +18,10 @@ public enum Namespace {
     public static let ping = "urn:xmpp:ping"
     /// XEP-0092 Software Version.
     public static let version = "jabber:iq:version"
-    /// XEP-0202 Entity Time.
-    public static let time = "urn:xmpp:time"
 
     /// XEP-0060 Publish-Subscribe.
     public static let pubsub = "http://jabber.org/protocol/pubsub"
-    public static let pubsubOwner = "http://jabber.org/protocol/pubsub#owner"
+    public static let pubsubEvent = "http://jabber.org/protocol/pubsub#event"
     public static let pubsubErrors = "http://jabber.org/protocol/pubsub#errors"
     /// The FORM_TYPE of `<publish-options/>` forms.
     public static let pubsubPublishOptions = "http://jabber.org/protocol/pubsub#publish-options"
@@ -41,27 +37,24 @@ public enum Namespace {
     public static let delay = "urn:xmpp:delay"
     /// XEP-0280 Message Carbons.
     public static let carbons = "urn:xmpp:carbons:2"
-    /// XEP-0313 Message Archive Management.
-    public static let mam = "urn:xmpp:mam:2"
     /// XEP-0333 Chat Markers.
     public static let chatMarkers = "urn:xmpp:chat-markers:0"
     /// XEP-0184 Message Delivery Receipts.
     public static let receipts = "urn:xmpp:receipts"
-    /// XEP-0085 Chat State Notifications.
-    public static let chatStates = "http://jabber.org/protocol/chatstates"
     /// XEP-0334 Message Processing Hints.
     public static let hints = "urn:xmpp:hints"
     /// XEP-0372 References.
     public static let references = "urn:xmpp:reference:0"
     /// XEP-0490 Message Displayed Synchronization.
     public static let mds = "urn:xmpp:mds:displayed:0"
-    /// XEP-0380 Explicit Message Encryption.
-    public static let eme = "urn:xmpp:eme:0"
-    /// XEP-0384 OMEMO (the deployed 0.3 namespace).
+    /// XEP-0384 OMEMO: the deployed 0.3 namespace, and the current one.
     public static let omemo = "eu.siacs.conversations.axolotl"
+    public static let omemo2 = "urn:xmpp:omemo:2"
+    /// XEP-0373 OpenPGP for XMPP, and the legacy XEP-0027.
+    public static let openPGP = "urn:xmpp:openpgp:0"
+    public static let legacyPGP = "jabber:x:encrypted"
 
-    /// XEP-0353 Jingle Message Initiation, and XEP-0166/0167 Jingle.
+    /// XEP-0353 Jingle Message Initiation, and XEP-0167 Jingle RTP sessions.
     public static let jingleMessage = "urn:xmpp:jingle-message:0"
-    public static let jingle = "urn:xmpp:jingle:1"
     public static let jingleRTP = "urn:xmpp:jingle:apps:rtp:1"
 }

@@ -4,7 +4,7 @@ import XMLStream
 public import XMPP
 import Synchronization
 
-/// A push the App Server accepted as well-formed (PROTOCOL.md §3).
+/// A push the App Server accepted as well-formed (docs/wire-contract.md, Output).
 public struct ReceivedPush: Sendable, Equatable {
     /// The device token the push is for.
     public var node: String
@@ -193,7 +193,7 @@ public final class StandInAppServer: Sendable {
     static let summaryFields: Set<String> = [DataForm.formTypeVariable, "apushEncrypted", "apushKind", "apushCollapse"]
     static let kinds: Set<String> = ["voip", "read", "wake"]
 
-    /// apushd's rules (PROTOCOL.md §3): exactly the summary fields, a bounded base64 envelope, a short
+    /// apushd's rules (docs/wire-contract.md, Output): exactly the summary fields, a bounded base64 envelope, a short
     /// base64url collapse tag on messages only, and a pushModule in the publish-options.
     static func validate(_ iq: Element) -> Result<ReceivedPush, Violation> {
         let pubsub = "{\(Namespace.pubsub)}pubsub"

@@ -7,6 +7,7 @@ import Store
 import XMLStream
 import Synchronization
 import XMPP
+import XMPPTesting
 
 // Top-level code, not @main: the target has more than one file (Flood.swift).
 try await Bench.main()
@@ -151,18 +152,4 @@ struct Bench {
               let pages = statm.split(separator: " ").dropFirst().first.flatMap({ Double($0) }) else { return 0 }
         return pages * Double(sysconf(Int32(_SC_PAGESIZE))) / 1_048_576
     }
-}
-
-/// The App Server, answering every publish at once with a result: only our own cost is measured.
-final class AnsweringSender: StanzaSender {
-    private let count = Mutex(0)
-
-    func send(_ stanza: Element) throws {}
-
-    func request(_ iq: Element, timeout: Duration) async throws -> Element {
-        count.withLock { $0 += 1 }
-        return Element("iq", namespace: Namespace.componentAccept, ["type": "result", "id": iq[attribute: "id"]])
-    }
-
-    var sent: Int { count.withLock { $0 } }
 }

@@ -42,7 +42,7 @@ import XMPPTesting
             let context = ModuleContext(componentJID: try JID("apush.localhost"), servedDomains: ["localhost"],
                                         admins: [try JID("carol@localhost")], sender: harness.sender,
                                         logger: .disabled)
-            let commands = APushCommands(service: harness.service, context: context, pushContext: harness.context)
+            let commands = APushCommands(service: harness.service, context: context, upstream: harness.upstreamLink)
             sessions = AdHocSessions(commands: commands.all)
         }
 

@@ -5,6 +5,7 @@ import Sealing
 import SQLite
 @testable import Store
 import Testing
+import XMPPTesting
 import XMLStream
 import XMPP
 @testable import APush
@@ -23,7 +24,7 @@ import XMPP
     static func module(store: SQLitePushStore, clock: ManualClock) throws -> APushModule {
         var settings = APushSettings()
         settings.appServer = "push.example.org"
-        return try APushModule(store: store, settings: settings, logger: .disabled, now: clock.read)
+        return try APushModule(store: store, settings: settings, logger: .disabled, clock: clock.pushClock)
     }
 
     static func context(_ sender: RecordingSender) throws -> ModuleContext {
@@ -186,7 +187,7 @@ extension APushModuleTests {
         let module = try Self.module(store: store, clock: clock)
         let context = try Self.context(RecordingSender())
         let background = Task { try await module.run(context: context) }
-        module.service.statistics.count("tests.wake")
+        module.service.statistics.count(.testPush(.wake))
         try await Task.sleep(for: .milliseconds(300))  // the loop has started, at the clock's start
         clock.advance(seconds: 30)
         module.service.dueWork.ring()
@@ -201,7 +202,7 @@ extension APushModuleTests {
         }
         #expect(try await store.counters()["tests.wake"] == 1)
 
-        module.service.statistics.count("tests.wake")
+        module.service.statistics.count(.testPush(.wake))
         background.cancel()
         _ = await background.result
         #expect(try await store.counters()["tests.wake"] == 2)

@@ -1,58 +1,100 @@
 @testable import APush
+import Synchronization
 import Testing
+import XMPPTesting
 
+/// The doorbell's deadlines run on the module's clock: a manual one here, so no test waits on real time
+/// for a deadline (one checks the system clock's own timer).
 @Suite(.timeLimit(.minutes(1)))
 struct DoorbellTests {
-    @Test func aRingWakesAWaiterLongBeforeItsTimeout() async {
-        let bell = Doorbell()
-        let started = ContinuousClock.now
-        async let waited: Void = bell.wait(upTo: .seconds(120))
-        try? await Task.sleep(for: .milliseconds(50))
+    /// A wait on `bell` in a task of its own, with whether it has returned.
+    private final class Waiter: Sendable {
+        private final class Flag: Sendable {
+            let raised = Mutex(false)
+        }
+
+        let task: Task<Void, Never>
+        private let done = Flag()
+
+        init(_ bell: Doorbell, until deadline: Int64) {
+            task = Task { [done] in
+                await bell.wait(until: deadline)
+                done.raised.withLock { $0 = true }
+            }
+        }
+
+        var hasReturned: Bool { done.raised.withLock { $0 } }
+
+        /// Gives the waiter a moment of real time to return if it wrongly would.
+        func expectStillWaiting(sourceLocation: SourceLocation = #_sourceLocation) async {
+            try? await Task.sleep(for: .milliseconds(50))
+            #expect(!hasReturned, sourceLocation: sourceLocation)
+        }
+    }
+
+    @Test func aRingWakesAWaiterBeforeItsDeadline() async throws {
+        let clock = ManualClock()
+        let bell = Doorbell(clock: clock.pushClock)
+        let waiter = Waiter(bell, until: clock.now + 120_000)
+        try await clock.waitForSleepers()
         bell.ring()
-        await waited
-        #expect(ContinuousClock.now - started < .seconds(30))
+        await waiter.task.value
+        #expect(clock.now == ManualClock.start, "no time had to pass")
     }
 
     @Test func aRingWithNobodyWaitingIsKeptForTheNextWait() async {
-        let bell = Doorbell()
+        let clock = ManualClock()
+        let bell = Doorbell(clock: clock.pushClock)
         bell.ring()
-        let started = ContinuousClock.now
-        await bell.wait(upTo: .seconds(120))
-        #expect(ContinuousClock.now - started < .seconds(30))
+        await bell.wait(until: clock.now + 120_000)
+        #expect(clock.now == ManualClock.start)
     }
 
-    @Test func withoutARingTheWaitEndsAtItsTimeout() async {
-        let bell = Doorbell()
-        let started = ContinuousClock.now
-        await bell.wait(upTo: .milliseconds(100))
-        let waited = ContinuousClock.now - started
-        #expect(waited >= .milliseconds(100))
-        #expect(waited < .seconds(30))
+    @Test func withoutARingTheWaitEndsAtItsDeadlineOnTheClock() async throws {
+        let clock = ManualClock()
+        let bell = Doorbell(clock: clock.pushClock)
+        let waiter = Waiter(bell, until: clock.now + 100)
+        try await clock.waitForSleepers()
+        clock.advance(milliseconds: 99)
+        await waiter.expectStillWaiting()
+        clock.advance(milliseconds: 1)
+        await waiter.task.value
     }
 
-    @Test func cancellingTheWaitingTaskEndsTheWait() async {
-        let bell = Doorbell()
-        let waiter = Task { await bell.wait(upTo: .seconds(120)) }
-        try? await Task.sleep(for: .milliseconds(50))
+    @Test func cancellingTheWaitingTaskEndsTheWait() async throws {
+        let clock = ManualClock()
+        let bell = Doorbell(clock: clock.pushClock)
+        let waiter = Waiter(bell, until: clock.now + 120_000)
+        try await clock.waitForSleepers()
+        waiter.task.cancel()
+        await waiter.task.value
+        #expect(clock.sleepers == 0, "the wait's timer went with it")
+    }
+
+    @Test func theSystemClocksTimerEndsAWait() async {
+        let bell = Doorbell(clock: .system)
         let started = ContinuousClock.now
-        waiter.cancel()
-        await waiter.value
-        #expect(ContinuousClock.now - started < .seconds(30))
+        await bell.wait(until: PushClock.system.now() + 100)
+        #expect(ContinuousClock.now - started >= .milliseconds(90))
     }
 }
 
 extension DoorbellTests {
-    /// A wait ended early by a ring must not leave its timer behind to ring later: the next wait would
-    /// then end at once, and the background loop would spin.
-    @Test func aWaitEndedByARingLeavesNoRingBehindForTheNextWait() async {
-        let bell = Doorbell()
-        async let first: Void = bell.wait(upTo: .milliseconds(50))
+    /// A wait ended early by a ring must not leave its timer behind to end the next wait: the
+    /// background loop would then spin.
+    @Test func aWaitEndedByARingLeavesNothingBehindForTheNextWait() async throws {
+        let clock = ManualClock()
+        let bell = Doorbell(clock: clock.pushClock)
+        let first = Waiter(bell, until: clock.now + 50)
+        try await clock.waitForSleepers()
         bell.ring()
-        await first
-        // The first wait's timer would have rung by now.
-        try? await Task.sleep(for: .milliseconds(200))
-        let started = ContinuousClock.now
-        await bell.wait(upTo: .milliseconds(500))
-        #expect(ContinuousClock.now - started >= .milliseconds(500))
+        await first.task.value
+        // The first wait's deadline passes while the second waits.
+        let second = Waiter(bell, until: clock.now + 500)
+        try await clock.waitForSleepers()
+        clock.advance(milliseconds: 200)
+        await second.expectStillWaiting()
+        clock.advance(milliseconds: 300)
+        await second.task.value
     }
 }

@@ -204,7 +204,7 @@ import XMPP
         #expect(notice.groupchat)
     }
 
-    /// The bridge's stripped copy (PROTOCOL.md §2.2): the body is an empty marker, and a mention by
+    /// The bridge's stripped copy (docs/wire-contract.md, Bridge stanzas): the body is an empty marker, and a mention by
     /// name, which needs the text, comes on `<account mention='true'/>`.
     @Test func aStrippedBodyIsAMessageAndTheBridgeSaysWhetherItMentions() throws {
         let message = "<message xmlns='jabber:client' type='groupchat' from='crew@muc.localhost/Zoë' "
@@ -335,7 +335,7 @@ import XMPP
     }
 }
 
-/// Only the account itself can read or answer a call elsewhere (PROTOCOL.md §2.3); only the caller can
+/// Only the account itself can read or answer a call elsewhere (docs/wire-contract.md, Classifying a publish); only the caller can
 /// retract its call.
 @Suite struct EventClassifierSenderTests {
     static func classify(_ stanza: String) throws -> PushEvent { try EventClassifierTests.classify(bridged: stanza) }

@@ -5,6 +5,7 @@ import SQLite
 import Store
 import Synchronization
 import Testing
+import XMPPTesting
 import XMLStream
 import XMPP
 @testable import APush
@@ -202,14 +203,21 @@ import XMPP
     /// the App Server's answers (they may take 25 s each, or never come).
     /// Whether a turn returns while the App Server holds every answer (it never answers, so a turn that
     /// waited for one would not return at all): a bound on liveness, wide for a loaded machine.
+    /// Whether a turn returns, its clock moved once by the bound on waiting for a slot if it waits for
+    /// one (a turn that waited on the App Server, or longer than the bound, would not return).
     static func turnReturns(_ harness: Harness, within limit: Duration = .seconds(60)) async throws -> Bool {
         let returned = Mutex(false)
         Task {
-            try await harness.service.processDueWork(context: harness.context)
+            try await harness.service.processDueWork(upstream: harness.upstreamLink)
             returned.withLock { $0 = true }
         }
         let deadline = ContinuousClock.now + limit
+        var movedTheClock = false
         while !returned.withLock({ $0 }), ContinuousClock.now < deadline {
+            if !movedTheClock, harness.clock.sleepers > 0 {
+                harness.clock.advance(milliseconds: PushService.slotWaitLimit)
+                movedTheClock = true
+            }
             try await Task.sleep(for: .milliseconds(1))
         }
         return returned.withLock { $0 }
@@ -310,7 +318,7 @@ import XMPP
         }
         clock.advance(seconds: 10)
         first.sender.answerAll(.held)
-        let dying = Task { try await first.service.processDueWork(context: first.context) }
+        let dying = Task { try await first.service.processDueWork(upstream: first.upstreamLink) }
         try await first.sender.waitForRequests(2)
         #expect(first.upstream.count == 2, "the held push is on its way")
 
@@ -404,8 +412,8 @@ import XMPP
 
 extension PushServiceBackgroundTests {
     @Test func theLoopSleepsUntilTheNextDueTimeButNeverLongerThanAFlushInterval() {
-        #expect(PushService.pause(until: 5_000, now: 1_000) == .seconds(4))
-        #expect(PushService.pause(until: 1_000, now: 5_000) == .zero)
-        #expect(PushService.pause(until: 10_000_000, now: 0) == .milliseconds(MaintenanceSchedule.flushInterval))
+        #expect(PushService.wakeTime(for: 5_000, now: 1_000) == 5_000)
+        #expect(PushService.wakeTime(for: 1_000, now: 5_000) == 5_000)
+        #expect(PushService.wakeTime(for: 10_000_000, now: 0) == MaintenanceSchedule.flushInterval)
     }
 }

@@ -89,11 +89,6 @@ import XMPP
                                                wantsReads: true))
     }
 
-    @Test(arguments: [("  a b\n", "a b"), ("", ""), ("x", "x"), ("\t\t", "")])
-    func trimsWhitespace(_ text: String, expected: String) {
-        #expect(text.trimmed == expected)
-    }
-
     /// A client writes the form the server stores and echoes on every push: a module name or a token
     /// of any length would be stored and travel upstream with each push.
     @Test func aPushModuleOrATokenPastItsBoundIsABadRequest() throws {

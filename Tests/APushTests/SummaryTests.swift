@@ -4,7 +4,7 @@ import Testing
 @testable import APush
 
 @Suite struct SummaryTests {
-    /// The examples of PROTOCOL.md §4, byte for byte.
+    /// The examples of docs/wire-contract.md (Output), byte for byte.
     static let examples: [(Summary, String)] = [
         (Summary(kind: .message, account: "alice@example.org", chat: "bob@example.org", from: "bob@example.org",
                  count: 3, id: "2f1c…", ts: 1_764_430_000),

@@ -9,103 +9,9 @@ import XMPP
 import XMPPTesting
 @testable import APush
 
-/// The clock the service reads, moved by hand.
-final class ManualClock: Sendable {
-    /// 2025-11-29T15:26:40Z, the time of the §4 examples.
-    static let start: Timestamp = 1_764_430_000_000
-    private let current = Mutex(ManualClock.start)
-
-    var now: Timestamp { current.withLock { $0 } }
-    var read: @Sendable () -> Timestamp { { self.now } }
-
-    func advance(seconds: Double) {
-        current.withLock { $0 += Timestamp(seconds * 1000) }
-    }
-}
-
-/// A StanzaSender standing in for the link to the App Server: it records every request and answers
-/// each as scripted (by default with a result).
-final class RecordingSender: StanzaSender {
-    enum Answer: Sendable, Equatable {
-        case result
-        case error(type: String, condition: String)
-        /// `<error type='cancel'/>` with no condition in it.
-        case errorWithoutCondition
-        case timeout
-        case disconnected
-        /// Answers with a result only when `release()` is called.
-        case held
-    }
-
-    private struct State {
-        var requests: [Element] = []
-        var sent: [Element] = []
-        var script: [Answer] = []
-        var fallback = Answer.result
-        var waiting: [CheckedContinuation<Void, Never>] = []
-        var released = false
-    }
-
-    private let state = Mutex(State())
-
-    /// The next answers, in order; after them, `fallback`.
-    func script(_ answers: Answer...) { state.withLock { $0.script += answers } }
-    func answerAll(_ answer: Answer) { state.withLock { $0.fallback = answer } }
-
-    var requests: [Element] { state.withLock { $0.requests } }
-
-    func send(_ stanza: Element) throws { state.withLock { $0.sent.append(stanza) } }
-
-    func request(_ iq: Element, timeout: Duration) async throws -> Element {
-        let answer = state.withLock { state in
-            state.requests.append(iq)
-            return state.script.isEmpty ? state.fallback : state.script.removeFirst()
-        }
-        switch answer {
-        case .result:
-            return try Element.parse("<iq type='result' from='push.example.org' to='apush.localhost' id='x'/>")
-        case .error(let type, let condition):
-            return try Element.parse("""
-                <iq type='error' from='push.example.org' to='apush.localhost' id='x'><error type='\(type)'>\
-                <\(condition) xmlns='urn:ietf:params:xml:ns:xmpp-stanzas'/></error></iq>
-                """)
-        case .errorWithoutCondition:
-            return try Element.parse("""
-                <iq type='error' from='push.example.org' to='apush.localhost' id='x'><error type='cancel'/></iq>
-                """)
-        case .timeout:
-            throw ComponentLinkError.timedOut
-        case .disconnected:
-            throw ComponentLinkError.disconnected
-        case .held:
-            await withCheckedContinuation { continuation in
-                let resumeNow = state.withLock { state in
-                    if state.released { return true }
-                    state.waiting.append(continuation)
-                    return false
-                }
-                if resumeNow { continuation.resume() }
-            }
-            return try Element.parse("<iq type='result' from='push.example.org' to='apush.localhost' id='x'/>")
-        }
-    }
-
-    /// Lets every held request (and any later one) be answered.
-    func release() {
-        let waiting = state.withLock { state in
-            state.released = true
-            defer { state.waiting = [] }
-            return state.waiting
-        }
-        for continuation in waiting { continuation.resume() }
-    }
-
-    /// Waits (briefly) until `count` requests have arrived.
-    func waitForRequests(_ count: Int) async throws {
-        for _ in 0..<2000 where requests.count < count {
-            try await Task.sleep(for: .milliseconds(1))
-        }
-    }
+extension ManualClock {
+    /// The module's clock, read and slept on through this one.
+    var pushClock: PushClock { PushClock(now: read, sleep: { try await self.sleep(until: $0) }) }
 }
 
 /// One upstream publish as the App Server would read it.
@@ -239,7 +145,7 @@ struct Harness {
     let logs = InMemoryLogSink()
     let service: PushService
     let device: KeyPair
-    let context: PushContext
+    let upstreamLink: Upstream
 
     init(settings: APushSettings = APushSettings(), store: SQLitePushStore? = nil, clock: ManualClock = ManualClock(),
          device: KeyPair? = nil) throws {
@@ -248,10 +154,9 @@ struct Harness {
         var settings = settings
         settings.appServer = Self.appServer
         service = PushService(store: self.store, settings: settings,
-                              logger: Logger(label: "test", level: .trace, sink: logs), now: clock.read)
-        context = PushContext(servedDomains: ["localhost"],
-                              upstream: Upstream(sender: sender, componentJID: try JID("apush.localhost"),
-                                                 appServer: try JID(Self.appServer), timeout: .seconds(25)))
+                              logger: Logger(label: "test", level: .trace, sink: logs), clock: clock.pushClock)
+        upstreamLink = Upstream(sender: sender, componentJID: try JID("apush.localhost"),
+                                appServer: try JID(Self.appServer), timeout: .seconds(25))
         self.device = device ?? KeyPair.generate()
     }
 
@@ -264,7 +169,7 @@ struct Harness {
     func publish(_ xml: String) async throws -> StanzaError? {
         let iq = try Element.parse(xml)
         do {
-            try await service.handlePublish(iq, context: context)
+            try await service.handlePublish(iq, servedDomains: ["localhost"], upstream: upstreamLink)
             return nil
         } catch {
             return error
@@ -281,7 +186,7 @@ struct Harness {
 
     /// Runs one turn of the background work and waits until the deliveries it started are answered.
     func processDueWork() async throws {
-        try await service.processDueWork(context: context)
+        try await service.processDueWork(upstream: upstreamLink)
         try await waitForBackgroundDeliveries()
     }
 

@@ -1,4 +1,5 @@
 import Testing
+import XMPPTesting
 import XMLStream
 import XMPP
 @testable import APush

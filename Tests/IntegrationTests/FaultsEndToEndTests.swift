@@ -58,7 +58,7 @@ struct FaultsEndToEndTests {
         }
     }
 
-    /// Every `cancel` an App Server can answer, each on its own registration (PROTOCOL.md §3.1). Prosody
+    /// Every `cancel` an App Server can answer, each on its own registration (docs/wire-contract.md, Coalescing, reads, calls, answers). Prosody
     /// is told to drop a registration at its first error that is not `wait`, so its copy shows the
     /// component's answer too.
     static let refusals: [String: StanzaError.Condition?] = [

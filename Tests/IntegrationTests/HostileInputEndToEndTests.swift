@@ -47,7 +47,7 @@ struct HostileInputEndToEndTests {
         }
     }
 
-    /// Only the account reads (PROTOCOL.md §2.3): a stranger's forged carbon of a sent message with a
+    /// Only the account reads (docs/wire-contract.md, Classifying a publish): a stranger's forged carbon of a sent message with a
     /// displayed marker, and a forged XEP-0490 event, neither reset the count nor cancel the held push
     /// nor send a read push.
     @Test(arguments: PushTestbed.bridgedServers)

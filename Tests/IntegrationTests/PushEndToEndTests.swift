@@ -43,7 +43,7 @@ struct PushEndToEndTests {
     /// A body just under the server's own c2s limit (256 KiB: Prosody's default, and the
     /// `max_stanza_size` of Debian's ejabberd.yml) would, forwarded whole, make a publish over the
     /// component's limit and end the stream with every answer in flight. The bridge forwards a
-    /// stripped copy (PROTOCOL.md §2.2), so the push goes out and the link stays up.
+    /// stripped copy (docs/wire-contract.md, Bridge stanzas), so the push goes out and the link stays up.
     @Test(arguments: PushTestbed.bridgedServers)
     func aMessageNearTheServersSizeLimitCostsNotTheLink(on server: PushTestbed.Server) async throws {
         try await PushTestbed.with(server) { bed in
@@ -61,7 +61,7 @@ struct PushEndToEndTests {
         }
     }
 
-    /// One app, two accounts on one server, one device token (PROTOCOL.md §2.1): each account keeps its
+    /// One app, two accounts on one server, one device token (docs/wire-contract.md, Publishes): each account keeps its
     /// own registration, device key and counts, and one account removing its registration leaves the
     /// other's working (no tombstone of the token for both).
     @Test func twoAccountsSharingATokenKeepTheirOwnRegistrations() async throws {

@@ -370,7 +370,7 @@ extension SQLitePushStoreTests.Registrations {
 }
 
 extension SQLitePushStoreTests.Registrations {
-    /// PROTOCOL.md §2.1: a registration is (domain, account, token); accounts that share a token share nothing.
+    /// docs/wire-contract.md (Publishes): a registration is (domain, account, token); accounts that share a token share nothing.
     @Suite struct SharedToken {
         private let alice = "alice@example.org"
         private let bob = "bob@example.org"

@@ -74,7 +74,7 @@ local function copy(element, rules, inherited)
 	return result;
 end
 
--- The cap on a forwarded copy: past it the push carries the account alone (PROTOCOL.md §2.2).
+-- The cap on a forwarded copy: past it the push carries the account alone (docs/wire-contract.md, Bridge stanzas).
 local default_limit = 16 * 1024;
 
 local lib = { default_limit = default_limit };

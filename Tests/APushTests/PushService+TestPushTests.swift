@@ -2,6 +2,7 @@ import Foundation
 import Sealing
 import Store
 import Testing
+import XMPPTesting
 import XMPP
 @testable import APush
 
@@ -21,7 +22,7 @@ import XMPP
 
     func send(_ kind: PushService.TestKind, _ harness: Harness) async throws -> [(Registration, UpstreamOutcome)] {
         try await harness.service.sendTest(kind, account: Self.account, componentJID: Self.component,
-                                           context: harness.context)
+                                           via: harness.upstreamLink)
     }
 
     @Test func aTestMessageNamesTheComponentAsChatAndSaysTest() async throws {

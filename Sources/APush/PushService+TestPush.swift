@@ -8,7 +8,7 @@ extension PushService {
 
     /// Sends a test push of `kind` to every registration of the account that takes it, past policy,
     /// coalescing and rate limits; the component's JID is the chat, and the summary says `"test":true`.
-    func sendTest(_ kind: TestKind, account: JID, componentJID: JID, context: PushContext) async throws
+    func sendTest(_ kind: TestKind, account: JID, componentJID: JID, via upstream: Upstream) async throws
         -> [(Registration, UpstreamOutcome)] {
         let at = now()
         let chat = componentJID.description
@@ -39,9 +39,9 @@ extension PushService {
                 summary.kind = .wake
                 summary.chat = nil
             }
-            statistics.count("tests.\(kind.rawValue)")
+            statistics.count(.testPush(kind))
             let outcome = await deliver(OutgoingPush(summary: summary, collapseChat: collapseChat), to: registration,
-                                        context: context, at: at)
+                                        via: upstream, at: at)
             results.append((registration, outcome))
         }
         return results

@@ -1,7 +1,7 @@
 public import XMLStream
 import XMPP
 
-/// What the App Server's answer to one publish means (PROTOCOL.md §3.1). Pure.
+/// What the App Server's answer to one publish means (docs/wire-contract.md, Coalescing, reads, calls, answers). Pure.
 enum UpstreamOutcome: Sendable, Equatable {
     /// Taken (or dropped by its rate limit, or not a call on a voip module).
     case accepted
@@ -73,24 +73,5 @@ enum RetryReason: Sendable, Hashable, CustomStringConvertible {
     /// The server's publish is answered `wait`: our overload, or the App Server out of reach.
     var serverAnswer: ServerAnswer {
         .wait(self == .inFlightCap ? .resourceConstraint : .remoteServerTimeout)
-    }
-}
-
-/// The answer the component gives the server's publish (PROTOCOL.md §3.1).
-enum ServerAnswer: Sendable, Equatable {
-    /// Accepted: pushed, held, or dropped by policy or a rate limit.
-    case accepted
-    /// The token is dead upstream, or the node is unknown: the server should drop its registration.
-    case gone
-    /// Try later: overload, the App Server unreachable, too many publishes in flight.
-    case wait(StanzaError.Condition)
-
-    /// The error to answer with; nil for a result.
-    var error: StanzaError? {
-        switch self {
-        case .accepted: nil
-        case .gone: StanzaError(.itemNotFound, type: .cancel)
-        case .wait(let condition): StanzaError(condition, type: .wait)
-        }
     }
 }

@@ -3,7 +3,7 @@ import XMLStream
 import XMPP
 @testable import APush
 
-@Suite struct UpstreamAnswerTests {
+@Suite struct UpstreamOutcomeTests {
     static func answer(type: String, condition: String) throws -> Element {
         try Element.parse("""
             <iq type='error' from='push.example.org' id='1'><error type='\(type)'>\
@@ -65,18 +65,5 @@ import XMPP
                                                   serverCondition: StanzaError.Condition) {
         #expect(reason.description == name)
         #expect(reason.serverAnswer == .wait(serverCondition))
-    }
-
-    @Test(arguments: [
-        (ServerAnswer.accepted, nil, nil, "result"),
-        (.gone, StanzaError.ErrorType.cancel, StanzaError.Condition.itemNotFound, "cancel"),
-        (.wait(.resourceConstraint), .wait, .resourceConstraint, "wait"),
-        (.wait(.remoteServerTimeout), .wait, .remoteServerTimeout, "wait"),
-    ])
-    func theServerIsAnsweredAsTheProtocolSays(_ answer: ServerAnswer, type: StanzaError.ErrorType?,
-                                              condition: StanzaError.Condition?, statistics: String) {
-        #expect(answer.error?.type == type)
-        #expect(answer.error?.condition == condition)
-        #expect(answer.statisticsName == statistics)
     }
 }

@@ -1,0 +1,171 @@
+import Logging
+import Sealing
+import Store
+import Synchronization
+import XMPP
+
+extension PushService {
+    /// Takes one of the `maxInFlight` upstream slots, or says there is none free.
+    private func takeSlot() -> Bool {
+        inFlight.withLock { count in
+            guard count < settings.maxInFlight else { return false }
+            count += 1
+            return true
+        }
+    }
+
+    var publishesInFlight: Int { inFlight.withLock { $0 } }
+
+    /// Seals and publishes one push, then acts on the App Server's answer: a dead token is removed and
+    /// buried; a `wait` or a refusal is retried until its deadline. The push is kept in the store (the
+    /// outbox, leased while it is in flight) from before it is sent until its answer is recorded, so a
+    /// crash in between sends it again when the lease ends (§7).
+    @discardableResult
+    func deliver(_ push: OutgoingPush, to registration: Registration, via upstream: Upstream, at: Timestamp) async
+        -> UpstreamOutcome {
+        var item = push.stored
+        if item == nil {
+            var fresh = outboxItem(push, registrationID: registration.id, at: at, dueAt: at + leaseMilliseconds)
+            do {
+                // Past the store's cap of retries it goes without one, as when the store fails.
+                if let id = try await store.enqueueRetry(fresh) {
+                    fresh.id = id
+                    item = fresh
+                }
+            } catch {
+                // Sent all the same: once without a safety net is better than not at all.
+                logger.error("cannot store a push before sending it: \(error)")
+            }
+        }
+        let fields: Upstream.Fields
+        do {
+            fields = try seal(push, for: registration)
+        } catch {
+            logger.error("cannot seal a push for \(Fingerprint.of(registration.token)): \(error)")
+            statistics.count(.push(push.kind, .unsealable))
+            if let item { try? await store.deleteRetry(id: item.id) }
+            return .rejected(reason: "seal")
+        }
+        let outcome: UpstreamOutcome
+        if takeSlot() {
+            let started = now()
+            outcome = await upstream.publish(node: registration.token, pushModule: registration.pushModule,
+                                                     fields: fields)
+            inFlight.withLock { $0 -= 1 }
+            statistics.count(.upstreamLatencyMilliseconds, by: max(0, now() - started))
+            statistics.count(.upstreamAnswers)
+        } else {
+            // Past the cap: not sent now, but stored and retried, since the server never retries.
+            statistics.count(.upstreamInFlightCap)
+            outcome = .retry(.inFlightCap)
+        }
+        do {
+            try await record(outcome, of: push, for: registration, at: at, item: item)
+        } catch {
+            logger.error("cannot record the outcome of a push: \(error)")
+        }
+        return outcome
+    }
+
+    /// A push as the store keeps it until its answer is recorded: sealed afresh for every attempt, tried
+    /// until its deadline (a call only while it can still ring).
+    func outboxItem(_ push: OutgoingPush, registrationID: Int64, at: Timestamp, dueAt: Timestamp) -> RetryItem {
+        let seconds = push.kind == .call ? settings.retryCallSeconds : settings.retryMessageSeconds
+        return RetryItem(registrationID: registrationID, summary: push.json, kind: push.kind.rawValue,
+                         collapseChat: push.collapseChat, attempts: 0, nextAt: dueAt,
+                         deadline: at + Timestamp(seconds) * 1000)
+    }
+
+    /// How long a push in flight is leased: past the upstream timeout, so it is never sent again while
+    /// its answer may still come.
+    var leaseMilliseconds: Timestamp { Timestamp(settings.upstreamTimeoutSeconds) * 1000 + 5000 }
+
+    private func record(_ outcome: UpstreamOutcome, of push: OutgoingPush, for registration: Registration,
+                        at: Timestamp, item stored: RetryItem?) async throws {
+        let kind = push.kind
+        let token = Fingerprint.of(registration.token)
+        switch outcome {
+        case .accepted:
+            statistics.count(.push(kind, .accepted))
+            try await recordAnswered(registration, at: at, error: nil, item: stored)
+        case .deadToken:
+            statistics.count(.push(kind, .deadToken))
+            logger.notice("the App Server says token \(token) (\(registration.pushModule)) is dead: removing it")
+            // Every account's registration of the token goes, and their stored pushes with them.
+            try await store.buryDeadToken(registration.token, pushModule: registration.pushModule, at: at)
+        case .rejected(let reason):
+            statistics.count(.push(kind, .rejected))
+            logger.warning("the App Server rejected a push for \(token): \(reason)")
+            try await recordAnswered(registration, at: at, error: reason, item: stored)
+        case .retry(let reason):
+            if case .refused(let condition) = reason { countRefusal(condition, kind: kind, at: at) }
+            try await store.recordPush(registrationID: registration.id, at: at, error: reason.description)
+            var item = stored ?? outboxItem(push, registrationID: registration.id, at: at, dueAt: at)
+            item.attempts += 1
+            // From when the answer came: it may have taken the whole upstream timeout.
+            let answeredAt = now()
+            let delay = Self.retryDelay(attempt: item.attempts)
+            if answeredAt + delay > item.deadline {
+                statistics.count(.push(kind, .expired))
+                logger.info("giving up on a push for \(token) after \(item.attempts) attempts: \(reason)")
+                if let stored { try await store.deleteRetry(id: stored.id) }
+                return
+            }
+            statistics.count(.push(kind, .retrying))
+            item.nextAt = answeredAt + delay
+            if stored == nil {
+                guard try await store.enqueueRetry(item) != nil else {
+                    statistics.count(.push(kind, .retryCap))
+                    logger.info("dropped a push for \(token): the store holds its limit of retries")
+                    return
+                }
+            } else {
+                try await store.updateRetry(item)
+            }
+            dueWork.ring()
+        }
+    }
+
+    /// Records a push's final outcome and forgets its stored item, in one transaction.
+    private func recordAnswered(_ registration: Registration, at: Timestamp, error: String?, item: RetryItem?)
+        async throws {
+        if let item {
+            try await store.recordPush(registrationID: registration.id, at: at, error: error, removingRetry: item.id)
+        } else {
+            try await store.recordPush(registrationID: registration.id, at: at, error: error)
+        }
+    }
+
+    /// The App Server refused a push for a reason of its own (§3.1): every registration stays, and the
+    /// operator hears of it once a minute per condition.
+    private func countRefusal(_ condition: StanzaError.Condition, kind: Summary.Kind, at: Timestamp) {
+        let name = Statistic.counted(condition)
+        statistics.count(.push(kind, .refused))
+        statistics.count(.upstreamRefused(condition))
+        if refusals.withLock({ $0.allows(name, at: at) }) {
+            logger.error("the App Server refuses our pushes (cancel/\(name)): is this component allowed to send to it? "
+                + "Registrations are kept; pushes are retried")
+        }
+    }
+
+    /// Removes a registration by command and leaves a tombstone for its account only, so the server's
+    /// next publishes for it are answered `cancel` and the server drops its own copy (until the client
+    /// enables again, or a day passes); another account's registration of the token is untouched.
+    func retire(_ registration: Registration, at: Timestamp) async throws {
+        try await store.retire(registrationID: registration.id, at: at)
+    }
+
+    /// 2 s, 4 s, 8 s … capped at 30 s between attempts.
+    static func retryDelay(attempt: Int) -> Timestamp {
+        min(30_000, 1000 << min(attempt, 5))
+    }
+
+    private func seal(_ push: OutgoingPush, for registration: Registration) throws -> Upstream.Fields {
+        let plaintext = Summary.padded(push.json, bucket: settings.paddingBucket, limit: Envelope.maxPlaintextLength)
+        let envelope = try Envelope.seal(plaintext, to: registration.deviceKey)
+        let collapse = try push.collapseChat.map { chat in
+            try CollapseKey(bytes: registration.collapseKey).tag(account: push.account, chat: chat)
+        }
+        return Upstream.Fields(envelope: envelope, kind: push.apushKind, collapse: collapse)
+    }
+}

@@ -1,0 +1,170 @@
+import Store
+
+extension PushService {
+    /// Applies one event to one registration: records in the store what it changes (a sighting that
+    /// deduplicates, a call that may be missed, the chat's count and window, a wake) and returns the
+    /// pushes to send now (often none). The account's policy is read afresh for every event, so a
+    /// change applies to the next one.
+    ///
+    /// The writes are not returned for the caller to make: each is a check and a change in one store
+    /// transaction (first sighting, the call's caller, the chat's window, the wake's interval), whose
+    /// answer decides what goes; two publishes at once must not both pass it.
+    func apply(_ classified: ClassifiedPublish, to registration: Registration, at: Timestamp) async throws
+        -> [OutgoingPush] {
+        let policy = try await policy(for: registration.account)
+        let verdict = PolicyDecision.decide(policy, event: classified.event, at: at)
+        statistics.count(.event(classified.event))
+        if verdict == .drop { statistics.count(.droppedByPolicy) }
+        let target = EventTarget(registration: registration, account: registration.account ?? classified.account ?? "",
+                                 readsVisible: registration.account != nil || classified.account != nil,
+                                 policy: policy, verdict: verdict, window: windowMilliseconds(policy), at: at)
+        switch classified.event {
+        case .message(let notice):
+            return try await applyMessage(notice, to: target)
+        case .call(let call):
+            return try await applyCall(call, to: target)
+        case .callEnded(let sid, let endedBy, let answeredElsewhere):
+            return try await applyCallEnded(sid: sid, by: endedBy, answeredElsewhere: answeredElsewhere, to: target)
+        case .read(let chat):
+            return try await applyRead(chat: chat, to: target)
+        case .wake:
+            return try await applyWake(to: target)
+        }
+    }
+
+    private func applyMessage(_ notice: MessageNotice, to target: EventTarget) async throws -> [OutgoingPush] {
+        guard target.registration.takesMessages else { return [] }
+        if let key = notice.dedupeKey, !(try await isFirstSighting("m/" + key, for: target)) { return [] }
+        let held = HeldNotice(from: notice.from, id: notice.id, groupchat: notice.groupchat, mention: notice.mention,
+                              at: target.at)
+        let (decision, pushes) = try await coalesce(held, in: notice.chat, for: target,
+                                                    silenced: target.verdict != .deliver)
+        switch decision {
+        case .push:
+            return pushes
+        case .hold:
+            statistics.count(.coalescedHeld)
+            return []
+        case .silence:
+            return try await withhold(target.verdict, registration: target.registration, account: target.account,
+                                      at: target.at)
+        }
+    }
+
+    private func applyCall(_ call: CallNotice, to target: EventTarget) async throws -> [OutgoingPush] {
+        guard try await isFirstSighting("c/" + call.sid, for: target) else { return [] }
+        let registration = target.registration
+        if registration.takesMessages {
+            try await store.rememberCall(PendingCall(registrationID: registration.id, sid: call.sid, chat: call.chat,
+                                                     caller: call.from, media: call.media, at: target.at))
+        }
+        guard registration.takesCalls, target.verdict == .deliver else { return [] }
+        let summary = Summary(kind: .call, account: target.account, chat: call.chat, from: call.from,
+                              call: .init(sid: call.sid, media: call.media), ts: target.at / 1000)
+        return [OutgoingPush(summary: summary, collapseChat: nil)]
+    }
+
+    private func applyCallEnded(sid: String, by endedBy: String, answeredElsewhere: Bool, to target: EventTarget)
+        async throws -> [OutgoingPush] {
+        // A retract ends the call only from its caller; an answer elsewhere is the account's own.
+        guard let call = try await store.takeCall(registrationID: target.registration.id, sid: sid,
+                                                  chat: answeredElsewhere ? nil : endedBy),
+              !answeredElsewhere, target.registration.takesMessages, target.verdict == .deliver else { return [] }
+        let held = HeldNotice(from: call.chat, id: nil, groupchat: false, mention: false, at: target.at)
+        return try await coalesce(held, in: call.chat, for: target, silenced: false,
+                                  missedCall: .init(sid: call.sid, media: call.media)).pushes
+    }
+
+    private func applyRead(chat: String, to target: EventTarget) async throws -> [OutgoingPush] {
+        // A read clears the count and a held push whatever the policy; only the push obeys it.
+        let (at, window) = (target.at, target.window)
+        let due = try await store.updateChat(registrationID: target.registration.id, chat: chat) { state in
+            ChatCoalescer.read(&state, now: at, window: window)
+        }
+        guard due, target.registration.takesReads, target.verdict == .deliver else { return [] }
+        return [OutgoingPush(summary: Summary(kind: .read, account: target.account, chat: chat, ts: at / 1000),
+                             collapseChat: nil)]
+    }
+
+    private func applyWake(to target: EventTarget) async throws -> [OutgoingPush] {
+        guard target.registration.takesMessages, target.verdict == .deliver else { return [] }
+        return try await wake(target.registration, account: target.account, at: target.at)
+    }
+
+    /// Whether `key` is seen for the first time within the dedupe window; a copy is counted.
+    private func isFirstSighting(_ key: String, for target: EventTarget) async throws -> Bool {
+        let since = target.at - Timestamp(settings.dedupeMinutes) * 60_000
+        guard try await store.firstSighting(registrationID: target.registration.id, key: key, at: target.at,
+                                            since: since) else {
+            statistics.count(.deduplicated)
+            return false
+        }
+        return true
+    }
+
+    /// Runs the coalescer on one chat's message (a missed call is one, and waits for no window). When it
+    /// says push now, the push is stored (leased while it is sent) in the same transaction, so that no
+    /// crash before the App Server's answer can lose it.
+    private func coalesce(_ held: HeldNotice, in chat: String, for target: EventTarget, silenced: Bool,
+                          missedCall: Summary.Call? = nil) async throws
+        -> (decision: ChatCoalescer.MessageDecision, pushes: [OutgoingPush]) {
+        let registrationID = target.registration.id
+        let leaseEnd = target.at + leaseMilliseconds
+        let push = { @Sendable (count: Int) in
+            OutgoingPush.message(account: target.account, chat: chat, notice: held, count: count,
+                                 policy: target.policy, missedCall: missedCall)
+        }
+        let (decision, stored) = try await store.updateChatAndEnqueue(registrationID: registrationID, chat: chat) {
+            state in
+            let decision = ChatCoalescer.message(&state, registrationID: registrationID, chat: chat, notice: held,
+                                                 now: target.at, window: target.window,
+                                                 readsVisible: target.readsVisible, silenced: silenced,
+                                                 urgent: missedCall != nil)
+            guard case .push(let count) = decision else { return (decision, nil) }
+            return (decision, self.outboxItem(push(count), registrationID: registrationID, at: target.at,
+                                              dueAt: leaseEnd))
+        }
+        guard case .push(let count) = decision else { return (decision, []) }
+        dueWork.ring()
+        var outgoing = push(count)
+        outgoing.stored = stored
+        return (decision, [outgoing])
+    }
+
+    /// A message its policy keeps back, as it arrives or as its window ends: in quiet hours that ask for
+    /// it, a wake goes instead; otherwise nothing does.
+    func withhold(_ verdict: PolicyDecision.Verdict, registration: Registration, account: String, at: Timestamp)
+        async throws -> [OutgoingPush] {
+        guard verdict == .wakeInstead else {
+            statistics.count(.droppedByPolicy)
+            return []
+        }
+        statistics.count(.quietHoursWake)
+        return try await wake(registration, account: account, at: at)
+    }
+
+    /// A wake, at most one per registration per `wakeIntervalSeconds`. The store decides, not the
+    /// registration read at the start of the publish: another publish may have woken it since.
+    func wake(_ registration: Registration, account: String, at: Timestamp) async throws -> [OutgoingPush] {
+        guard try await store.recordWake(registrationID: registration.id, at: at,
+                                         unlessSince: at - Timestamp(settings.wakeIntervalSeconds) * 1000) else {
+            statistics.count(.droppedByRateLimit)
+            return []
+        }
+        return [OutgoingPush(summary: Summary(kind: .wake, account: account, ts: at / 1000), collapseChat: nil)]
+    }
+}
+
+/// One registration as an event meets it: whose it is, what its account's policy says, and when.
+struct EventTarget: Sendable {
+    var registration: Registration
+    /// The account the push names: the registration's, else the one the bridge named, else "".
+    var account: String
+    /// Whether the account's reads reach the component (its account is known), so a count can wait for one.
+    var readsVisible: Bool
+    var policy: PushPolicy
+    var verdict: PolicyDecision.Verdict
+    /// The policy's coalescing window, within the operator's bounds.
+    var window: Timestamp
+    var at: Timestamp
+}

@@ -1,0 +1,44 @@
+import Foundation
+import Store
+import Synchronization
+
+extension PushService {
+    /// The operator's defaults (config, then those stored through admin-policy), then the account's own.
+    /// Kept in memory once resolved (decoding it cost more than a store round trip, on every event);
+    /// every change goes through `setPolicy`, which forgets them all.
+    func policy(for account: String?) async throws -> PushPolicy {
+        let key = account ?? ""
+        let (known, generation) = policies.withLock { ($0.policy(for: key), $0.generation) }
+        if let known { return known }
+        let resolved = try await resolvePolicy(for: account)
+        policies.withLock { $0.store(resolved, for: key, resolvedAt: generation) }
+        return resolved
+    }
+
+    /// Stores an account's override (or the defaults, for a nil account); nil removes it.
+    func setPolicy(account: String?, json: String?) async throws {
+        try await store.setPolicy(account: account, json: json)
+        policies.withLock { $0.invalidate() }
+    }
+
+    private func resolvePolicy(for account: String?) async throws -> PushPolicy {
+        var document = try Self.dictionary(settings.defaults.json)
+        if let stored = try await store.policy(account: nil) {
+            document.merge(try Self.dictionary(stored)) { $1 }
+        }
+        if let account, let own = try await store.policy(account: account) {
+            document.merge(try Self.dictionary(own)) { $1 }
+        }
+        let data = try JSONSerialization.data(withJSONObject: document)
+        return try JSONDecoder().decode(PushPolicy.self, from: data)
+    }
+
+    private static func dictionary(_ json: String) throws -> [String: Any] {
+        (try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any]) ?? [:]
+    }
+
+    /// The policy's window, kept within the operator's bounds.
+    func windowMilliseconds(_ policy: PushPolicy) -> Timestamp {
+        Timestamp(min(max(policy.coalesceSeconds, settings.coalesceMinSeconds), settings.coalesceMaxSeconds)) * 1000
+    }
+}

@@ -1,0 +1,202 @@
+import Foundation
+import Logging
+import Sealing
+@testable import Store
+import Testing
+import XMPPTesting
+import XMLStream
+import XMPP
+@testable import APush
+
+extension PushServiceTests {
+    /// What one event means for one registration (PushService+Events).
+    @Suite struct Events {
+        @Test func aCallsOnlyRegistrationGetsTheCallAndNothingElse() async throws {
+            let harness = try Harness()
+            let options = harness.options(calls: "only", read: "1")
+            try await harness.publishBridged(Stanzas.chat(id: "m1"), options: options)
+            try await harness.publishBridged(Stanzas.propose(sid: "s1", media: ["audio", "video"]), options: options)
+            try await harness.publishBridged(Stanzas.displayedCarbon(), options: options)
+            try await harness.publishBridged(Stanzas.presence(), options: options)
+            try await harness.publishBridged(Stanzas.jingle("retract", sid: "s1"), options: options)
+            harness.clock.advance(seconds: 30)
+            try await harness.processDueWork()
+
+            try #require(harness.upstream.count == 1)
+            let push = harness.upstream[0]
+            #expect(push.kind == "voip")
+            #expect(push.collapse == nil)
+            #expect(try push.summary(with: harness.device)
+                == #"{"v":2,"kind":"call","account":"alice@localhost","chat":"bob@localhost","from":"bob@localhost/laptop","call":{"sid":"s1","media":["audio","video"]},"ts":1764430000}"#)
+        }
+
+        @Test func withoutApushCallsAPushedCallRetractedBecomesAMissedCallMessage() async throws {
+            let harness = try Harness()
+            let options = harness.options(calls: nil)
+            try await harness.publishBridged(Stanzas.propose(sid: "s1"), options: options)
+            #expect(harness.upstream.isEmpty)
+            harness.clock.advance(seconds: 20)
+            try await harness.publishBridged(Stanzas.jingle("retract", sid: "s1"), options: options)
+
+            try #require(harness.upstream.count == 1)
+            let push = harness.upstream[0]
+            #expect(push.kind == nil)
+            #expect(push.collapse != nil)
+            #expect(try push.summary(with: harness.device)
+                == #"{"v":2,"kind":"message","account":"alice@localhost","chat":"bob@localhost","from":"bob@localhost","count":1,"missed":true,"call":{"sid":"s1","media":["audio"]},"ts":1764430020}"#)
+        }
+
+        @Test(arguments: ["accept", "proceed", "reject"])
+        func aCallAnsweredElsewhereIsNoMissedCall(_ action: String) async throws {
+            let harness = try Harness()
+            let options = harness.options(calls: "1")
+            try await harness.publishBridged(Stanzas.propose(sid: "s1"), options: options)
+            try await harness.publishBridged(Stanzas.jingle(action, sid: "s1", from: "alice@localhost/desktop"),
+                                             options: options)
+            try await harness.publishBridged(Stanzas.jingle("retract", sid: "s1"), options: options)
+            #expect(harness.upstream.map(\.kind) == ["voip"])
+        }
+
+        @Test func aStrangersRetractOrAnswerLeavesThePushedCallToItsCaller() async throws {
+            let harness = try Harness()
+            let options = harness.options(calls: nil)
+            try await harness.publishBridged(Stanzas.propose(sid: "s1"), options: options)
+            for forged in [Stanzas.jingle("retract", sid: "s1", from: "mallory@localhost/x"),
+                           Stanzas.jingle("accept", sid: "s1", from: "mallory@localhost/x"),
+                           Stanzas.jingle("reject", sid: "s1", from: "bob@localhost/laptop")] {
+                try await harness.publishBridged(forged, options: options)
+            }
+            // At most a wake: no missed call.
+            #expect(harness.upstream.allSatisfy { $0.kind == "wake" })
+            // The caller's own retract still makes the missed call.
+            try await harness.publishBridged(Stanzas.jingle("retract", sid: "s1"), options: options)
+            let missed = try harness.summaries().filter { $0["missed"] as? Bool == true }
+            try #require(missed.count == 1)
+            #expect(missed[0]["chat"] as? String == "bob@localhost")
+        }
+
+        @Test(arguments: EventClassifierSenderTests.forgedReads)
+        func aStrangerCannotReadForTheAccount(_ forged: String) async throws {
+            let harness = try Harness()
+            for id in ["m1", "m2", "m3"] {
+                try await harness.publishBridged(Stanzas.chat(id: id))
+            }
+            harness.clock.advance(seconds: 1)
+            try await harness.publishBridged(forged)
+            harness.clock.advance(seconds: 20)
+            try await harness.processDueWork()
+            // No read push (a wake at most), the held push still went with the whole count, and the
+            // count goes on.
+            #expect(harness.upstream.allSatisfy { $0.kind == nil || $0.kind == "wake" })
+            #expect(try harness.summaries().compactMap { $0["count"] as? Int } == [1, 3])
+            try await harness.publishBridged(Stanzas.chat(id: "m4"))
+            harness.clock.advance(seconds: 20)
+            try await harness.processDueWork()
+            #expect(try harness.summaries().compactMap { $0["count"] as? Int } == [1, 3, 4])
+        }
+
+        /// A room whose JID once made the classifier's query path invalid and stopped the process (the
+        /// room itself speaking, or an occupant).
+        @Test(arguments: ["\u{0301}crew@muc.localhost/Zoë", "crew@muc.localhost\u{0D4E}", "crew@muc.localhost\u{0D4E}/Zoë"])
+        func aGroupchatFromAHostileRoomIsPushedUnderTheRoom(from: String) async throws {
+            let harness = try Harness()
+            let room = String(from.unicodeScalars.prefix { $0 != "/" })
+            let message = "<message xmlns='jabber:client' type='groupchat' id='g1' from='\(from)' to='alice@localhost'>"
+                + "<body>hi</body><stanza-id xmlns='urn:xmpp:sid:0' id='archived' by='\(room)'/></message>"
+            #expect(try await harness.publishBridged(message) == nil)
+            let summary = try #require(try harness.summaries().first)
+            #expect(summary["chat"] as? String == room)
+            #expect(summary["id"] as? String == "archived")
+        }
+
+        @Test func theSameMessageTwiceIsPushedOnce() async throws {
+            let harness = try Harness()
+            for _ in 0..<2 {
+                try await harness.publishBridged(Stanzas.chat(id: "m1"))
+                harness.clock.advance(seconds: 11)
+                try await harness.processDueWork()
+            }
+            #expect(harness.upstream.count == 1)
+            #expect(harness.service.statistics.sinceStart["deduplicated"] == 1)
+        }
+
+        @Test func theSameCallTwiceRingsOnce() async throws {
+            let harness = try Harness()
+            let key = Base64.encode(harness.device.publicKey)
+            for xml in [Fixture.bridgeCall, Fixture.bridgeCallAgain] {
+                #expect(try await harness.publish(xml.replacingOccurrences(of: Stanzas.fixtureKey, with: key)) == nil)
+            }
+            #expect(harness.upstream.map(\.kind) == ["voip"])
+        }
+
+        @Test func aReadCancelsTheHeldPushAndGoesOnlyToRegistrationsThatAskedForReads() async throws {
+            let harness = try Harness()
+            let wantsReads = harness.options(read: "1")
+            let noReads = harness.options(read: nil)
+            for id in ["m1", "m2", "m3"] {
+                try await harness.publishBridged(Stanzas.chat(id: id), node: "tokA", options: wantsReads)
+                try await harness.publishBridged(Stanzas.chat(id: id), node: "tokB", options: noReads)
+            }
+            #expect(harness.upstream.count == 2)
+            harness.clock.advance(seconds: 1)
+            try await harness.publishBridged(Stanzas.displayedCarbon(), node: "tokA", options: wantsReads)
+            try await harness.publishBridged(Stanzas.displayedCarbon(), node: "tokB", options: noReads)
+            harness.clock.advance(seconds: 20)
+            try await harness.processDueWork()
+
+            let pushes = harness.upstream
+            #expect(pushes.map(\.node) == ["tokA", "tokB", "tokA"])
+            let read = try #require(pushes.last)
+            #expect(read.kind == "read")
+            #expect(read.collapse == nil)
+            #expect(try read.summary(with: harness.device)
+                == #"{"v":2,"kind":"read","account":"alice@localhost","chat":"bob@localhost","ts":1764430001}"#)
+
+            // The count restarted: the next message is count 1.
+            try await harness.publishBridged(Stanzas.chat(id: "m4"), node: "tokA", options: wantsReads)
+            #expect(try harness.summaries().last?["count"] as? Int == 1)
+        }
+
+        /// In quiet hours a message goes as a wake (once per wake interval), counted as such; with
+        /// `quiet-messages` none, or wakes off, nothing goes.
+        @Test(arguments: [(#"{"quietHours":"15:00-16:00"}"#, ["wake"]),
+                          (#"{"quietHours":"15:00-16:00","quietMessages":"none"}"#, []),
+                          (#"{"quietHours":"15:00-16:00","wakes":false}"#, [])])
+        func aMessageInQuietHoursGoesAsAWake(policy: String, kinds: [String]) async throws {
+            let harness = try Harness()
+            try await harness.service.setPolicy(account: "alice@localhost", json: policy)
+            try await harness.publishBridged(Stanzas.chat(id: "m1"))
+            try await harness.publishBridged(Stanzas.chat(id: "m2", from: "carol@localhost/pc"))
+            #expect(harness.upstream.map { $0.kind ?? "message" } == kinds)
+            let counts = harness.service.statistics.sinceStart
+            #expect(counts["quiet-hours.wake"] == (kinds.isEmpty ? nil : 2))
+            #expect(counts["dropped.rate-limit"] == (kinds.isEmpty ? nil : 1))
+            #expect(counts["dropped.policy"] == (kinds.isEmpty ? 2 : nil))
+        }
+
+        @Test func wakesAreRateLimited() async throws {
+            let harness = try Harness()
+            try await harness.publishBridged(Stanzas.presence())
+            harness.clock.advance(seconds: 59)
+            #expect(try await harness.publishBridged(Stanzas.presence()) == nil)
+            #expect(harness.upstream.count == 1)
+            harness.clock.advance(seconds: 1)
+            try await harness.publishBridged(Stanzas.presence())
+            #expect(harness.upstream.map(\.kind) == ["wake", "wake"])
+            #expect(try harness.upstream[0].summary(with: harness.device)
+                == #"{"v":2,"kind":"wake","account":"alice@localhost","ts":1764430000}"#)
+        }
+
+        @Test func twoConcurrentWakesForOneRegistrationSendOne() async throws {
+            let harness = try Harness()
+            try await harness.publishBridged(Stanzas.chat(id: "m1"))
+            // Both publishes read the registration before either recorded its wake.
+            let snapshot = try #require(try await harness.store.registration(domain: "localhost", token: "tok123"))
+            let wake = ClassifiedPublish(account: "alice@localhost", event: .wake)
+            let first = try await harness.service.apply(wake, to: snapshot, at: harness.clock.now)
+            let second = try await harness.service.apply(wake, to: snapshot, at: harness.clock.now)
+            #expect(first.map(\.kind) == [.wake])
+            #expect(second.isEmpty)
+        }
+    }
+}

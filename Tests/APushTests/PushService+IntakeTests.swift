@@ -1,0 +1,99 @@
+import Foundation
+import Logging
+import Sealing
+@testable import Store
+import Testing
+import XMPPTesting
+import XMLStream
+import XMPP
+@testable import APush
+
+extension PushServiceTests {
+    /// The server's publish, answered (PushService+Intake).
+    @Suite struct Intake {
+        @Test func aStockPublishIsAMessageForAnUnknownAccount() async throws {
+            let harness = try Harness()
+            let xml = Fixture.stockMessage.replacingOccurrences(of: Stanzas.fixtureKey,
+                                                                with: Base64.encode(harness.device.publicKey))
+            #expect(try await harness.publish(xml) == nil)
+            let summary = try #require(try harness.summaries().first)
+            #expect(summary["account"] as? String == "")
+            #expect(summary["chat"] as? String == "bob@localhost")
+            #expect(summary["from"] as? String == "bob@localhost")
+            #expect(summary["count"] as? Int == 1)
+            #expect(!harness.upstream[0].iq.serialized().contains("New Message!"))
+        }
+
+        @Test func aDeadTokenIsRemovedBuriedAndAnsweredCancelUntilEnabledAgain() async throws {
+            let harness = try Harness()
+            harness.sender.script(.error(type: "cancel", condition: "item-not-found"))
+            #expect(try await harness.publishBridged(Stanzas.chat(id: "m1")) == PushServiceTests.gone)
+            #expect(try await harness.store.registration(domain: "localhost", token: "tok123") == nil)
+            #expect(try await harness.store.isBuried(token: "tok123", pushModule: "apush", account: nil, since: 0))
+
+            harness.clock.advance(seconds: 60)
+            #expect(try await harness.publishBridged(Stanzas.chat(id: "m2")) == PushServiceTests.gone)
+            #expect(harness.upstream.count == 1)
+            #expect(try await harness.store.registration(domain: "localhost", token: "tok123") == nil)
+
+            // The same token for another module is a different registration.
+            #expect(try await harness.publishBridged(Stanzas.chat(id: "m3"), options: harness.options(pushModule: "other")) == nil)
+            #expect(harness.upstream.count == 2)
+
+            // After a day the tombstone no longer answers.
+            harness.clock.advance(seconds: 86_400)
+            #expect(try await harness.publishBridged(Stanzas.chat(id: "m4")) == nil)
+        }
+
+        @Test func anUnknownNodeIsAnsweredCancelUpToTheHourlyCapThenWait() async throws {
+            var settings = APushSettings()
+            settings.unknownNodeCancelsPerHour = 2
+            let harness = try Harness(settings: settings)
+            let publish = Stanzas.publish(node: "lost", notification: "", options: nil)
+            #expect(try await harness.publish(publish) == PushServiceTests.gone)
+            #expect(try await harness.publish(publish) == PushServiceTests.gone)
+            #expect(try await harness.publish(publish) == StanzaError(.resourceConstraint, type: .wait))
+            harness.clock.advance(seconds: 3601)
+            #expect(try await harness.publish(publish) == PushServiceTests.gone)
+            #expect(harness.upstream.isEmpty)
+        }
+
+        @Test func aKnownNodeWithoutOptionsUsesTheStoredRegistration() async throws {
+            let harness = try Harness()
+            try await harness.bridge(Stanzas.registered(options: harness.options()))
+            let publish = Stanzas.publish(notification: Stanzas.bridged(Stanzas.chat(id: "m1")), options: nil)
+            #expect(try await harness.publish(publish) == nil)
+            #expect(try harness.summaries().first?["kind"] as? String == "message")
+        }
+
+        @Test(arguments: [
+            Stanzas.publish(notification: "", options: Stanzas.Options(key: "AAAA")),
+            Stanzas.publish(notification: "", options: Stanzas.Options(pushModule: "", key: Stanzas.fixtureKey)),
+            "<iq type='set' from='localhost' id='1'><pubsub xmlns='http://jabber.org/protocol/pubsub'><publish/></pubsub></iq>",
+        ])
+        func aMalformedPublishIsABadRequest(_ xml: String) async throws {
+            let harness = try Harness()
+            let error = try await harness.publish(xml)
+            #expect(error?.condition == .badRequest)
+            #expect(error?.type == .modify)
+            #expect(harness.upstream.isEmpty)
+        }
+
+        @Test func aPublishFromAnotherDomainIsForbidden() async throws {
+            let harness = try Harness()
+            let error = try await harness.publish(Stanzas.publish(from: "evil.example", notification: "",
+                                                                  options: harness.options()))
+            #expect(error?.condition == .forbidden)
+            #expect(try await harness.store.registration(domain: "evil.example", token: "tok123") == nil)
+        }
+
+        @Test func aNewRegistrationPastTheStoresLimitIsAnsweredWait() async throws {
+            let harness = try Harness(store: SQLitePushStore(.memory, limits: StoreLimits(registrations: 1)))
+            #expect(try await harness.publishBridged(Stanzas.chat(id: "m1")) == nil)
+            #expect(try await harness.publishBridged(Stanzas.chat(id: "m2"), node: "tok456")
+                == StanzaError(.resourceConstraint, type: .wait))
+            #expect(harness.upstream.count == 1)
+            #expect(try await harness.publishBridged(Stanzas.chat(id: "m3")) == nil)
+        }
+    }
+}

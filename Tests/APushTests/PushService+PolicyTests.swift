@@ -1,0 +1,43 @@
+import Store
+import Testing
+@testable import APush
+
+extension PushServiceTests {
+    /// The account's policy, resolved and cached (PushService+Policy).
+    @Suite struct Policy {
+        @Test func theConfigDefaultsThenTheStoredDefaultsThenTheAccountsOwnApply() async throws {
+            var settings = APushSettings()
+            settings.defaults.reads = false
+            settings.defaults.wakes = false
+            let harness = try Harness(settings: settings)
+            try await harness.service.setPolicy(account: nil, json: #"{"wakes":true,"calls":false}"#)
+            try await harness.service.setPolicy(account: "alice@localhost", json: #"{"calls":true}"#)
+
+            let alice = try await harness.service.policy(for: "alice@localhost")
+            #expect(!alice.reads && alice.wakes && alice.calls)
+            let bob = try await harness.service.policy(for: "bob@localhost")
+            #expect(!bob.reads && bob.wakes && !bob.calls)
+            #expect(try await harness.service.policy(for: nil) == bob)
+        }
+
+        @Test func aChangeAppliesToTheNextReadThoughTheOldOneWasCached() async throws {
+            let harness = try Harness()
+            #expect(try await harness.service.policy(for: "alice@localhost").messages)
+            try await harness.service.setPolicy(account: "alice@localhost", json: #"{"messages":false}"#)
+            #expect(try await !harness.service.policy(for: "alice@localhost").messages)
+            try await harness.service.setPolicy(account: "alice@localhost", json: nil)
+            #expect(try await harness.service.policy(for: "alice@localhost").messages)
+        }
+
+        @Test(arguments: [(1, 5), (5, 5), (30, 30), (600, 60)])
+        func theWindowIsKeptWithinTheOperatorsBounds(seconds: Int, kept: Timestamp) throws {
+            var settings = APushSettings()
+            settings.coalesceMinSeconds = 5
+            settings.coalesceMaxSeconds = 60
+            let harness = try Harness(settings: settings)
+            var policy = PushPolicy()
+            policy.coalesceSeconds = seconds
+            #expect(harness.service.windowMilliseconds(policy) == kept * 1000)
+        }
+    }
+}
