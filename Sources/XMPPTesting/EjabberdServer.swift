@@ -74,7 +74,7 @@ public actor EjabberdServer {
         let codePathOptions = (codePaths + (bridge == nil ? [] : [bridgeDirectory.path])).map { " -pa \($0)" }.joined()
         let controlConfig = """
             ERLANG_NODE=\(nodeName)
-            ERL_OPTIONS="-setcookie \(unique)\(codePathOptions)"
+            ERL_OPTIONS="-setcookie \(cookie)\(codePathOptions)"
             ERL_DIST_PORT=\(distributionPort)
             INET_DIST_INTERFACE=127.0.0.1
             EXEC_CMD=as_current_user
