@@ -6,18 +6,34 @@ public import Foundation
 public actor EjabberdServer {
     static let installHint = "apt-get install ejabberd"
 
+    /// The apush bridge module (contrib/ejabberd/mod_apush_bridge.erl), compiled by its build script
+    /// into the server's directory when the node first starts, and loaded from there.
+    public struct Bridge: Sendable {
+        /// `contrib/ejabberd/build.sh`: called with the output directory, it writes `mod_apush_bridge.beam`.
+        public var buildScript: URL
+        /// `apush_bridge_allowed_services`; empty allows every service.
+        public var allowedServices: [String]
+
+        public init(buildScript: URL, allowedServices: [String] = []) {
+            self.buildScript = buildScript
+            self.allowedServices = allowedServices
+        }
+    }
+
     public nonisolated let domain: String
     public nonisolated let componentJID: String
     public nonisolated let componentSecret: String
     public nonisolated let c2sPort: Int
     public nonisolated let componentPort: Int
-    /// The Erlang distribution port that `ejabberdctl` commands reach the node on (no epmd runs).
+    /// The Erlang distribution port that commands (`erl_call`) reach the node on (no epmd runs).
     public nonisolated let distributionPort: Int
     /// The component port of each of `otherComponents` (each has a listener of its own).
     public nonisolated let otherComponentPorts: [String: Int]
     public nonisolated let nodeName: String
+    private nonisolated let cookie: String
     /// Holds `ejabberd.yml`, `ejabberdctl.cfg`, `spool/` (Mnesia), `logs/` and the pidfile.
     public nonisolated let baseDirectory: URL
+    public nonisolated let bridge: Bridge?
     private var process: ServerProcess?
 
     /// Writes the configuration into a fresh temporary directory; nothing runs until `start()`.
@@ -25,7 +41,8 @@ public actor EjabberdServer {
     ///   - extraModulesConfig: YAML lines added inside `modules:` (indented by the caller as `  mod_x: {}`).
     ///   - extraConfig: YAML lines added at the top level.
     ///   - codePaths: directories of `.beam` files (e.g. a bridge module) added to the code path.
-    ///   - otherComponents: more components (JID → secret) on the same port, e.g. a stand-in App Server.
+    ///   - otherComponents: more components (JID → secret), e.g. a stand-in App Server.
+    ///   - bridge: runs the apush bridge for `componentJID` (with `mod_pubsub`'s PEP for XEP-0490 reads).
     public init(
         domain: String = "localhost",
         componentJID: String,
@@ -33,7 +50,8 @@ public actor EjabberdServer {
         otherComponents: [String: String] = [:],
         extraModulesConfig: String = "",
         extraConfig: String = "",
-        codePaths: [String] = []
+        codePaths: [String] = [],
+        bridge: Bridge? = nil
     ) throws {
         self.domain = domain
         self.componentJID = componentJID
@@ -45,16 +63,18 @@ public actor EjabberdServer {
         otherComponentPorts = Dictionary(uniqueKeysWithValues: zip(otherComponents.keys.sorted(), ports.dropFirst(3)))
         let unique = UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
         nodeName = "apush\(unique.prefix(10))@localhost"
+        cookie = unique
         baseDirectory = try ServerDirectory.create(prefix: "ejabberd")
+        self.bridge = bridge
         let base = baseDirectory.path
         for directory in ["spool", "logs"] {
             try FileManager.default.createDirectory(
                 at: baseDirectory.appendingPathComponent(directory), withIntermediateDirectories: true)
         }
-        let codePathOptions = codePaths.map { " -pa \($0)" }.joined()
+        let codePathOptions = (codePaths + (bridge == nil ? [] : [bridgeDirectory.path])).map { " -pa \($0)" }.joined()
         let controlConfig = """
             ERLANG_NODE=\(nodeName)
-            ERL_OPTIONS="-setcookie \(unique)\(codePathOptions)"
+            ERL_OPTIONS="-setcookie \(cookie)\(codePathOptions)"
             ERL_DIST_PORT=\(distributionPort)
             INET_DIST_INTERFACE=127.0.0.1
             EXEC_CMD=as_current_user
@@ -64,6 +84,8 @@ public actor EjabberdServer {
 
             """
         let quote = ServerDirectory.quoted
+        // Bridged, MAM archives every chat message as a deployment for push would (mod_mam's default
+        // `never` archives nothing, and then mod_push pushes no message while another device is online).
         let config = """
             hosts: [\(quote(domain))]
             loglevel: info
@@ -73,6 +95,7 @@ public actor EjabberdServer {
                 ip: "127.0.0.1"
                 module: ejabberd_c2s
                 starttls: false
+                max_stanza_size: 262144
               - port: \(componentPort)
                 ip: "127.0.0.1"
                 module: ejabberd_service
@@ -98,8 +121,16 @@ public actor EjabberdServer {
               mod_carboncopy: {}
               mod_stream_mgmt: {}
               mod_offline: {}
-              mod_mam: {db_type: mnesia}
+              mod_mam: {db_type: mnesia\(bridge == nil ? "" : ", default: always")}
               mod_push: {include_sender: true}
+            \(bridge.map { bridge in
+                """
+                  mod_pubsub: {plugins: [flat, pep]}
+                  mod_apush_bridge:
+                    apush_bridge_component: \(quote(componentJID))
+                    apush_bridge_allowed_services: [\(bridge.allowedServices.map(quote).joined(separator: ", "))]
+                """
+            } ?? "")
             \(extraModulesConfig)
             \(extraConfig)
 
@@ -114,12 +145,17 @@ public actor EjabberdServer {
         try? FileManager.default.removeItem(at: baseDirectory)
     }
 
+    /// Where the bridge's `.beam` is built and loaded from.
+    public nonisolated var bridgeDirectory: URL { baseDirectory.appendingPathComponent("bridge") }
+
     /// The PID of the running `ejabberdctl foreground` (the Erlang VM runs in its process group), nil when stopped.
     public var pid: Int32? { process?.pid }
 
-    /// Starts the node, waits for the c2s and component ports, then for `ejabberdctl status` to report it started.
+    /// Builds the bridge (once), starts the node, waits for the c2s and component ports, then for
+    /// `ejabberdctl status` to report it started.
     public func start() async throws {
         guard process == nil else { return }
+        try await buildBridge()
         let ejabberdctl = try ExternalCommand.locate("ejabberdctl", installHint: Self.installHint)
         let server = try ServerProcess(
             name: "ejabberd",
@@ -173,9 +209,41 @@ public actor EjabberdServer {
         return ["--config-dir", base, "--spool", base + "/spool", "--logs", base + "/logs"]
     }
 
+    /// Runs an `ejabberdctl` command (e.g. `["register", …]`) in the running node through `erl_call`,
+    /// erlang-base's small C client: a few milliseconds, where `ejabberdctl` boots an Erlang VM for each
+    /// command (a second or more under load, four times per testbed). The output is the command's, its
+    /// status the one `ejabberdctl` would exit with; a node not reachable yet is a non-zero status.
     private func control(_ arguments: [String]) async throws -> ExternalCommand.Result {
-        let ejabberdctl = try ExternalCommand.locate("ejabberdctl", installHint: Self.installHint)
-        return try await ExternalCommand.run(ejabberdctl, controlArguments + arguments, workingDirectory: baseDirectory)
+        let erlCall = try ExternalCommand.locate("erl_call", installHint: "apt-get install erlang-base",
+                                                 also: ["/usr/lib/erlang/bin"])
+        // Each argument as the list of its code points, as ejabberdctl hands them over: a quoted string
+        // would reach the node as UTF-8 bytes, one character each.
+        let strings = arguments.map { "[" + $0.unicodeScalars.map { String($0.value) }.joined(separator: ",") + "]" }
+        let result = try await ExternalCommand.run(
+            erlCall, ["-address", "127.0.0.1:\(distributionPort)", "-c", cookie, "-fetch_stdout",
+                      "-a", "ejabberd_ctl process [[\(strings.joined(separator: ", "))]]"],
+            workingDirectory: baseDirectory)
+        // With -fetch_stdout the command's output comes first, then the returned status on a line of its own.
+        var lines = result.output.split(separator: "\n", omittingEmptySubsequences: false)
+        guard result.status == 0, let status = lines.popLast().flatMap({ Int32($0.trimmingCharacters(in: .whitespaces)) })
+        else { return ExternalCommand.Result(status: result.status == 0 ? -1 : result.status, output: result.output) }
+        return ExternalCommand.Result(status: status, output: lines.joined(separator: "\n"))
+    }
+
+    /// Compiles the bridge with its build script unless its `.beam` is there from an earlier start.
+    private func buildBridge() async throws {
+        guard let bridge else { return }
+        let beam = bridgeDirectory.appendingPathComponent("mod_apush_bridge.beam")
+        guard !FileManager.default.fileExists(atPath: beam.path) else { return }
+        let bash = try ExternalCommand.locate("bash", installHint: "apt-get install bash")
+        let result = try await ExternalCommand.run(
+            bash, [bridge.buildScript.path, bridgeDirectory.path], workingDirectory: baseDirectory, timeout: .seconds(120))
+        guard result.status == 0, FileManager.default.fileExists(atPath: beam.path) else {
+            throw ServerProcessError(
+                .commandFailed,
+                "\(bridge.buildScript.path) \(bridgeDirectory.path) exited \(result.status) without building "
+                    + "mod_apush_bridge.beam:\n\(result.output)")
+        }
     }
 
     /// The listeners open before every module has started; `status` exits 0 only once the node is "started".

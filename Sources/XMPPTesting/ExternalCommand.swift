@@ -7,10 +7,12 @@ enum ExternalCommand {
         let output: String
     }
 
-    /// The installed binary `name`, looked up in PATH and the sbin directories root's PATH usually has.
-    static func locate(_ name: String, installHint: String) throws -> URL {
+    /// The installed binary `name`, looked up in PATH, the sbin directories root's PATH usually has, and
+    /// `also` (a package's own directory).
+    static func locate(_ name: String, installHint: String, also: [String] = []) throws -> URL {
         let pathDirectories = (ProcessInfo.processInfo.environment["PATH"] ?? "").split(separator: ":").map(String.init)
         let directories = pathDirectories + ["/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin"]
+            + also
         for directory in directories where !directory.isEmpty {
             let candidate = URL(fileURLWithPath: directory).appendingPathComponent(name)
             if FileManager.default.isExecutableFile(atPath: candidate.path) {

@@ -9,8 +9,9 @@ import XMPP
 import XMPPTesting
 
 /// The whole mission on one screen, on loopback only: a real Prosody with mod_cloud_notify and the
-/// bridge, apush-component with an SQLite store, a demo App Server that opens each push with the demo
-/// device's private key, and real clients. Nothing is sent anywhere else.
+/// bridge (or, with `--server ejabberd`, a real ejabberd with mod_push and its bridge), apush-component
+/// with an SQLite store, a demo App Server that opens each push with the demo device's private key, and
+/// real clients. Nothing is sent anywhere else.
 @main
 struct Demo {
     static let window = 3
@@ -29,32 +30,49 @@ struct Demo {
             .deletingLastPathComponent()
         let componentSecret = "demo-component-\(UInt32.random(in: .min ... .max))"
         let appServerSecret = "demo-appserver-\(UInt32.random(in: .min ... .max))"
-        let verbose = CommandLine.arguments.contains("--verbose")
+        let arguments = Array(CommandLine.arguments.dropFirst())
+        let verbose = arguments.contains("--verbose")
+        let serverName = arguments.firstIndex(of: "--server").map { $0 + 1 < arguments.count ? arguments[$0 + 1] : "" }
+            ?? "prosody"
 
+        let server: any XMPPTestServer
+        let description: String
+        switch serverName {
+        case "prosody":
+            server = try ProsodyServer(
+                componentJID: "apush.localhost", componentSecret: componentSecret,
+                modules: ProsodyServer.defaultModules + ["apush_bridge"],
+                hostConfig: "    apush_bridge_component = \"apush.localhost\"",
+                pluginPaths: [repository.appendingPathComponent("contrib/prosody").path],
+                otherComponents: ["push.localhost": appServerSecret])
+            description = "Prosody 0.12 with mod_cloud_notify and mod_apush_bridge"
+        case "ejabberd":
+            server = try EjabberdServer(
+                componentJID: "apush.localhost", componentSecret: componentSecret,
+                otherComponents: ["push.localhost": appServerSecret],
+                bridge: EjabberdServer.Bridge(buildScript: repository.appendingPathComponent("contrib/ejabberd/build.sh")))
+            description = "ejabberd 23.01 with mod_push and mod_apush_bridge"
+        default:
+            throw DemoError("--server takes prosody or ejabberd, not \(serverName)")
+        }
         section("apush-component demo: everything on 127.0.0.1, nothing leaves this machine")
-        let prosody = try ProsodyServer(
-            componentJID: "apush.localhost", componentSecret: componentSecret,
-            modules: ProsodyServer.defaultModules + ["apush_bridge"],
-            hostConfig: "    apush_bridge_component = \"apush.localhost\"",
-            pluginPaths: [repository.appendingPathComponent("contrib/prosody").path],
-            otherComponents: ["push.localhost": appServerSecret])
-        try await prosody.start()
+        try await server.start()
         do {
-            try await showMission(on: prosody, componentSecret: componentSecret, appServerSecret: appServerSecret,
-                                  verbose: verbose)
+            try await showMission(on: server, described: description, componentSecret: componentSecret,
+                                  appServerSecret: appServerSecret, verbose: verbose)
         } catch {
-            await prosody.stop()
+            await server.stop()
             throw error
         }
-        await prosody.stop()
+        await server.stop()
     }
 
-    /// Everything after Prosody is up; the caller stops Prosody however this ends.
-    static func showMission(on prosody: ProsodyServer, componentSecret: String, appServerSecret: String,
-                            verbose: Bool) async throws {
-        for user in ["alice", "bob"] { try await prosody.register(user: user, password: "demo-\(user)") }
-        step("Prosody 0.12 (pid \(await prosody.pid ?? 0)) with mod_cloud_notify and mod_apush_bridge, "
-             + "c2s on port \(prosody.c2sPort), components on \(prosody.componentPort)")
+    /// Everything after the server is up; the caller stops the server however this ends.
+    static func showMission(on server: any XMPPTestServer, described description: String, componentSecret: String,
+                            appServerSecret: String, verbose: Bool) async throws {
+        for user in ["alice", "bob"] { try await server.register(user: user, password: "demo-\(user)") }
+        step("\(description) (pid \(await server.pid ?? 0)), c2s on port \(server.c2sPort), "
+             + "components on \(server.componentPort)")
 
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("apush-demo-\(getpid())")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -62,7 +80,7 @@ struct Demo {
         let storePath = directory.appendingPathComponent("apush.sqlite").path
         let configuration = try Configuration.load(file: nil, environment: [
             "APUSH_COMPONENT_JID": "apush.localhost", "APUSH_COMPONENT_SECRET": componentSecret,
-            "APUSH_SERVER": "127.0.0.1:\(prosody.componentPort)", "APUSH_DOMAINS": "localhost",
+            "APUSH_SERVER": "127.0.0.1:\(server.componentPort)", "APUSH_DOMAINS": "localhost",
             "APUSH_APP_SERVER": "push.localhost", "APUSH_STORE": storePath, "APUSH_LOG": verbose ? "debug" : "warning",
         ], schema: .apushComponent)
         var settings = try APushModule.settings(from: configuration)
@@ -80,7 +98,7 @@ struct Demo {
         step("apush-component as apush.localhost: SQLite store \(storePath), coalescing window \(window) s")
 
         let appServer = StandInAppServer(jid: "push.localhost", secret: appServerSecret,
-                                         port: prosody.componentPort)
+                                         port: server.componentPort(for: "push.localhost"))
         appServer.start()
         try await appServer.waitUntilConnected()
         let device = KeyPair.generate()
@@ -89,7 +107,7 @@ struct Demo {
 
         section("1. alice's phone enables push and goes offline")
         let token = "demo-token-\(UInt32.random(in: .min ... .max))"
-        let phone = try await C2SClient.connect(port: prosody.c2sPort, domain: "localhost", user: "alice",
+        let phone = try await C2SClient.connect(port: server.c2sPort, domain: "localhost", user: "alice",
                                                 password: "demo-alice", resource: "phone")
         try await phone.enablePush(service: "apush.localhost", node: token, publishOptions: .submit(
             formType: Namespace.pubsubPublishOptions,
@@ -98,7 +116,7 @@ struct Demo {
         await phone.close()
         step("token \(Fingerprint.of(token)), module demo-fcm, messages + calls + reads; the phone disconnects")
 
-        let bob = try await C2SClient.connect(port: prosody.c2sPort, domain: "localhost", user: "bob",
+        let bob = try await C2SClient.connect(port: server.c2sPort, domain: "localhost", user: "bob",
                                               password: "demo-bob", resource: "laptop")
         var shown = 0
         var secrets: [String] = []
@@ -141,7 +159,7 @@ struct Demo {
         try await show(1)
 
         section("4. alice reads the chat on her laptop (the phone is still offline)")
-        let laptop = try await C2SClient.connect(port: prosody.c2sPort, domain: "localhost", user: "alice",
+        let laptop = try await C2SClient.connect(port: server.c2sPort, domain: "localhost", user: "alice",
                                                  password: "demo-alice", resource: "laptop")
         try laptop.send(Element.message(type: .chat, id: "read-1", to: try JID("bob@localhost"), children: [
             Element("displayed", namespace: Namespace.chatMarkers, ["id": "burst-5"]),

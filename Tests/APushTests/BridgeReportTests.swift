@@ -6,8 +6,10 @@ import XMPP
 @testable import APush
 
 @Suite struct BridgeReportTests {
-    @Test func theCapturedRegisteredNamesTheAccountTheTokenAndTheOptions() throws {
-        let report = try BridgeReport(message: try Element.parse(Fixture.bridgeRegistered), servedDomains: ["localhost"])
+    /// ejabberd's bridge sends its reports with no `type`: a normal message all the same.
+    @Test(arguments: [Fixture.bridgeRegistered, Fixture.ejabberdBridgeRegistered])
+    func theCapturedRegisteredNamesTheAccountTheTokenAndTheOptions(_ xml: String) throws {
+        let report = try BridgeReport(message: try Element.parse(xml), servedDomains: ["localhost"])
         #expect(report.domain == "localhost")
         guard case .registered(let account, let token, let options)? = report.change else {
             Issue.record("expected registered, got \(String(describing: report.change))")
@@ -18,9 +20,10 @@ import XMPP
         #expect(options.deviceKey == Base64.decode(Stanzas.fixtureKey))
     }
 
-    @Test func theCapturedUnregisteredNamesTheAccountAndTheToken() throws {
-        let report = try BridgeReport(message: try Element.parse(Fixture.bridgeUnregistered), servedDomains: ["localhost"])
-        #expect(report.change == .unregistered(account: "alice@localhost", token: "tokR"))
+    @Test(arguments: [(Fixture.bridgeUnregistered, "tokR"), (Fixture.ejabberdBridgeUnregistered, "tok123")])
+    func theCapturedUnregisteredNamesTheAccountAndTheToken(_ xml: String, token: String) throws {
+        let report = try BridgeReport(message: try Element.parse(xml), servedDomains: ["localhost"])
+        #expect(report.change == .unregistered(account: "alice@localhost", token: token))
     }
 
     @Test func unregisteredWithAnEmptyNodeMeansEveryToken() throws {

@@ -9,7 +9,9 @@ import XMPP
         Fixture.stockMessage, Fixture.stockCall, Fixture.stockPresence, Fixture.stockDisplayedCarbon,
         Fixture.ejabberdMessage, Fixture.ejabberdEmpty, Fixture.bridgeMessage, Fixture.bridgeCall,
         Fixture.bridgeCallAgain, Fixture.bridgePresence, Fixture.bridgeDisplayedCarbon, Fixture.bridgeBodyCarbon,
-        Fixture.bridgeOwnDisplayed, Fixture.bridgeOfflineMessage,
+        Fixture.bridgeOwnDisplayed, Fixture.bridgeOfflineMessage, Fixture.ejabberdBridgeMessage,
+        Fixture.ejabberdBridgeCall, Fixture.ejabberdBridgeOwnDisplayed, Fixture.ejabberdBridgeOwnBody,
+        Fixture.ejabberdBridgeHibernatedWake,
     ]
 
     @Test(arguments: allCaptures)

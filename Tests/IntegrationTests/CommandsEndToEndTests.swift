@@ -6,8 +6,9 @@ import XMLStream
 import XMPP
 import XMPPTesting
 
-/// Issue 4 end to end: a real client, through a real Prosody, lists and runs the commands and sees
-/// their effect on the next push; the access rules hold on every stage.
+/// Issue 4 end to end: a real client, through a real Prosody (and, where the scenario needs a bridged
+/// server, through ejabberd with its bridge too), lists and runs the commands and sees their effect on
+/// the next push; the access rules hold on every stage.
 @Suite(.serialized, .timeLimit(.minutes(3)))
 struct CommandsEndToEndTests {
     static let component = PushTestbed.componentJID
@@ -28,8 +29,9 @@ struct CommandsEndToEndTests {
         }
     }
 
-    @Test func mutingAChatSilencesItsNextMessageAndUnmutingBringsItBackWithTheCount() async throws {
-        try await PushTestbed.with(.prosodyBridged, coalesceSeconds: 0) { bed in
+    @Test(arguments: PushTestbed.bridgedServers)
+    func mutingAChatSilencesItsNextMessageAndUnmutingBringsItBackWithTheCount(on server: PushTestbed.Server) async throws {
+        try await PushTestbed.with(server, coalesceSeconds: 0) { bed in
             let key = try await bed.enableDevice(token: "token-policy")
             let alice = try await bed.client("alice", resource: "settings")
             try await submitPolicy(alice, ["muted": ["Bob@LocalHost"]])
@@ -83,8 +85,9 @@ struct CommandsEndToEndTests {
         }
     }
 
-    @Test func usersListAndRemoveTheirOwnRegistrationsAndTheServerDropsIt() async throws {
-        try await PushTestbed.with(.prosodyBridged, coalesceSeconds: 0) { bed in
+    @Test(arguments: PushTestbed.bridgedServers)
+    func usersListAndRemoveTheirOwnRegistrationsAndTheServerDropsIt(on server: PushTestbed.Server) async throws {
+        try await PushTestbed.with(server, coalesceSeconds: 0) { bed in
             try await bed.enableDevice(token: "token-mine")
             try await bed.enableDevice("bob", token: "token-bobs")
             let alice = try await bed.client("alice", resource: "settings")
@@ -119,8 +122,9 @@ struct CommandsEndToEndTests {
         }
     }
 
-    @Test func operatorsListShowRemoveSetPoliciesAndReadStatistics() async throws {
-        try await PushTestbed.with(.prosodyBridged, coalesceSeconds: 0) { bed in
+    @Test(arguments: PushTestbed.bridgedServers)
+    func operatorsListShowRemoveSetPoliciesAndReadStatistics(on server: PushTestbed.Server) async throws {
+        try await PushTestbed.with(server, coalesceSeconds: 0) { bed in
             let key = try await bed.enableDevice(token: "token-ops")
             try await bed.enableDevice("bob", token: "token-ops-bob")
             let carol = try await bed.client("carol", resource: "console")

@@ -8,8 +8,9 @@ import XMLStream
 import XMPP
 import XMPPTesting
 
-/// Issue 7, faults end to end, through a real Prosody with its bridge: an App Server that hangs,
-/// refuses or crawls, the server restarting, the store full or read-only, and `kill -9` under load.
+/// Issue 7, faults end to end, through a real Prosody with its bridge (and ejabberd with its bridge
+/// where a scenario takes the server): an App Server that hangs, refuses or crawls, the server
+/// restarting, the component away, the store full or read-only, and `kill -9` under load.
 /// In every case nothing held is lost, nothing is sent twice beyond at-least-once (a duplicate only
 /// when the process died between the App Server taking a push and the component recording it), and
 /// no registration is lost. The scenarios are independent, so they run concurrently.
@@ -150,8 +151,10 @@ struct FaultsEndToEndTests {
         }
     }
 
-    @Test func theServerRestartingDuringABurstLosesNeitherTheHeldPushNorTheRegistration() async throws {
-        try await PushTestbed.with(.prosodyBridged, coalesceSeconds: 4) { bed in
+    /// ejabberd keeps its registrations in Mnesia, Prosody in its data directory: both come back.
+    @Test(arguments: PushTestbed.bridgedServers)
+    func theServerRestartingDuringABurstLosesNeitherTheHeldPushNorTheRegistration(on server: PushTestbed.Server) async throws {
+        try await PushTestbed.with(server, coalesceSeconds: 4) { bed in
             let key = try await bed.enableDevice(token: "token-restart")
             let bob = try await bed.client("bob")
             for index in 1...5 {
@@ -207,6 +210,65 @@ struct FaultsEndToEndTests {
             try await bed.expectRegistrations(["token-command"])
             await again.close()
             await bob.close()
+        }
+    }
+
+    @Test(arguments: PushTestbed.bridgedServers)
+    func aBurstSurvivesKillDashNineOfTheComponent(on server: PushTestbed.Server) async throws {
+        try await PushTestbed.with(server, coalesceSeconds: 8, placement: .process) { bed in
+            let key = try await bed.enableDevice(token: "token-kill")
+            let bob = try await bed.client("bob")
+            for index in 1...5 {
+                try bed.message(from: bob, to: "alice@localhost", body: "kill \(index)")
+            }
+            let first = try await bed.nextPush(key: key)
+            #expect(first.summary["count"] as? Int == 1)
+            let store = try SQLitePushStore(.file(path: bed.storePath))
+            try await waitUntil("all five are stored") {
+                guard let registration = try await store.registration(domain: "localhost", token: "token-kill") else {
+                    return false
+                }
+                return try await store.chats(registrationID: registration.id).first?.count == 5
+            }
+            await bed.stopComponent()  // SIGKILL, in the middle of the window
+            try await bed.startComponent(.process)
+            let second = try await bed.nextPush(key: key, timeout: .seconds(15))
+            #expect(second.summary["count"] as? Int == 5)
+            await bed.expectNoPush(within: .seconds(5))
+            await bob.close()
+        }
+    }
+
+    /// The component away while messages arrive must cost no registration on the server: Prosody counts
+    /// the bounce as one of its `push_max_errors`, and ejabberd 23.01's mod_push, which deletes a
+    /// registration on `remote-server-not-found`, gets no answer at all from the bridge (a timeout it
+    /// ignores). So when the component is back, the next message reaches every device.
+    @Test(arguments: PushTestbed.bridgedServers)
+    func theComponentAwayAndBackCostsNoRegistration(on server: PushTestbed.Server) async throws {
+        try await PushTestbed.with(server, coalesceSeconds: 0) { bed in
+            let keys = [
+                "token-away-alice": try await bed.enableDevice("alice", token: "token-away-alice"),
+                "token-away-bob": try await bed.enableDevice("bob", token: "token-away-bob"),
+            ]
+            let carol = try await bed.client("carol")
+            await bed.stopComponent()
+            for user in ["alice", "bob"] {
+                try bed.message(from: carol, to: "\(user)@localhost", body: "while the component is away")
+            }
+            try await Task.sleep(for: .seconds(2))  // the server has tried to publish both by now
+            try await bed.startComponent(.inProcess)
+            for user in ["alice", "bob"] {
+                try bed.message(from: carol, to: "\(user)@localhost", body: "the component is back")
+            }
+            try await waitUntil("both devices have a push") {
+                Set(bed.appServer.pushes.map(\.node)) == Set(keys.keys)
+            }
+            for push in bed.appServer.pushes {
+                let summary = try bed.open(push, key: try #require(keys[push.node]))
+                #expect(summary["chat"] as? String == "carol@localhost")
+            }
+            try await bed.expectRegistrations(Set(keys.keys))
+            await carol.close()
         }
     }
 

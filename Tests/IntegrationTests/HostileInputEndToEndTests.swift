@@ -5,15 +5,17 @@ import XMLStream
 import XMPP
 import XMPPTesting
 
-/// Hostile senders, through a real Prosody with the bridge, against the component as its own process:
+/// Hostile senders, through a real Prosody and a real ejabberd, each with its bridge, against the
+/// component as its own process:
 /// nothing a peer sends stops it or makes it act for the account (issue 7).
 @Suite(.serialized, .timeLimit(.minutes(3)))
 struct HostileInputEndToEndTests {
     /// A localpart that starts with a combining mark once fused with the query syntax the classifier
     /// built around it, and the component trapped. A group chat message reaches the classifier only
     /// through a session the server keeps for the phone, so the phone hibernates (XEP-0198).
-    @Test func aSenderNamedWithACombiningMarkCannotStopTheComponent() async throws {
-        try await PushTestbed.with(.prosodyBridged, coalesceSeconds: 1, placement: .process) { bed in
+    @Test(arguments: PushTestbed.bridgedServers)
+    func aSenderNamedWithACombiningMarkCannotStopTheComponent(on server: PushTestbed.Server) async throws {
+        try await PushTestbed.with(server, coalesceSeconds: 1, placement: .process) { bed in
             let key = try await bed.hibernateDevice(token: "token-hostile-name")
             let hostile = "\u{0301}mark"
             try await bed.server.register(user: hostile, password: "pw-\(hostile)")
@@ -26,7 +28,7 @@ struct HostileInputEndToEndTests {
             #expect(await bed.componentIsRunning, "the component process ended")
 
             // And it goes on: a message to another device of alice's, fully offline, is pushed.
-            // (The hibernated phone is pushed once until it comes back: mod_cloud_notify's rule.)
+            // (Prosody pushes the hibernated phone once until it comes back, ejabberd for every stanza.)
             let other = try await bed.enableDevice(token: "token-after-hostile", resource: "tablet")
             let bob = try await bed.client("bob")
             try bed.message(from: bob, to: "alice@localhost", body: "still there?")
@@ -48,8 +50,9 @@ struct HostileInputEndToEndTests {
     /// Only the account reads (docs/wire-contract.md, Classifying a publish): a stranger's forged carbon of a sent message with a
     /// displayed marker, and a forged XEP-0490 event, neither reset the count nor cancel the held push
     /// nor send a read push.
-    @Test func aStrangerCannotReadAChatForTheAccount() async throws {
-        try await PushTestbed.with(.prosodyBridged, coalesceSeconds: 3, placement: .process) { bed in
+    @Test(arguments: PushTestbed.bridgedServers)
+    func aStrangerCannotReadAChatForTheAccount(on server: PushTestbed.Server) async throws {
+        try await PushTestbed.with(server, coalesceSeconds: 3, placement: .process) { bed in
             let key = try await bed.enableDevice(token: "token-forged-read", reads: true)
             let bob = try await bed.client("bob")
             try bed.message(from: bob, to: "alice@localhost", body: "one", id: "r1")
@@ -81,8 +84,9 @@ struct HostileInputEndToEndTests {
 
     /// A call ends on a retract from its caller, or on an answer from the account's own devices; a
     /// third party who learned the session id cannot turn it into a missed call.
-    @Test func aStrangerCannotEndSomeoneElsesCall() async throws {
-        try await PushTestbed.with(.prosodyBridged, placement: .process) { bed in
+    @Test(arguments: PushTestbed.bridgedServers)
+    func aStrangerCannotEndSomeoneElsesCall(on server: PushTestbed.Server) async throws {
+        try await PushTestbed.with(server, placement: .process) { bed in
             let key = try await bed.enableDevice(token: "token-forged-retract", calls: "1")
             let bob = try await bed.client("bob", resource: "laptop")
             let carol = try await bed.client("carol")

@@ -10,15 +10,21 @@ import XMLStream
 import XMPP
 import XMPPTesting
 
-/// A real server (Prosody with or without the bridge, or ejabberd), the component (in this process,
+/// A real server (Prosody or ejabberd, each with or without its bridge), the component (in this process,
 /// or as its own process so a test can `kill -9` it), a stand-in App Server on the same server, and
 /// real c2s clients. Everything on loopback ports of its own.
 final class PushTestbed: Sendable {
     enum Server: Sendable {
         case prosodyBridged
         case prosodyStock
+        /// ejabberd 23.01 with stock mod_push.
         case ejabberd
+        /// ejabberd 23.01 with mod_push and contrib/ejabberd's bridge.
+        case ejabberdBridged
     }
+
+    /// Every server with a bridge: the scenarios that need an account named run on each.
+    static let bridgedServers: [Server] = [.prosodyBridged, .ejabberdBridged]
 
     enum Placement: Sendable {
         /// In this process: fast, and the test can read the module's counters.
@@ -78,14 +84,17 @@ final class PushTestbed: Sendable {
             let bridged = kind == .prosodyBridged
             server = try ProsodyServer(
                 componentJID: Self.componentJID, componentSecret: componentSecret,
-                modules: ProsodyServer.defaultModules + (bridged ? ["apush_bridge"] : []),
+                modules: ProsodyServer.defaultModules + (bridged ? ["apush_bridge", "pep"] : []),
                 extraGlobalConfig: "VirtualHost \"\(Self.foreignDomain)\"",
                 hostConfig: (bridged ? "    apush_bridge_component = \"\(Self.componentJID)\"\n" : "") + serverHostConfig,
                 pluginPaths: [Self.repository.appendingPathComponent("contrib/prosody").path],
                 otherComponents: [Self.appServerJID: appServerSecret])
-        case .ejabberd:
+        case .ejabberd, .ejabberdBridged:
+            let bridge = EjabberdServer.Bridge(
+                buildScript: Self.repository.appendingPathComponent("contrib/ejabberd/build.sh"))
             server = try EjabberdServer(componentJID: Self.componentJID, componentSecret: componentSecret,
-                                        otherComponents: [Self.appServerJID: appServerSecret])
+                                        otherComponents: [Self.appServerJID: appServerSecret],
+                                        bridge: kind == .ejabberdBridged ? bridge : nil)
         }
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("apush-e2e-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)

@@ -38,6 +38,22 @@ struct ServerLauncherTests {
         #expect(!TCPProbe.accepts(port: server.c2sPort))
     }
 
+    @Test func ejabberdWhoseBridgeDoesNotBuildThrowsWithTheCompilerOutputAndStartsNothing() async throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let script = directory.appendingPathComponent("build.sh")
+        try "echo \"mod_apush_bridge.erl:12: syntax error before: '->'\" >&2\nexit 1\n"
+            .write(to: script, atomically: true, encoding: .utf8)
+        let server = try EjabberdServer(componentJID: "apush.localhost", componentSecret: "launcher-secret",
+                                        bridge: EjabberdServer.Bridge(buildScript: script))
+        let error = await #expect(throws: ServerProcessError.self) { try await server.start() }
+        #expect(error?.code == .commandFailed)
+        #expect(error?.message.contains("build.sh") == true)
+        #expect(error?.message.contains("syntax error before: '->'") == true)
+        #expect(await server.pid == nil)
+        #expect(!TCPProbe.accepts(port: server.c2sPort))
+    }
+
     @Test func prosodyWithABadConfigThrowsWithItsLog() async throws {
         let server = try ProsodyServer(
             componentJID: "apush.localhost", componentSecret: "launcher-secret", extraGlobalConfig: "this is not lua")
