@@ -9,14 +9,18 @@ let strictSettings: [SwiftSetting] = [
 
 var targets: [Target] = [
     // System C libraries, each from its Debian -dev package.
-    .systemLibrary(name: "CXML2", path: "Sources/CXML2", pkgConfig: "libxml-2.0",
-                   providers: [.apt(["libxml2-dev"])]),
-    .systemLibrary(name: "CSodium", path: "Sources/CSodium", pkgConfig: "libsodium",
-                   providers: [.apt(["libsodium-dev"])]),
-    .systemLibrary(name: "CCrypto", path: "Sources/CCrypto", pkgConfig: "libcrypto",
-                   providers: [.apt(["libssl-dev"])]),
-    .systemLibrary(name: "CSQLite", path: "Sources/CSQLite", pkgConfig: "sqlite3",
-                   providers: [.apt(["libsqlite3-dev"])]),
+    .systemLibrary(
+        name: "CXML2", path: "Sources/CXML2", pkgConfig: "libxml-2.0",
+        providers: [.apt(["libxml2-dev"])]),
+    .systemLibrary(
+        name: "CSodium", path: "Sources/CSodium", pkgConfig: "libsodium",
+        providers: [.apt(["libsodium-dev"])]),
+    .systemLibrary(
+        name: "CCrypto", path: "Sources/CCrypto", pkgConfig: "libcrypto",
+        providers: [.apt(["libssl-dev"])]),
+    .systemLibrary(
+        name: "CSQLite", path: "Sources/CSQLite", pkgConfig: "sqlite3",
+        providers: [.apt(["libsqlite3-dev"])]),
 
     // A small swift-log-shaped logger: levels, metadata, a sink protocol, stderr and in-memory sinks.
     .target(name: "Logging"),
@@ -37,13 +41,17 @@ var targets: [Target] = [
     .target(name: "APush", dependencies: ["ComponentHost", "XMPP", "Sealing", "Store"]),
     .executableTarget(name: "apush-component", dependencies: ["ComponentHost", "APush"]),
     // The main job in one command: Prosody with the bridge, the component, a demo App Server, a client.
-    .executableTarget(name: "apush-demo",
-                      dependencies: ["XMPPTesting", "ComponentHost", "APush", "Store", "Sealing", "Logging", "XMPP"]),
+    .executableTarget(
+        name: "apush-demo",
+        dependencies: ["XMPPTesting", "ComponentHost", "APush", "Store", "Sealing", "Logging", "XMPP"]),
     // Throughput of the push path against the cost of the seal itself; prints figures and ratios.
     // `apush-bench flood`: 100,000 publishes at a component process against a slow App Server.
-    .executableTarget(name: "apush-bench",
-                      dependencies: ["APush", "ComponentHost", "Store", "Sealing", "XMPP", "XMLStream", "Logging",
-                                     "XMPPTesting"]),
+    .executableTarget(
+        name: "apush-bench",
+        dependencies: [
+            "APush", "ComponentHost", "Store", "Sealing", "XMPP", "XMLStream", "Logging",
+            "XMPPTesting",
+        ]),
     // Stand-ins and real-server launchers for tests and the demo.
     .target(name: "XMPPTesting", dependencies: ["XMPP", "XMLStream", "Sealing"]),
     // Temporary database files for the SQLite and store tests.
@@ -63,9 +71,11 @@ var targets: [Target] = [
 // libFuzzer harnesses (Fuzz/), only when contrib/fuzz.sh asks: they reach internals through `@testable
 // import`, which a plain release build does not allow, and libFuzzer supplies their `main`.
 if Context.environment["APUSH_FUZZ"] == "1" {
-    targets.append(.executableTarget(name: "apush-fuzz",
-                                     dependencies: ["XMLStream", "XMPP", "ComponentHost", "APush", "Sealing", "Store"],
-                                     path: "Fuzz/Targets"))
+    targets.append(
+        .executableTarget(
+            name: "apush-fuzz",
+            dependencies: ["XMLStream", "XMPP", "ComponentHost", "APush", "Sealing", "Store"],
+            path: "Fuzz/Targets"))
 }
 
 for index in targets.indices where targets[index].type != .system {

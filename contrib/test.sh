@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The README's test command: installs what the tests need, runs the server bridges' own tests
-# (Lua and a real Prosody for Prosody's, eunit for ejabberd's), then
+# The README's test command: installs what the tests need, checks the formatting, runs the server
+# bridges' own tests (Lua and a real Prosody for Prosody's; eunit and a real ejabberd for ejabberd's;
+# the same wire checks for both), then
 #   1. runs every libFuzzer target for FUZZ_SECONDS (default 20) from the checked-in corpus
 #      (contrib/fuzz.sh: AddressSanitizer and its leak checker included);
 #   2. builds and runs every test under each sanitizer in SANITIZERS (default "thread"; "thread
@@ -13,6 +14,9 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 bash contrib/setup-debian.sh
 command -v swift >/dev/null || export PATH="/opt/swift/usr/bin:$PATH"
+# Formatting is enforced: .swift-format, with the toolchain's swift-format (`swift-format format -i -r
+# Sources Tests Fuzz Package.swift` fixes what it reports).
+swift-format lint --strict -r Sources Tests Fuzz Package.swift
 # The Prosody bridge on its own: its stripping library in plain Lua, then the module in a real Prosody.
 lua5.4 contrib/prosody/test/strip_test.lua
 python3 contrib/prosody/test/bridge_test.py

@@ -1,11 +1,13 @@
-@testable import APush
 import XMPP
+
+@testable import APush
 
 /// The input is one stanza, read as the bridge module's `registered` / `unregistered` report. What it
 /// accepts must name a bare account JID and a non-empty token.
 func fuzzBridge(_ input: [UInt8]) {
     guard let stanza = parsedElement(input),
-          let report = try? BridgeReport(message: stanza, servedDomains: ["localhost"]) else { return }
+        let report = try? BridgeReport(message: stanza, servedDomains: ["localhost"])
+    else { return }
     switch report.change {
     case .registered(let account, let token, let options)?:
         require(isBareJID(account), "registered accepted an account that is not a bare JID")

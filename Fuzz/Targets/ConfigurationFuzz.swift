@@ -1,6 +1,7 @@
 import APush
-@testable import ComponentHost
 import Foundation
+
+@testable import ComponentHost
 
 /// The input is a configuration file: it must be read or refused with an error naming a key, and
 /// what is read must give the push module its settings or such an error.

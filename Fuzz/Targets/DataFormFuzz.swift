@@ -1,7 +1,8 @@
-@testable import APush
 import Foundation
-@testable import XMLStream
 import XMPP
+
+@testable import APush
+@testable import XMLStream
 
 /// The input is one element, read as a XEP-0004 form: it must survive being written and read again;
 /// it is read as publish-options (a registration) and as a submitted policy form, and an accepted

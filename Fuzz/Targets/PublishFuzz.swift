@@ -1,8 +1,9 @@
-@testable import APush
 import Foundation
 import Store
-@testable import XMLStream
 import XMPP
+
+@testable import APush
+@testable import XMLStream
 
 /// The input is one stanza. A publish goes through `IncomingPublish`, anything else straight to the
 /// classifier as if it were the notification; each event becomes the summaries the push path would
@@ -16,8 +17,9 @@ func fuzzPublish(_ input: [UInt8]) {
 
     switch classified.event {
     case .message(let notice):
-        let held = HeldNotice(from: notice.from, id: notice.id, groupchat: notice.groupchat, mention: notice.mention,
-                              at: ts * 1000)
+        let held = HeldNotice(
+            from: notice.from, id: notice.id, groupchat: notice.groupchat, mention: notice.mention,
+            at: ts * 1000)
         for sender in PushPolicy.SenderMode.allCases {
             var policy = PushPolicy()
             policy.sender = sender
@@ -31,20 +33,24 @@ func fuzzPublish(_ input: [UInt8]) {
             }
         }
     case .call(let call):
-        let summary = Summary(kind: .call, account: account, chat: call.chat, from: call.from,
-                              call: .init(sid: call.sid, media: call.media), ts: ts)
+        let summary = Summary(
+            kind: .call, account: account, chat: call.chat, from: call.from,
+            call: .init(sid: call.sid, media: call.media), ts: ts)
         let callFields = readBack(summary.json)["call"] as? [String: Any]
         require(callFields?["sid"] as? String == call.sid, "the call sid did not survive the summary")
         require(callFields?["media"] as? [String] == call.media, "the call media did not survive the summary")
     case .callEnded(let sid, _, _):
         let held = HeldNotice(from: "", id: nil, groupchat: false, mention: false, at: ts * 1000)
-        let push = OutgoingPush.message(account: account, chat: "", notice: held, count: 1, policy: PushPolicy(),
-                                        missedCall: .init(sid: sid, media: []))
-        require((readBack(push.json)["call"] as? [String: Any])?["sid"] as? String == sid,
-                "the missed call's sid did not survive the summary")
+        let push = OutgoingPush.message(
+            account: account, chat: "", notice: held, count: 1, policy: PushPolicy(),
+            missedCall: .init(sid: sid, media: []))
+        require(
+            (readBack(push.json)["call"] as? [String: Any])?["sid"] as? String == sid,
+            "the missed call's sid did not survive the summary")
     case .read(let chat):
-        require(readBack(Summary(kind: .read, account: account, chat: chat, ts: ts).json)["chat"] as? String == chat,
-                "the read chat did not survive the summary")
+        require(
+            readBack(Summary(kind: .read, account: account, chat: chat, ts: ts).json)["chat"] as? String == chat,
+            "the read chat did not survive the summary")
     case .wake:
         _ = readBack(Summary(kind: .wake, account: account, ts: ts).json)
     }

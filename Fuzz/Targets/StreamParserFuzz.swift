@@ -2,7 +2,8 @@
 
 /// The input is one byte `n`, then `n` slice lengths (one byte each, 1...256, used in turn), then the
 /// bytes of a stream. The stream is read whole and in those slices: when both readings succeed they
-/// must report the same events, and each stanza must read back from what it writes. Every reading must end in events or an error, never a trap, and a
+/// must report the same events, and each stanza must read back from what it writes. Every reading must end in events or
+/// an error, never a trap, and a
 /// parser that failed must keep failing the same way, and read like new after `reset()`.
 func fuzzStreamParser(_ input: [UInt8]) {
     let sliceCount = Int(input.first ?? 0) % 32
@@ -19,13 +20,15 @@ func fuzzStreamParser(_ input: [UInt8]) {
         for case .stanza(let stanza) in events {
             let written = stanza.serialized()
             let reread = try? StreamParser().feed(Array((emptyStreamHeader + written).utf8))
-            require(reread == [.streamStart(emptyStreamRoot), .stanza(stanza)],
-                    "a stanza changed when written and read again: \(written)")
+            require(
+                reread == [.streamStart(emptyStreamRoot), .stanza(stanza)],
+                "a stanza changed when written and read again: \(written)")
         }
     }
     if case .failure(let error) = whole {
-        require(Result { () throws(StreamParseError) in try parser.feed([UInt8(ascii: " ")]) }.error == error,
-                "a failed parser read on")
+        require(
+            Result { () throws(StreamParseError) in try parser.feed([UInt8(ascii: " ")]) }.error == error,
+            "a failed parser read on")
     }
     parser.reset()
     require(read(stream, slicedBy: [], with: parser) == whole, "reset() did not start afresh")
@@ -38,7 +41,8 @@ private let emptyStreamHeader = "<stream:stream xmlns:stream='http://etherx.jabb
 private let emptyStreamRoot = Element("stream", namespace: "http://etherx.jabber.org/streams")
 
 private func read(_ stream: [UInt8], slicedBy lengths: [Int], with parser: StreamParser)
-    -> Result<[StreamEvent], StreamParseError> {
+    -> Result<[StreamEvent], StreamParseError>
+{
     var events: [StreamEvent] = []
     var offset = 0
     var turn = 0

@@ -32,15 +32,19 @@ struct APushCommands: Sendable {
         let isUser: @Sendable (JID) -> Bool = { $0.localpart != nil && context.isServed($0) }
         let isAdmin: @Sendable (JID) -> Bool = { $0.localpart != nil && context.isAdmin($0) }
         return [
-            AdHocCommand(node: Self.registrations, name: "My push registrations", isAllowed: isUser, handler: registrations),
+            AdHocCommand(
+                node: Self.registrations, name: "My push registrations", isAllowed: isUser, handler: registrations),
             AdHocCommand(node: Self.policy, name: "My push policy", isAllowed: isUser, handler: policy),
             AdHocCommand(node: Self.test, name: "Send me a test push", isAllowed: isUser, handler: test),
-            AdHocCommand(node: Self.adminRegistrations, name: "List push registrations", isAllowed: isAdmin,
-                         handler: adminRegistrations),
-            AdHocCommand(node: Self.adminRemove, name: "Remove push registrations", isAllowed: isAdmin,
-                         handler: adminRemove),
-            AdHocCommand(node: Self.adminPolicy, name: "Push policy of an account, or the defaults",
-                         isAllowed: isAdmin, handler: adminPolicy),
+            AdHocCommand(
+                node: Self.adminRegistrations, name: "List push registrations", isAllowed: isAdmin,
+                handler: adminRegistrations),
+            AdHocCommand(
+                node: Self.adminRemove, name: "Remove push registrations", isAllowed: isAdmin,
+                handler: adminRemove),
+            AdHocCommand(
+                node: Self.adminPolicy, name: "Push policy of an account, or the defaults",
+                isAllowed: isAdmin, handler: adminPolicy),
             AdHocCommand(node: Self.adminStats, name: "Push statistics", isAllowed: isAdmin, handler: adminStats),
         ].map { command in
             AdHocCommand(node: command.node, name: command.name, isAllowed: command.isAllowed) { [service] request in
@@ -64,11 +68,14 @@ struct APushCommands: Sendable {
         if request.stage == 0 {
             guard !own.isEmpty else { return .completed(AdHocNote(.info, "This account has no push registrations.")) }
             var fields: [DataForm.Field] = own.map { .init(variable: nil, type: .fixed, values: [$0.summaryLine]) }
-            fields.append(.init(variable: "remove", type: .listMulti, label: "Remove these registrations",
-                                options: own.map { .init(label: "\($0.fingerprint) · \($0.pushModule)", value: $0.fingerprint) }))
+            fields.append(
+                .init(
+                    variable: "remove", type: .listMulti, label: "Remove these registrations",
+                    options: own.map { .init(label: "\($0.fingerprint) · \($0.pushModule)", value: $0.fingerprint) }))
             fields.append(.init(variable: "remove-all", type: .boolean, label: "Remove all of them", values: ["0"]))
-            let form = DataForm(type: .form, formType: APushNamespace.commands, title: "Your push registrations",
-                                fields: fields)
+            let form = DataForm(
+                type: .form, formType: APushNamespace.commands, title: "Your push registrations",
+                fields: fields)
             return .next(form)
         }
         let form = try requireForm(request)
@@ -82,8 +89,12 @@ struct APushCommands: Sendable {
         for registration in doomed {
             try await service.retire(registration, at: service.now())
         }
-        return .completed(AdHocNote(.info, doomed.isEmpty ? "Nothing was removed."
-                                             : "Removed \(doomed.count) registration(s)."))
+        return .completed(
+            AdHocNote(
+                .info,
+                doomed.isEmpty
+                    ? "Nothing was removed."
+                    : "Removed \(doomed.count) registration(s)."))
     }
 
     @Sendable func policy(_ request: AdHocRequest) async throws -> AdHocResponse {
@@ -93,10 +104,15 @@ struct APushCommands: Sendable {
     @Sendable func test(_ request: AdHocRequest) async throws -> AdHocResponse {
         if request.stage == 0 {
             let kinds = PushService.TestKind.allCases.map(\.rawValue)
-            return .next(DataForm(type: .form, formType: APushNamespace.commands, title: "Send a test push",
-                                  fields: [.init(variable: "kind", type: .listSingle, label: "Kind", isRequired: true,
-                                                 values: ["message"],
-                                                 options: kinds.map { .init(label: $0, value: $0) })]))
+            return .next(
+                DataForm(
+                    type: .form, formType: APushNamespace.commands, title: "Send a test push",
+                    fields: [
+                        .init(
+                            variable: "kind", type: .listSingle, label: "Kind", isRequired: true,
+                            values: ["message"],
+                            options: kinds.map { .init(label: $0, value: $0) })
+                    ]))
         }
         let form = try requireForm(request)
         guard let name = form.value("kind"), let kind = PushService.TestKind(rawValue: name) else {
@@ -105,12 +121,14 @@ struct APushCommands: Sendable {
         let now = service.now()
         if let allowedAt = service.testPushes.withLock({ $0.take(request.requester.bare.description, at: now) }) {
             let seconds = (allowedAt - now + 999) / 1000
-            throw StanzaError(.resourceConstraint, type: .wait,
-                              text: "too many test pushes: at most \(Self.testPushesPerMinute) a minute; "
-                                  + "try again in \(seconds) s")
+            throw StanzaError(
+                .resourceConstraint, type: .wait,
+                text: "too many test pushes: at most \(Self.testPushesPerMinute) a minute; "
+                    + "try again in \(seconds) s")
         }
-        let results = try await service.sendTest(kind, account: request.requester, componentJID: context.componentJID,
-                                                 via: upstream)
+        let results = try await service.sendTest(
+            kind, account: request.requester, componentJID: context.componentJID,
+            via: upstream)
         guard !results.isEmpty else {
             return .completed(AdHocNote(.warn, "None of your registrations takes \(kind.rawValue) pushes."))
         }
@@ -122,15 +140,17 @@ struct APushCommands: Sendable {
 
     @Sendable func adminRegistrations(_ request: AdHocRequest) async throws -> AdHocResponse {
         if request.stage == 0 {
-            return .next(DataForm(type: .form, formType: APushNamespace.commands, title: "Push registrations",
-                                  instructions: ["Filter the list, or name one fingerprint to see it in full."],
-                                  fields: [
-                .init(variable: "account", type: .jidSingle, label: "Account"),
-                .init(variable: "domain", type: .textSingle, label: "Domain"),
-                .init(variable: "module", type: .textSingle, label: "Push module"),
-                .init(variable: "fingerprint", type: .textSingle, label: "Fingerprint (#1a2b3c4d)"),
-                .init(variable: "page", type: .textSingle, label: "Page", values: ["1"]),
-            ]))
+            return .next(
+                DataForm(
+                    type: .form, formType: APushNamespace.commands, title: "Push registrations",
+                    instructions: ["Filter the list, or name one fingerprint to see it in full."],
+                    fields: [
+                        .init(variable: "account", type: .jidSingle, label: "Account"),
+                        .init(variable: "domain", type: .textSingle, label: "Domain"),
+                        .init(variable: "module", type: .textSingle, label: "Push module"),
+                        .init(variable: "fingerprint", type: .textSingle, label: "Fingerprint (#1a2b3c4d)"),
+                        .init(variable: "page", type: .textSingle, label: "Page", values: ["1"]),
+                    ]))
         }
         let form = try requireForm(request)
         let filter = try registrationFilter(form)
@@ -146,23 +166,28 @@ struct APushCommands: Sendable {
         }
         // Past this the offset would overflow; no store holds that many registrations.
         guard page <= Self.highestPage else {
-            throw StanzaError(.badRequest, text: "page: \(pageText) is past the last possible page (\(Self.highestPage))")
+            throw StanzaError(
+                .badRequest, text: "page: \(pageText) is past the last possible page (\(Self.highestPage))")
         }
         let pageSize = Self.pageSize
         let total = try await service.store.countRegistrations(matching: filter)
-        let rows = try await service.store.registrations(matching: filter, limit: pageSize, offset: (page - 1) * pageSize)
+        let rows = try await service.store.registrations(
+            matching: filter, limit: pageSize, offset: (page - 1) * pageSize)
         let columns = ["fingerprint", "account", "domain", "module", "kinds", "created", "last-push", "last-error"]
         let first = (page - 1) * pageSize + 1
         let result = DataForm(
             type: .result, formType: APushNamespace.commands,
-            title: rows.isEmpty ? "No registrations on page \(page) of \(total)"
-                                : "Registrations \(first)-\(first + rows.count - 1) of \(total)",
+            title: rows.isEmpty
+                ? "No registrations on page \(page) of \(total)"
+                : "Registrations \(first)-\(first + rows.count - 1) of \(total)",
             reported: columns.map { .init(variable: $0) },
             items: rows.map { registration in
-                [registration.fingerprint, registration.account ?? "", registration.domain, registration.pushModule,
-                 registration.kindsDescription, TimeFormat.describe(registration.createdAt),
-                 TimeFormat.describe(registration.lastPushAt), registration.lastErrorDescription]
-                    .enumerated().map { DataForm.Field(variable: columns[$0.offset], values: [$0.element]) }
+                [
+                    registration.fingerprint, registration.account ?? "", registration.domain, registration.pushModule,
+                    registration.kindsDescription, TimeFormat.describe(registration.createdAt),
+                    TimeFormat.describe(registration.lastPushAt), registration.lastErrorDescription,
+                ]
+                .enumerated().map { DataForm.Field(variable: columns[$0.offset], values: [$0.element]) }
             })
         return .completed(form: result)
     }
@@ -185,18 +210,21 @@ struct APushCommands: Sendable {
             "chats": String(chats.count),
             "held": String(held),
         ]
-        return DataForm(type: .result, formType: APushNamespace.commands, title: "Registration \(registration.fingerprint)",
-                        fields: values.map { .init(variable: $0.key, type: .textSingle, values: [$0.value]) })
+        return DataForm(
+            type: .result, formType: APushNamespace.commands, title: "Registration \(registration.fingerprint)",
+            fields: values.map { .init(variable: $0.key, type: .textSingle, values: [$0.value]) })
     }
 
     @Sendable func adminRemove(_ request: AdHocRequest) async throws -> AdHocResponse {
         if request.stage == 0 {
-            return .next(DataForm(type: .form, formType: APushNamespace.commands, title: "Remove push registrations",
-                                  instructions: ["Name an account (all of its registrations), a fingerprint, or both."],
-                                  fields: [
-                .init(variable: "account", type: .jidSingle, label: "Account"),
-                .init(variable: "fingerprint", type: .textSingle, label: "Fingerprint (#1a2b3c4d)"),
-            ]))
+            return .next(
+                DataForm(
+                    type: .form, formType: APushNamespace.commands, title: "Remove push registrations",
+                    instructions: ["Name an account (all of its registrations), a fingerprint, or both."],
+                    fields: [
+                        .init(variable: "account", type: .jidSingle, label: "Account"),
+                        .init(variable: "fingerprint", type: .textSingle, label: "Fingerprint (#1a2b3c4d)"),
+                    ]))
         }
         let form = try requireForm(request)
         let filter = try registrationFilter(form)
@@ -222,22 +250,29 @@ struct APushCommands: Sendable {
 
     @Sendable func adminPolicy(_ request: AdHocRequest) async throws -> AdHocResponse {
         if request.stage == 0 {
-            return .next(DataForm(type: .form, formType: APushNamespace.commands, title: "Whose push policy?",
-                                  fields: [.init(variable: "account", type: .jidSingle,
-                                                 label: "Account (empty for the defaults)")]),
-                         actions: [.next])
+            return .next(
+                DataForm(
+                    type: .form, formType: APushNamespace.commands, title: "Whose push policy?",
+                    fields: [
+                        .init(
+                            variable: "account", type: .jidSingle,
+                            label: "Account (empty for the defaults)")
+                    ]),
+                actions: [.next])
         }
         let account: String
         if request.stage == 1 {
             let form = try requireForm(request)
-            account = try nonEmpty(form.value("account")).map { text throws(StanzaError) in
-                try servedAccount(text, field: "account").description
-            } ?? ""
+            account =
+                try nonEmpty(form.value("account")).map { text throws(StanzaError) in
+                    try servedAccount(text, field: "account").description
+                } ?? ""
         } else {
             account = request.state["account"] ?? ""
         }
-        var response = try await editPolicy(of: account.isEmpty ? nil : account, stage: request.stage - 1,
-                                            form: request.form)
+        var response = try await editPolicy(
+            of: account.isEmpty ? nil : account, stage: request.stage - 1,
+            form: request.form)
         response.state["account"] = account
         return response
     }
@@ -248,21 +283,27 @@ struct APushCommands: Sendable {
         for (name, amount) in service.statistics.unflushed { totals[name, default: 0] += amount }
         let registrations = try await service.store.countRegistrations(matching: RegistrationFilter())
         var fields: [DataForm.Field] = [
-            .init(variable: "registrations", type: .textSingle, label: "Registrations", values: [String(registrations)]),
-            .init(variable: "in-flight", type: .textSingle, label: "Publishes in flight",
-                  values: [String(service.publishesInFlight)]),
+            .init(
+                variable: "registrations", type: .textSingle, label: "Registrations", values: [String(registrations)]),
+            .init(
+                variable: "in-flight", type: .textSingle, label: "Publishes in flight",
+                values: [String(service.publishesInFlight)]),
         ]
         for (scope, counts) in [("since-start", sinceStart), ("total", totals)] {
             let answers = counts[Statistic.upstreamAnswers.name] ?? 0
             let latency = answers > 0 ? (counts[Statistic.upstreamLatencyMilliseconds.name] ?? 0) / answers : 0
-            fields.append(.init(variable: "\(scope).upstream.mean-latency-ms", type: .textSingle,
-                                label: "Mean upstream latency (ms), \(scope)", values: [String(latency)]))
+            fields.append(
+                .init(
+                    variable: "\(scope).upstream.mean-latency-ms", type: .textSingle,
+                    label: "Mean upstream latency (ms), \(scope)", values: [String(latency)]))
             for name in counts.keys.sorted() {
                 fields.append(.init(variable: "\(scope).\(name)", type: .textSingle, values: [String(counts[name]!)]))
             }
         }
-        return .completed(form: DataForm(type: .result, formType: APushNamespace.commands, title: "Push statistics",
-                                         fields: fields))
+        return .completed(
+            form: DataForm(
+                type: .result, formType: APushNamespace.commands, title: "Push statistics",
+                fields: fields))
     }
 
     // MARK: Shared
@@ -327,8 +368,9 @@ struct APushCommands: Sendable {
         let account = try nonEmpty(form.value("account")).map { text throws(StanzaError) in
             try servedAccount(text, field: "account").description
         }
-        return RegistrationFilter(account: account, domain: nonEmpty(form.value("domain")),
-                                  pushModule: nonEmpty(form.value("module")))
+        return RegistrationFilter(
+            account: account, domain: nonEmpty(form.value("domain")),
+            pushModule: nonEmpty(form.value("module")))
     }
 
     /// Fingerprints are not stored: find one by scanning the filtered registrations a page at a time.

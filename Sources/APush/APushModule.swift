@@ -34,11 +34,13 @@ public struct APushModule: HostedModule {
             guard let object = (try? JSONSerialization.jsonObject(with: section)) as? [String: Any] else {
                 throw ConfigurationError(key: "push", reason: "must be an object")
             }
-            try Configuration.checkKeys(object, allowed: Set(APushSettings.CodingKeys.allCases.map(\.rawValue)),
-                                        path: "push")
+            try Configuration.checkKeys(
+                object, allowed: Set(APushSettings.CodingKeys.allCases.map(\.rawValue)),
+                path: "push")
             if let defaults = object["defaults"] as? [String: Any] {
-                try Configuration.checkKeys(defaults, allowed: Set(PushPolicy.CodingKeys.allCases.map(\.rawValue)),
-                                            path: "push.defaults")
+                try Configuration.checkKeys(
+                    defaults, allowed: Set(PushPolicy.CodingKeys.allCases.map(\.rawValue)),
+                    path: "push.defaults")
             }
             settings = try Configuration.decode(APushSettings.self, from: section, section: "push")
         }
@@ -46,7 +48,8 @@ public struct APushModule: HostedModule {
             throw ConfigurationError(key: "appServer", reason: "missing: the App Server's JID is required")
         }
         guard let appServer = (try? JSONSerialization.jsonObject(with: value, options: .fragmentsAllowed)) as? String,
-              !appServer.isEmpty else {
+            !appServer.isEmpty
+        else {
             throw ConfigurationError(key: "appServer", reason: "must be a string")
         }
         guard (try? JID(appServer)) != nil else {
@@ -65,16 +68,20 @@ public struct APushModule: HostedModule {
     public var maxRequestsInFlight: Int { service.settings.maxInFlight }
 
     public var iqRoutes: [IQRoute] {
-        [IQRoute(.set, "pubsub", namespace: Namespace.pubsub) { iq, context in
-            try await service.handlePublish(iq, servedDomains: context.servedDomains, upstream: upstream(context))
-            return nil
-        }]
+        [
+            IQRoute(.set, "pubsub", namespace: Namespace.pubsub) { iq, context in
+                try await service.handlePublish(iq, servedDomains: context.servedDomains, upstream: upstream(context))
+                return nil
+            }
+        ]
     }
 
     public var messageRoutes: [MessageRoute] {
-        [MessageRoute(namespace: APushNamespace.bridge) { message, context in
-            try await service.handleBridge(message, servedDomains: context.servedDomains)
-        }]
+        [
+            MessageRoute(namespace: APushNamespace.bridge) { message, context in
+                try await service.handleBridge(message, servedDomains: context.servedDomains)
+            }
+        ]
     }
 
     public func commands(context: ModuleContext) -> [AdHocCommand] {
@@ -113,13 +120,15 @@ public struct APushModule: HostedModule {
 
     /// The link to the App Server through the host's connection.
     func upstream(_ context: ModuleContext) -> Upstream {
-        Upstream(sender: context.sender, componentJID: context.componentJID, appServer: appServer,
-                 timeout: upstreamTimeout)
+        Upstream(
+            sender: context.sender, componentJID: context.componentJID, appServer: appServer,
+            timeout: upstreamTimeout)
     }
 }
 
 extension ConfigurationSchema {
     /// apush-component's: `APUSH_*` variables over the host's keys and the push module's.
-    public static let apushComponent = ConfigurationSchema(environmentPrefix: "APUSH_",
-                                                           modules: [APushModule.configuration])
+    public static let apushComponent = ConfigurationSchema(
+        environmentPrefix: "APUSH_",
+        modules: [APushModule.configuration])
 }

@@ -52,11 +52,13 @@ public struct APushSettings: Sendable, Equatable, Decodable {
     public init(from decoder: any Decoder) throws {
         self.init()
         let container = try decoder.container(keyedBy: CodingKeys.self)
-        func read(_ key: CodingKeys, into field: WritableKeyPath<APushSettings, Int>, _ range: ClosedRange<Int>) throws {
+        func read(_ key: CodingKeys, into field: WritableKeyPath<APushSettings, Int>, _ range: ClosedRange<Int>) throws
+        {
             guard let value = try container.decodeIfPresent(Int.self, forKey: key) else { return }
             guard range.contains(value) else {
                 throw DecodingError.dataCorruptedError(
-                    forKey: key, in: container, debugDescription: "must be from \(range.lowerBound) to \(range.upperBound)")
+                    forKey: key, in: container,
+                    debugDescription: "must be from \(range.lowerBound) to \(range.upperBound)")
             }
             self[keyPath: field] = value
         }

@@ -1,7 +1,8 @@
 public import XMLStream
 import XMPP
 
-/// What one stanza of the server's bridge module reports (docs/wire-contract.md, Bridge stanzas), checked but not acted on:
+/// What one stanza of the server's bridge module reports (docs/wire-contract.md, Bridge stanzas), checked but not acted
+/// on:
 /// pure, so the whole of its parsing can be tested and fuzzed without a store.
 struct BridgeReport: Sendable, Equatable {
     enum Change: Sendable, Equatable {
@@ -24,8 +25,9 @@ struct BridgeReport: Sendable, Equatable {
         domain = from.domainpart
         if let registered = message.findElement(Self.registeredPath) {
             guard let account = registered[attribute: "account"].flatMap(EventClassifier.bareJID),
-                  let token = registered.findString(Self.enabledNodePath), !token.isEmpty,
-                  let formElement = registered.findElement(Self.enabledFormPath) else {
+                let token = registered.findString(Self.enabledNodePath), !token.isEmpty,
+                let formElement = registered.findElement(Self.enabledFormPath)
+            else {
                 throw StanzaError(.badRequest, text: "registered needs an account and an enable with a node and a form")
             }
             let form: DataForm
@@ -34,8 +36,9 @@ struct BridgeReport: Sendable, Equatable {
             } catch {
                 throw StanzaError(.badRequest, text: "registered: \(error)")
             }
-            change = .registered(account: account, token: try RegistrationOptions.token(token),
-                                 options: try RegistrationOptions(form: form))
+            change = .registered(
+                account: account, token: try RegistrationOptions.token(token),
+                options: try RegistrationOptions(form: form))
         } else if let unregistered = message.findElement(Self.unregisteredPath) {
             guard let account = unregistered[attribute: "account"].flatMap(EventClassifier.bareJID) else {
                 throw StanzaError(.badRequest, text: "unregistered needs an account")

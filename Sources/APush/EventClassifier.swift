@@ -1,8 +1,9 @@
-public import XMLStream
 import Foundation
+public import XMLStream
 import XMPP
 
-/// Classifies a notification (docs/wire-contract.md, Classifying a publish): from the forwarded stanza when the bridge sent one,
+/// Classifies a notification (docs/wire-contract.md, Classifying a publish): from the forwarded stanza when the bridge
+/// sent one,
 /// else from the stock summary form. Pure: no clock, no store.
 ///
 /// Bodies and encrypted payloads are looked at only to tell a message from a wake and to find a
@@ -14,29 +15,37 @@ enum EventClassifier {
         if let stanza = notification.findElement(Path.forwarded) {
             // The bridge strips the body, so it finds a mention by name itself (docs/wire-contract.md, Bridge stanzas).
             let bridgeSaysMention = notification.findString(Path.bridgeMention) == "true"
-            return ClassifiedPublish(account: account, event: classify(forwarded: stanza, account: account,
-                                                                        bridgeSaysMention: bridgeSaysMention))
+            return ClassifiedPublish(
+                account: account,
+                event: classify(
+                    forwarded: stanza, account: account,
+                    bridgeSaysMention: bridgeSaysMention))
         }
         return ClassifiedPublish(account: account, event: classify(summary: notification))
     }
 
     private static func classify(forwarded message: Element, account: String?, bridgeSaysMention: Bool = false)
-        -> PushEvent {
+        -> PushEvent
+    {
         guard message.name == "message" else { return .wake }
         let from = message.fromString.flatMap { try? JID($0) }
         let fromBare = from?.bare.description
 
         // A call from the account's own other device is its outgoing call, not one to ring for.
         if let sid = bounded(message.findString(Path.proposeID), Bound.id),
-           let from, fromBare != account, let chat = bounded(from.bare.description, Bound.jid) {
-            return .call(CallNotice(chat: chat, from: bounded(from.description, Bound.jid) ?? chat, sid: sid,
-                                    media: media(of: message)))
+            let from, fromBare != account, let chat = bounded(from.bare.description, Bound.jid)
+        {
+            return .call(
+                CallNotice(
+                    chat: chat, from: bounded(from.description, Bound.jid) ?? chat, sid: sid,
+                    media: media(of: message)))
         }
         if let sid = bounded(message.findString(Path.retractID), Bound.id), let fromBare {
             // Anyone may send a retract; the service ends the call only if this is its caller.
             return .callEnded(sid: sid, by: fromBare, answeredElsewhere: false)
         }
-        // docs/wire-contract.md (Classifying a publish): only the account itself answers elsewhere or reads. The same shapes from
+        // docs/wire-contract.md (Classifying a publish): only the account itself answers elsewhere or reads. The same
+        // shapes from
         // anyone else are classified below as what they are from a stranger: a message, or a wake.
         if let account, fromBare == account {
             return classify(own: message, account: account)
@@ -49,17 +58,19 @@ enum EventClassifier {
         // by the account otherwise.
         let archive = groupchat ? chat : account
         let stanzaID = archive.flatMap { archiveID(of: message, by: $0) }
-        let originID = bounded(message.findString(Path.originID), Bound.id)
+        let originID =
+            bounded(message.findString(Path.originID), Bound.id)
             ?? bounded(message.stanzaID, Bound.id)
         // In a room the sender is the occupant (room/nick), not the room: two occupants may reuse an id.
         let sender = groupchat ? from.description : chat
-        return .message(MessageNotice(
-            chat: chat,
-            from: groupchat ? truncated(from.resourcepart ?? "", Bound.name) : chat,
-            groupchat: groupchat,
-            mention: groupchat && (bridgeSaysMention || mentions(account, in: message)),
-            id: bounded(stanzaID, Bound.id) ?? bounded(message.stanzaID, Bound.id),
-            dedupeKey: originID.flatMap { bounded("\(sender)/\($0)", Bound.dedupeKey) }))
+        return .message(
+            MessageNotice(
+                chat: chat,
+                from: groupchat ? truncated(from.resourcepart ?? "", Bound.name) : chat,
+                groupchat: groupchat,
+                mention: groupchat && (bridgeSaysMention || mentions(account, in: message)),
+                id: bounded(stanzaID, Bound.id) ?? bounded(message.stanzaID, Bound.id),
+                dedupeKey: originID.flatMap { bounded("\(sender)/\($0)", Bound.dedupeKey) }))
     }
 
     /// A stanza from the account's own bare JID: a copy of what it received or sent, its answer to a
@@ -80,7 +91,8 @@ enum EventClassifier {
             return classify(own: sent, account: account)
         }
         if let chat = message.findElements(Path.displayedSynchronization)
-            .compactMap({ $0[attribute: "id"].flatMap(bareJID) }).first {
+            .compactMap({ $0[attribute: "id"].flatMap(bareJID) }).first
+        {
             return bounded(chat, Bound.jid).map { .read(chat: $0) } ?? .wake
         }
         // The account's own outgoing message, from another of its devices: it has read the chat.
@@ -95,8 +107,10 @@ enum EventClassifier {
             return .wake
         }
         let chat = bounded(notification.findString(Path.summarySender).flatMap(bareJID), Bound.jid) ?? ""
-        return .message(MessageNotice(chat: chat, from: chat, groupchat: false, mention: false, id: nil,
-                                      dedupeKey: nil))
+        return .message(
+            MessageNotice(
+                chat: chat, from: chat, groupchat: false, mention: false, id: nil,
+                dedupeKey: nil))
     }
 
     /// The SID of a Jingle Message Initiation answer (XEP-0353): the call was taken care of.
@@ -107,7 +121,8 @@ enum EventClassifier {
     }
 
     /// A body or an encrypted payload: something a person would be notified of. The bridge forwards a
-    /// body as an empty marker (docs/wire-contract.md, Bridge stanzas) and leaves out one of white space only, so an empty
+    /// body as an empty marker (docs/wire-contract.md, Bridge stanzas) and leaves out one of white space only, so an
+    /// empty
     /// body counts; a body of white space only (from a server that forwards the text) does not.
     private static func hasContent(_ message: Element) -> Bool {
         if let body = message.findString("body#"), body.isEmpty || !body.trimmed.isEmpty { return true }
@@ -137,7 +152,8 @@ enum EventClassifier {
             let before = range.lowerBound == text.startIndex ? nil : text[text.index(before: range.lowerBound)]
             let after = range.upperBound == text.endIndex ? nil : text[range.upperBound]
             if !(before?.isLetter ?? false) && !(before?.isNumber ?? false)
-                && !(after?.isLetter ?? false) && !(after?.isNumber ?? false) {
+                && !(after?.isLetter ?? false) && !(after?.isNumber ?? false)
+            {
                 return true
             }
             searchStart = range.upperBound
@@ -158,7 +174,8 @@ enum EventClassifier {
         for medium in message.findStrings(Path.proposedMedia) {
             // The store keeps media as one space-separated list: a medium holds no space.
             guard media.count < Bound.media, let medium = bounded(medium, Bound.medium), !medium.isEmpty,
-                  !medium.contains(where: \.isWhitespace), !media.contains(medium) else { continue }
+                !medium.contains(where: \.isWhitespace), !media.contains(medium)
+            else { continue }
             media.append(medium)
         }
         return media
@@ -181,8 +198,10 @@ enum EventClassifier {
         static let displayedSynchronization = "{\(Namespace.pubsubEvent)}event/items<node=\(Namespace.mds)>/item"
         static let summaryBody = #"\{"# + Namespace.pushSummary + #"}@last-message-body\"#
         static let summarySender = #"\{"# + Namespace.pushSummary + #"}@last-message-sender\"#
-        static let encryptedPayloads = ["{\(Namespace.omemo)}encrypted", "{\(Namespace.omemo2)}encrypted",
-                                        "{\(Namespace.openPGP)}openpgp", "{\(Namespace.legacyPGP)}x"]
+        static let encryptedPayloads = [
+            "{\(Namespace.omemo)}encrypted", "{\(Namespace.omemo2)}encrypted",
+            "{\(Namespace.openPGP)}openpgp", "{\(Namespace.legacyPGP)}x",
+        ]
         static let displayedMarker = "{\(Namespace.chatMarkers)}displayed"
         static let mentionURIs = "{\(Namespace.references)}reference<type=mention>@uri"
     }

@@ -27,11 +27,14 @@ struct OutgoingPush: Sendable, Equatable {
     }
 
     /// A message notice; with the sender hidden it says only that there is something, in no chat.
-    static func message(account: String, chat: String, notice: HeldNotice, count: Int, policy: PushPolicy,
-                        missedCall: Summary.Call? = nil) -> OutgoingPush {
-        var summary = Summary(kind: .message, account: account, chat: chat, groupchat: notice.groupchat,
-                              from: notice.from, count: count, mention: notice.mention, id: notice.id,
-                              ts: notice.at / 1000)
+    static func message(
+        account: String, chat: String, notice: HeldNotice, count: Int, policy: PushPolicy,
+        missedCall: Summary.Call? = nil
+    ) -> OutgoingPush {
+        var summary = Summary(
+            kind: .message, account: account, chat: chat, groupchat: notice.groupchat,
+            from: notice.from, count: count, mention: notice.mention, id: notice.id,
+            ts: notice.at / 1000)
         if let missedCall {
             summary.missed = true
             summary.call = missedCall

@@ -1,7 +1,8 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 public import Store
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// The module's one shape of time: wall-clock milliseconds (`Timestamp`, what the store keeps and the
 /// summary says), read and slept on through this clock. Injected, so tests move every timer by hand:
@@ -18,9 +19,11 @@ public struct PushClock: Sendable {
     }
 
     /// The system's real-time clock.
-    public static let system = PushClock(now: realTime, sleep: { deadline in
-        try await Task.sleep(for: .milliseconds(max(0, deadline - realTime())))
-    })
+    public static let system = PushClock(
+        now: realTime,
+        sleep: { deadline in
+            try await Task.sleep(for: .milliseconds(max(0, deadline - realTime())))
+        })
 
     private static let realTime: @Sendable () -> Timestamp = {
         var spec = timespec()

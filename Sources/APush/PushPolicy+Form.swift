@@ -4,29 +4,39 @@ import XMPP
 /// The policy as a XEP-0004 form of type `urn:xmpp:apush:policy:0` (docs/wire-contract.md (Commands) fixes the vars).
 extension PushPolicy {
     func form(title: String, minimumWindow: Int, maximumWindow: Int) -> DataForm {
-        DataForm(type: .form, formType: APushNamespace.policyForm, title: title,
-                 instructions: ["Which pushes this account gets, and how."], fields: [
-            .init(variable: "messages", type: .boolean, label: "Messages", values: [messages ? "1" : "0"]),
-            .init(variable: "calls", type: .boolean, label: "Calls", values: [calls ? "1" : "0"]),
-            .init(variable: "reads", type: .boolean, label: "Read notices (clear what was read elsewhere)",
-                  values: [reads ? "1" : "0"]),
-            .init(variable: "wakes", type: .boolean, label: "Silent wakes", values: [wakes ? "1" : "0"]),
-            .init(variable: "coalesce-seconds", type: .textSingle,
-                  label: "Coalescing window in seconds (\(minimumWindow)-\(maximumWindow))",
-                  values: [String(coalesceSeconds)]),
-            .init(variable: "groupchat", type: .listSingle, label: "Group chats", values: [groupchat.rawValue],
-                  options: GroupchatMode.allCases.map { .init(label: $0.rawValue, value: $0.rawValue) }),
-            .init(variable: "muted", type: .jidMulti, label: "Muted chats", values: muted),
-            .init(variable: "quiet-hours", type: .textSingle, label: "Quiet hours (HH:MM-HH:MM, empty for none)",
-                  values: [quietHours?.description ?? ""]),
-            .init(variable: "quiet-messages", type: .listSingle, label: "Messages during quiet hours",
-                  values: [quietMessages.rawValue],
-                  options: QuietMessages.allCases.map { .init(label: $0.rawValue, value: $0.rawValue) }),
-            .init(variable: "timezone", type: .textSingle, label: "Time zone (IANA, e.g. Europe/Prague)",
-                  values: [timezone]),
-            .init(variable: "sender", type: .listSingle, label: "Name the sender in notices", values: [sender.rawValue],
-                  options: SenderMode.allCases.map { .init(label: $0.rawValue, value: $0.rawValue) }),
-        ])
+        DataForm(
+            type: .form, formType: APushNamespace.policyForm, title: title,
+            instructions: ["Which pushes this account gets, and how."],
+            fields: [
+                .init(variable: "messages", type: .boolean, label: "Messages", values: [messages ? "1" : "0"]),
+                .init(variable: "calls", type: .boolean, label: "Calls", values: [calls ? "1" : "0"]),
+                .init(
+                    variable: "reads", type: .boolean, label: "Read notices (clear what was read elsewhere)",
+                    values: [reads ? "1" : "0"]),
+                .init(variable: "wakes", type: .boolean, label: "Silent wakes", values: [wakes ? "1" : "0"]),
+                .init(
+                    variable: "coalesce-seconds", type: .textSingle,
+                    label: "Coalescing window in seconds (\(minimumWindow)-\(maximumWindow))",
+                    values: [String(coalesceSeconds)]),
+                .init(
+                    variable: "groupchat", type: .listSingle, label: "Group chats", values: [groupchat.rawValue],
+                    options: GroupchatMode.allCases.map { .init(label: $0.rawValue, value: $0.rawValue) }),
+                .init(variable: "muted", type: .jidMulti, label: "Muted chats", values: muted),
+                .init(
+                    variable: "quiet-hours", type: .textSingle, label: "Quiet hours (HH:MM-HH:MM, empty for none)",
+                    values: [quietHours?.description ?? ""]),
+                .init(
+                    variable: "quiet-messages", type: .listSingle, label: "Messages during quiet hours",
+                    values: [quietMessages.rawValue],
+                    options: QuietMessages.allCases.map { .init(label: $0.rawValue, value: $0.rawValue) }),
+                .init(
+                    variable: "timezone", type: .textSingle, label: "Time zone (IANA, e.g. Europe/Prague)",
+                    values: [timezone]),
+                .init(
+                    variable: "sender", type: .listSingle, label: "Name the sender in notices",
+                    values: [sender.rawValue],
+                    options: SenderMode.allCases.map { .init(label: $0.rawValue, value: $0.rawValue) }),
+            ])
     }
 
     /// This policy with the submitted form's values; fields left out keep their value. The first bad
@@ -35,7 +45,7 @@ extension PushPolicy {
         var policy = self
         func boolean(_ field: String) throws(PolicyError) -> Bool? { try form.typedBoolean(field) }
         func choice<T: RawRepresentable & CaseIterable>(_ field: String, _ type: T.Type) throws(PolicyError) -> T?
-            where T.RawValue == String {
+        where T.RawValue == String {
             guard let value = form.value(field) else { return nil }
             guard let parsed = T(rawValue: value.trimmed) else {
                 let allowed = T.allCases.map(\.rawValue).joined(separator: ", ")
@@ -49,8 +59,9 @@ extension PushPolicy {
         policy.wakes = try boolean("wakes") ?? policy.wakes
         if let value = form.value("coalesce-seconds") {
             guard let seconds = Int(value.trimmed), (minimumWindow...maximumWindow).contains(seconds) else {
-                throw PolicyError(field: "coalesce-seconds",
-                                  reason: "'\(value)' is not a whole number from \(minimumWindow) to \(maximumWindow)")
+                throw PolicyError(
+                    field: "coalesce-seconds",
+                    reason: "'\(value)' is not a whole number from \(minimumWindow) to \(maximumWindow)")
             }
             policy.coalesceSeconds = seconds
         }
@@ -58,7 +69,8 @@ extension PushPolicy {
         if form.field("muted") != nil {
             let muted = try Self.normalisedChats(form.values("muted")).get()
             guard muted.count <= Self.maximumMutedChats else {
-                throw PolicyError(field: "muted", reason: "\(muted.count) chats, more than the \(Self.maximumMutedChats) allowed")
+                throw PolicyError(
+                    field: "muted", reason: "\(muted.count) chats, more than the \(Self.maximumMutedChats) allowed")
             }
             policy.muted = muted
         }
@@ -75,7 +87,8 @@ extension PushPolicy {
         policy.quietMessages = try choice("quiet-messages", QuietMessages.self) ?? policy.quietMessages
         if let value = form.value("timezone") {
             guard TimeZone(identifier: value.trimmed) != nil else {
-                throw PolicyError(field: "timezone", reason: "'\(value)' is not an IANA time zone such as Europe/Prague")
+                throw PolicyError(
+                    field: "timezone", reason: "'\(value)' is not an IANA time zone such as Europe/Prague")
             }
             policy.timezone = value.trimmed
         }
@@ -87,7 +100,8 @@ extension PushPolicy {
     /// reaches every field the account did not set itself.
     func override(over base: PushPolicy) -> String? {
         guard let mine = try? JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any],
-              let theirs = try? JSONSerialization.jsonObject(with: Data(base.json.utf8)) as? [String: Any] else {
+            let theirs = try? JSONSerialization.jsonObject(with: Data(base.json.utf8)) as? [String: Any]
+        else {
             return nil
         }
         func text(_ key: String, _ value: Any?) -> String? {
@@ -97,7 +111,8 @@ extension PushPolicy {
         }
         let changed = mine.filter { key, value in text(key, value) != text(key, theirs[key]) }
         guard !changed.isEmpty,
-              let data = try? JSONSerialization.data(withJSONObject: changed, options: [.sortedKeys]) else { return nil }
+            let data = try? JSONSerialization.data(withJSONObject: changed, options: [.sortedKeys])
+        else { return nil }
         return String(decoding: data, as: UTF8.self)
     }
 }

@@ -44,7 +44,7 @@ public struct PushPolicy: Sendable, Equatable, Codable {
 
     enum CodingKeys: String, CodingKey, CaseIterable {
         case messages, calls, reads, wakes, coalesceSeconds, groupchat, muted, quietHours, quietMessages, timezone,
-             sender
+            sender
     }
 
     /// Every key optional, so a partial document (an operator's defaults, a stored override) fills
@@ -67,16 +67,18 @@ public struct PushPolicy: Sendable, Equatable, Codable {
         }
         if let text = try container.decodeIfPresent(String.self, forKey: .quietHours), !text.isEmpty {
             guard let hours = QuietHours(text) else {
-                throw DecodingError.dataCorruptedError(forKey: .quietHours, in: container,
-                                                       debugDescription: "'\(text)' is not HH:MM-HH:MM")
+                throw DecodingError.dataCorruptedError(
+                    forKey: .quietHours, in: container,
+                    debugDescription: "'\(text)' is not HH:MM-HH:MM")
             }
             quietHours = hours
         }
         quietMessages = try container.decodeIfPresent(QuietMessages.self, forKey: .quietMessages) ?? base.quietMessages
         timezone = try container.decodeIfPresent(String.self, forKey: .timezone) ?? base.timezone
         guard TimeZone(identifier: timezone) != nil else {
-            throw DecodingError.dataCorruptedError(forKey: .timezone, in: container,
-                                                   debugDescription: "'\(timezone)' is not an IANA time zone")
+            throw DecodingError.dataCorruptedError(
+                forKey: .timezone, in: container,
+                debugDescription: "'\(timezone)' is not an IANA time zone")
         }
         sender = try container.decodeIfPresent(SenderMode.self, forKey: .sender) ?? base.sender
     }
@@ -132,7 +134,8 @@ public struct QuietHours: Sendable, Equatable, CustomStringConvertible {
 
     public init?(_ text: String) {
         let parts = text.trimmed.split(separator: "-", omittingEmptySubsequences: false)
-        guard parts.count == 2, let start = Self.minutes(parts[0]), let end = Self.minutes(parts[1]), start != end else {
+        guard parts.count == 2, let start = Self.minutes(parts[0]), let end = Self.minutes(parts[1]), start != end
+        else {
             return nil
         }
         self.start = start
@@ -142,8 +145,9 @@ public struct QuietHours: Sendable, Equatable, CustomStringConvertible {
     private static func minutes(_ text: Substring) -> Int? {
         let pieces = text.split(separator: ":", omittingEmptySubsequences: false)
         guard pieces.count == 2, pieces[0].count == 2, pieces[1].count == 2,
-              let hours = Int(pieces[0]), let minutes = Int(pieces[1]),
-              (0..<24).contains(hours), (0..<60).contains(minutes) else { return nil }
+            let hours = Int(pieces[0]), let minutes = Int(pieces[1]),
+            (0..<24).contains(hours), (0..<60).contains(minutes)
+        else { return nil }
         return hours * 60 + minutes
     }
 
@@ -153,7 +157,8 @@ public struct QuietHours: Sendable, Equatable, CustomStringConvertible {
 
     public var description: String {
         func format(_ minutes: Int) -> String {
-            let hours = minutes / 60, rest = minutes % 60
+            let hours = minutes / 60
+            let rest = minutes % 60
             return (hours < 10 ? "0" : "") + "\(hours):" + (rest < 10 ? "0" : "") + "\(rest)"
         }
         return "\(format(start))-\(format(end))"

@@ -44,8 +44,9 @@ extension PushService {
         let claimed: [RetryItem]
         do {
             let claimedAt = now()
-            claimed = try await store.claimDueRetries(at: claimedAt, limit: slots,
-                                                      leaseUntil: claimedAt + leaseMilliseconds)
+            claimed = try await store.claimDueRetries(
+                at: claimedAt, limit: slots,
+                leaseUntil: claimedAt + leaseMilliseconds)
         } catch {
             background.withLock { $0 -= slots }
             throw error
@@ -88,11 +89,13 @@ extension PushService {
             }
             // The held push obeys the policy as it is now: a chat muted, or quiet hours begun, during
             // the window withholds it.
-            let verdict = PolicyDecision.message(policy, chat: window.chat, groupchat: held.groupchat,
-                                                 mention: held.mention, at: at)
+            let verdict = PolicyDecision.message(
+                policy, chat: window.chat, groupchat: held.groupchat,
+                mention: held.mention, at: at)
             guard verdict == .deliver else { return (.withheld(verdict), nil) }
-            let push = OutgoingPush.message(account: account, chat: window.chat, notice: held, count: count,
-                                            policy: policy)
+            let push = OutgoingPush.message(
+                account: account, chat: window.chat, notice: held, count: count,
+                policy: policy)
             return (.push, self.outboxItem(push, registrationID: registration.id, at: at, dueAt: at))
         }
         switch ended {
@@ -155,10 +158,11 @@ extension PushService {
     /// Forgets what has expired and adds the counters to the stored totals.
     func maintain() async throws {
         let at = now()
-        try await store.prune(tombstonesBefore: at - Self.day,
-                              sightingsBefore: at - Timestamp(settings.dedupeMinutes) * 60_000,
-                              callsBefore: at - 3_600_000, unknownAnswersBefore: at - 3_600_000,
-                              quietChatsBefore: at - 30 * Self.day)
+        try await store.prune(
+            tombstonesBefore: at - Self.day,
+            sightingsBefore: at - Timestamp(settings.dedupeMinutes) * 60_000,
+            callsBefore: at - 3_600_000, unknownAnswersBefore: at - 3_600_000,
+            quietChatsBefore: at - 30 * Self.day)
         try await flushStatistics()
     }
 

@@ -22,7 +22,8 @@ extension PushService {
     /// crash in between sends it again when the lease ends (§7).
     @discardableResult
     func deliver(_ push: OutgoingPush, to registration: Registration, via upstream: Upstream, at: Timestamp) async
-        -> UpstreamOutcome {
+        -> UpstreamOutcome
+    {
         var item = push.stored
         if item == nil {
             var fresh = outboxItem(push, registrationID: registration.id, at: at, dueAt: at + leaseMilliseconds)
@@ -49,8 +50,9 @@ extension PushService {
         let outcome: UpstreamOutcome
         if takeSlot() {
             let started = now()
-            outcome = await upstream.publish(node: registration.token, pushModule: registration.pushModule,
-                                                     fields: fields)
+            outcome = await upstream.publish(
+                node: registration.token, pushModule: registration.pushModule,
+                fields: fields)
             inFlight.withLock { $0 -= 1 }
             statistics.count(.upstreamLatencyMilliseconds, by: max(0, now() - started))
             statistics.count(.upstreamAnswers)
@@ -71,17 +73,20 @@ extension PushService {
     /// until its deadline (a call only while it can still ring).
     func outboxItem(_ push: OutgoingPush, registrationID: Int64, at: Timestamp, dueAt: Timestamp) -> RetryItem {
         let seconds = push.kind == .call ? settings.retryCallSeconds : settings.retryMessageSeconds
-        return RetryItem(registrationID: registrationID, summary: push.json, kind: push.kind.rawValue,
-                         collapseChat: push.collapseChat, attempts: 0, nextAt: dueAt,
-                         deadline: at + Timestamp(seconds) * 1000)
+        return RetryItem(
+            registrationID: registrationID, summary: push.json, kind: push.kind.rawValue,
+            collapseChat: push.collapseChat, attempts: 0, nextAt: dueAt,
+            deadline: at + Timestamp(seconds) * 1000)
     }
 
     /// How long a push in flight is leased: past the upstream timeout, so it is never sent again while
     /// its answer may still come.
     var leaseMilliseconds: Timestamp { Timestamp(settings.upstreamTimeoutSeconds) * 1000 + 5000 }
 
-    private func record(_ outcome: UpstreamOutcome, of push: OutgoingPush, for registration: Registration,
-                        at: Timestamp, item stored: RetryItem?) async throws {
+    private func record(
+        _ outcome: UpstreamOutcome, of push: OutgoingPush, for registration: Registration,
+        at: Timestamp, item stored: RetryItem?
+    ) async throws {
         let kind = push.kind
         let token = Fingerprint.of(registration.token)
         switch outcome {
@@ -128,7 +133,8 @@ extension PushService {
 
     /// Records a push's final outcome and forgets its stored item, in one transaction.
     private func recordAnswered(_ registration: Registration, at: Timestamp, error: String?, item: RetryItem?)
-        async throws {
+        async throws
+    {
         if let item {
             try await store.recordPush(registrationID: registration.id, at: at, error: error, removingRetry: item.id)
         } else {
@@ -143,8 +149,9 @@ extension PushService {
         statistics.count(.push(kind, .refused))
         statistics.count(.upstreamRefused(condition))
         if refusals.withLock({ $0.allows(name, at: at) }) {
-            logger.error("the App Server refuses our pushes (cancel/\(name)): is this component allowed to send to it? "
-                + "Registrations are kept; pushes are retried")
+            logger.error(
+                "the App Server refuses our pushes (cancel/\(name)): is this component allowed to send to it? "
+                    + "Registrations are kept; pushes are retried")
         }
     }
 

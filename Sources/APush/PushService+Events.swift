@@ -10,14 +10,16 @@ extension PushService {
     /// transaction (first sighting, the call's caller, the chat's window, the wake's interval), whose
     /// answer decides what goes; two publishes at once must not both pass it.
     func apply(_ classified: ClassifiedPublish, to registration: Registration, at: Timestamp) async throws
-        -> [OutgoingPush] {
+        -> [OutgoingPush]
+    {
         let policy = try await policy(for: registration.account)
         let verdict = PolicyDecision.decide(policy, event: classified.event, at: at)
         statistics.count(.event(classified.event))
         if verdict == .drop { statistics.count(.droppedByPolicy) }
-        let target = EventTarget(registration: registration, account: registration.account ?? classified.account ?? "",
-                                 readsVisible: registration.account != nil || classified.account != nil,
-                                 policy: policy, verdict: verdict, window: windowMilliseconds(policy), at: at)
+        let target = EventTarget(
+            registration: registration, account: registration.account ?? classified.account ?? "",
+            readsVisible: registration.account != nil || classified.account != nil,
+            policy: policy, verdict: verdict, window: windowMilliseconds(policy), at: at)
         switch classified.event {
         case .message(let notice):
             return try await applyMessage(notice, to: target)
@@ -35,10 +37,12 @@ extension PushService {
     private func applyMessage(_ notice: MessageNotice, to target: EventTarget) async throws -> [OutgoingPush] {
         guard target.registration.takesMessages else { return [] }
         if let key = notice.dedupeKey, !(try await isFirstSighting("m/" + key, for: target)) { return [] }
-        let held = HeldNotice(from: notice.from, id: notice.id, groupchat: notice.groupchat, mention: notice.mention,
-                              at: target.at)
-        let (decision, pushes) = try await coalesce(held, in: notice.chat, for: target,
-                                                    silenced: target.verdict != .deliver)
+        let held = HeldNotice(
+            from: notice.from, id: notice.id, groupchat: notice.groupchat, mention: notice.mention,
+            at: target.at)
+        let (decision, pushes) = try await coalesce(
+            held, in: notice.chat, for: target,
+            silenced: target.verdict != .deliver)
         switch decision {
         case .push:
             return pushes
@@ -46,8 +50,9 @@ extension PushService {
             statistics.count(.coalescedHeld)
             return []
         case .silence:
-            return try await withhold(target.verdict, registration: target.registration, account: target.account,
-                                      at: target.at)
+            return try await withhold(
+                target.verdict, registration: target.registration, account: target.account,
+                at: target.at)
         }
     }
 
@@ -55,24 +60,33 @@ extension PushService {
         guard try await isFirstSighting("c/" + call.sid, for: target) else { return [] }
         let registration = target.registration
         if registration.takesMessages {
-            try await store.rememberCall(PendingCall(registrationID: registration.id, sid: call.sid, chat: call.chat,
-                                                     caller: call.from, media: call.media, at: target.at))
+            try await store.rememberCall(
+                PendingCall(
+                    registrationID: registration.id, sid: call.sid, chat: call.chat,
+                    caller: call.from, media: call.media, at: target.at))
         }
         guard registration.takesCalls, target.verdict == .deliver else { return [] }
-        let summary = Summary(kind: .call, account: target.account, chat: call.chat, from: call.from,
-                              call: .init(sid: call.sid, media: call.media), ts: target.at / 1000)
+        let summary = Summary(
+            kind: .call, account: target.account, chat: call.chat, from: call.from,
+            call: .init(sid: call.sid, media: call.media), ts: target.at / 1000)
         return [OutgoingPush(summary: summary, collapseChat: nil)]
     }
 
     private func applyCallEnded(sid: String, by endedBy: String, answeredElsewhere: Bool, to target: EventTarget)
-        async throws -> [OutgoingPush] {
+        async throws -> [OutgoingPush]
+    {
         // A retract ends the call only from its caller; an answer elsewhere is the account's own.
-        guard let call = try await store.takeCall(registrationID: target.registration.id, sid: sid,
-                                                  chat: answeredElsewhere ? nil : endedBy),
-              !answeredElsewhere, target.registration.takesMessages, target.verdict == .deliver else { return [] }
+        guard
+            let call = try await store.takeCall(
+                registrationID: target.registration.id, sid: sid,
+                chat: answeredElsewhere ? nil : endedBy),
+            !answeredElsewhere, target.registration.takesMessages, target.verdict == .deliver
+        else { return [] }
         let held = HeldNotice(from: call.chat, id: nil, groupchat: false, mention: false, at: target.at)
-        return try await coalesce(held, in: call.chat, for: target, silenced: false,
-                                  missedCall: .init(sid: call.sid, media: call.media)).pushes
+        return try await coalesce(
+            held, in: call.chat, for: target, silenced: false,
+            missedCall: .init(sid: call.sid, media: call.media)
+        ).pushes
     }
 
     private func applyRead(chat: String, to target: EventTarget) async throws -> [OutgoingPush] {
@@ -82,8 +96,11 @@ extension PushService {
             ChatCoalescer.read(&state, now: at, window: window)
         }
         guard due, target.registration.takesReads, target.verdict == .deliver else { return [] }
-        return [OutgoingPush(summary: Summary(kind: .read, account: target.account, chat: chat, ts: at / 1000),
-                             collapseChat: nil)]
+        return [
+            OutgoingPush(
+                summary: Summary(kind: .read, account: target.account, chat: chat, ts: at / 1000),
+                collapseChat: nil)
+        ]
     }
 
     private func applyWake(to target: EventTarget) async throws -> [OutgoingPush] {
@@ -94,8 +111,11 @@ extension PushService {
     /// Whether `key` is seen for the first time within the dedupe window; a copy is counted.
     private func isFirstSighting(_ key: String, for target: EventTarget) async throws -> Bool {
         let since = target.at - Timestamp(settings.dedupeMinutes) * 60_000
-        guard try await store.firstSighting(registrationID: target.registration.id, key: key, at: target.at,
-                                            since: since) else {
+        guard
+            try await store.firstSighting(
+                registrationID: target.registration.id, key: key, at: target.at,
+                since: since)
+        else {
             statistics.count(.deduplicated)
             return false
         }
@@ -105,24 +125,33 @@ extension PushService {
     /// Runs the coalescer on one chat's message (a missed call is one, and waits for no window). When it
     /// says push now, the push is stored (leased while it is sent) in the same transaction, so that no
     /// crash before the App Server's answer can lose it.
-    private func coalesce(_ held: HeldNotice, in chat: String, for target: EventTarget, silenced: Bool,
-                          missedCall: Summary.Call? = nil) async throws
-        -> (decision: ChatCoalescer.MessageDecision, pushes: [OutgoingPush]) {
+    private func coalesce(
+        _ held: HeldNotice, in chat: String, for target: EventTarget, silenced: Bool,
+        missedCall: Summary.Call? = nil
+    ) async throws
+        -> (decision: ChatCoalescer.MessageDecision, pushes: [OutgoingPush])
+    {
         let registrationID = target.registration.id
         let leaseEnd = target.at + leaseMilliseconds
         let push = { @Sendable (count: Int) in
-            OutgoingPush.message(account: target.account, chat: chat, notice: held, count: count,
-                                 policy: target.policy, missedCall: missedCall)
+            OutgoingPush.message(
+                account: target.account, chat: chat, notice: held, count: count,
+                policy: target.policy, missedCall: missedCall)
         }
         let (decision, stored) = try await store.updateChatAndEnqueue(registrationID: registrationID, chat: chat) {
             state in
-            let decision = ChatCoalescer.message(&state, registrationID: registrationID, chat: chat, notice: held,
-                                                 now: target.at, window: target.window,
-                                                 readsVisible: target.readsVisible, silenced: silenced,
-                                                 urgent: missedCall != nil)
+            let decision = ChatCoalescer.message(
+                &state, registrationID: registrationID, chat: chat, notice: held,
+                now: target.at, window: target.window,
+                readsVisible: target.readsVisible, silenced: silenced,
+                urgent: missedCall != nil)
             guard case .push(let count) = decision else { return (decision, nil) }
-            return (decision, self.outboxItem(push(count), registrationID: registrationID, at: target.at,
-                                              dueAt: leaseEnd))
+            return (
+                decision,
+                self.outboxItem(
+                    push(count), registrationID: registrationID, at: target.at,
+                    dueAt: leaseEnd)
+            )
         }
         guard case .push(let count) = decision else { return (decision, []) }
         dueWork.ring()
@@ -134,7 +163,8 @@ extension PushService {
     /// A message its policy keeps back, as it arrives or as its window ends: in quiet hours that ask for
     /// it, a wake goes instead; otherwise nothing does.
     func withhold(_ verdict: PolicyDecision.Verdict, registration: Registration, account: String, at: Timestamp)
-        async throws -> [OutgoingPush] {
+        async throws -> [OutgoingPush]
+    {
         guard verdict == .wakeInstead else {
             statistics.count(.droppedByPolicy)
             return []
@@ -146,8 +176,11 @@ extension PushService {
     /// A wake, at most one per registration per `wakeIntervalSeconds`. The store decides, not the
     /// registration read at the start of the publish: another publish may have woken it since.
     func wake(_ registration: Registration, account: String, at: Timestamp) async throws -> [OutgoingPush] {
-        guard try await store.recordWake(registrationID: registration.id, at: at,
-                                         unlessSince: at - Timestamp(settings.wakeIntervalSeconds) * 1000) else {
+        guard
+            try await store.recordWake(
+                registrationID: registration.id, at: at,
+                unlessSince: at - Timestamp(settings.wakeIntervalSeconds) * 1000)
+        else {
             statistics.count(.droppedByRateLimit)
             return []
         }

@@ -38,18 +38,24 @@ extension PushService {
         let classified = EventClassifier.classify(publish.notification)
         let registration: Registration
         if let options = publish.options {
-            guard let registered = try await store.registerUnlessBuried(
-                options.request(domain: publish.domain, token: publish.token, account: classified.account),
-                freshCollapseKey: CollapseKey.random().bytes, now: at, buriedSince: at - Self.day) else {
+            guard
+                let registered = try await store.registerUnlessBuried(
+                    options.request(domain: publish.domain, token: publish.token, account: classified.account),
+                    freshCollapseKey: CollapseKey.random().bytes, now: at, buriedSince: at - Self.day)
+            else {
                 statistics.count(.tombstoneAnswer)
                 return .gone
             }
             registration = registered
-        } else if let stored = try await store.registration(domain: publish.domain, token: publish.token,
-                                                            account: classified.account) {
+        } else if let stored = try await store.registration(
+            domain: publish.domain, token: publish.token,
+            account: classified.account)
+        {
             registration = stored
-        } else if try await store.isBuried(token: publish.token, pushModule: nil, account: classified.account,
-                                           since: at - Self.day) {
+        } else if try await store.isBuried(
+            token: publish.token, pushModule: nil, account: classified.account,
+            since: at - Self.day)
+        {
             statistics.count(.tombstoneAnswer)
             return .gone
         } else {
@@ -67,9 +73,14 @@ extension PushService {
 
     /// An unknown node is answered `cancel` so the server drops it, but only a few times an hour.
     private func answerUnknownNode(at: Timestamp, token: String) async throws -> ServerAnswer {
-        guard try await store.recordUnknownNodeAnswer(at: at, since: at - 3_600_000,
-                                                      limit: settings.unknownNodeCancelsPerHour) else {
-            logger.warning("publish for an unknown node \(Fingerprint.of(token)); the hourly cap of cancel answers is reached, answering wait")
+        guard
+            try await store.recordUnknownNodeAnswer(
+                at: at, since: at - 3_600_000,
+                limit: settings.unknownNodeCancelsPerHour)
+        else {
+            logger.warning(
+                "publish for an unknown node \(Fingerprint.of(token)); the hourly cap of cancel answers is reached, answering wait"
+            )
             statistics.count(.unknownNodeCapped)
             return .wait(.resourceConstraint)
         }

@@ -9,7 +9,8 @@ extension PushService {
     /// Sends a test push of `kind` to every registration of the account that takes it, past policy,
     /// coalescing and rate limits; the component's JID is the chat, and the summary says `"test":true`.
     func sendTest(_ kind: TestKind, account: JID, componentJID: JID, via upstream: Upstream) async throws
-        -> [(Registration, UpstreamOutcome)] {
+        -> [(Registration, UpstreamOutcome)]
+    {
         let at = now()
         let chat = componentJID.description
         let registrations = try await store.registrations(
@@ -40,8 +41,9 @@ extension PushService {
                 summary.chat = nil
             }
             statistics.count(.testPush(kind))
-            let outcome = await deliver(OutgoingPush(summary: summary, collapseChat: collapseChat), to: registration,
-                                        via: upstream, at: at)
+            let outcome = await deliver(
+                OutgoingPush(summary: summary, collapseChat: collapseChat), to: registration,
+                via: upstream, at: at)
             results.append((registration, outcome))
         }
         return results

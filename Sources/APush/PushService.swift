@@ -28,8 +28,10 @@ final class PushService: Sendable {
     let backgroundDeliveryEnded: Doorbell
     let policies = Mutex(PolicyCache())
     /// `#test` pushes per account (the test push itself bypasses every other limit, docs/wire-contract.md (Commands)).
-    let testPushes = Mutex(SlidingWindowLimiter(limit: APushCommands.testPushesPerMinute, window: 60_000,
-                                                maximumKeys: 10_000))
+    let testPushes = Mutex(
+        SlidingWindowLimiter(
+            limit: APushCommands.testPushesPerMinute, window: 60_000,
+            maximumKeys: 10_000))
     /// The App Server refusing us is logged once per condition and minute, not once per push.
     let refusals = Mutex(LogLimiter(interval: 60_000, capacity: 32))
     /// A store fault fails every stanza alike while it lasts: logged once per kind and minute.
@@ -57,7 +59,8 @@ final class PushService: Sendable {
         if storeFaults.withLock({ $0.allows(kind, at: now()) }) {
             logger.error("\(what) met a store fault, answering wait (logged once a minute while it lasts): \(error)")
         }
-        return StanzaError(.resourceConstraint, type: .wait, text: "the push store is unavailable for now; try again later")
+        return StanzaError(
+            .resourceConstraint, type: .wait, text: "the push store is unavailable for now; try again later")
     }
 
     /// Runs a command or a bridge report, answering a store fault as `storeFault` does.

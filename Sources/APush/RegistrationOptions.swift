@@ -16,15 +16,17 @@ struct RegistrationOptions: Sendable, Equatable {
             throw StanzaError(.badRequest, text: "publish-options: pushModule is missing")
         }
         guard module.utf8.count <= Self.maximumPushModuleLength else {
-            throw StanzaError(.badRequest,
-                              text: "publish-options: pushModule is longer than \(Self.maximumPushModuleLength) bytes")
+            throw StanzaError(
+                .badRequest,
+                text: "publish-options: pushModule is longer than \(Self.maximumPushModuleLength) bytes")
         }
         guard let encodedKey = form.value("apushEncryptionPublicKey")?.trimmed, !encodedKey.isEmpty else {
             throw StanzaError(.badRequest, text: "publish-options: apushEncryptionPublicKey is missing")
         }
         guard let key = Base64.decode(encodedKey), key.count == KeyPair.keyLength else {
-            throw StanzaError(.badRequest,
-                              text: "publish-options: apushEncryptionPublicKey must be 32 bytes of standard base64")
+            throw StanzaError(
+                .badRequest,
+                text: "publish-options: apushEncryptionPublicKey must be 32 bytes of standard base64")
         }
         pushModule = module
         deviceKey = key
@@ -33,7 +35,8 @@ struct RegistrationOptions: Sendable, Equatable {
         case .value(true): calls = .also
         case .other("only"): calls = .only
         case .other(let other):
-            throw StanzaError(.badRequest, text: "publish-options: apushCalls '\(other)' is not 0, 1, true, false or only")
+            throw StanzaError(
+                .badRequest, text: "publish-options: apushCalls '\(other)' is not 0, 1, true, false or only")
         }
         switch form.submittedBoolean("apushRead") {
         case .absent, .other(""), .value(false): wantsReads = false
@@ -53,13 +56,15 @@ struct RegistrationOptions: Sendable, Equatable {
     /// `node` as a device token, or a `bad-request` saying why it is none.
     static func token(_ node: String) throws(StanzaError) -> String {
         guard node.utf8.count <= maximumTokenLength else {
-            throw StanzaError(.badRequest, text: "the node (the device token) is longer than \(maximumTokenLength) bytes")
+            throw StanzaError(
+                .badRequest, text: "the node (the device token) is longer than \(maximumTokenLength) bytes")
         }
         return node
     }
 
     func request(domain: String, token: String, account: String?) -> RegistrationRequest {
-        RegistrationRequest(domain: domain, token: token, pushModule: pushModule, account: account,
-                            deviceKey: deviceKey, calls: calls, wantsReads: wantsReads)
+        RegistrationRequest(
+            domain: domain, token: token, pushModule: pushModule, account: account,
+            deviceKey: deviceKey, calls: calls, wantsReads: wantsReads)
     }
 }

@@ -35,7 +35,8 @@ struct SlidingWindowLimiter {
     private mutating func makeRoom(at now: Timestamp) {
         uses = uses.filter { $0.value.contains { $0 > now - window } }
         if uses.count >= maximumKeys,
-           let stalest = uses.min(by: { ($0.value.last ?? 0) < ($1.value.last ?? 0) })?.key {
+            let stalest = uses.min(by: { ($0.value.last ?? 0) < ($1.value.last ?? 0) })?.key
+        {
             uses.removeValue(forKey: stalest)
         }
     }

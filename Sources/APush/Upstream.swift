@@ -18,9 +18,11 @@ struct Upstream: Sendable {
 
     func publish(node: String, pushModule: String, fields: Fields) async -> UpstreamOutcome {
         do {
-            let answer = try await sender.request(Self.iq(node: node, pushModule: pushModule, fields: fields,
-                                                          from: componentJID, to: appServer),
-                                                  timeout: timeout)
+            let answer = try await sender.request(
+                Self.iq(
+                    node: node, pushModule: pushModule, fields: fields,
+                    from: componentJID, to: appServer),
+                timeout: timeout)
             return UpstreamOutcome(answer: answer)
         } catch {
             return UpstreamOutcome(failure: error)
@@ -28,21 +30,29 @@ struct Upstream: Sendable {
     }
 
     static func iq(node: String, pushModule: String, fields: Fields, from: JID, to: JID) -> Element {
-        var summary = DataForm(type: .submit, formType: Namespace.pushSummary,
-                               fields: [.value("apushEncrypted", fields.envelope)])
+        var summary = DataForm(
+            type: .submit, formType: Namespace.pushSummary,
+            fields: [.value("apushEncrypted", fields.envelope)])
         if let kind = fields.kind { summary.fields.append(.value("apushKind", kind)) }
         if let collapse = fields.collapse { summary.fields.append(.value("apushCollapse", collapse)) }
         let options = DataForm.submit(formType: Namespace.pubsubPublishOptions, values: ["pushModule": pushModule])
-        let pubsub = Element("pubsub", namespace: Namespace.pubsub, [:], children: [
-            Element("publish", namespace: Namespace.pubsub, ["node": node], children: [
-                Element("item", namespace: Namespace.pubsub, [:], children: [
-                    Element("notification", namespace: Namespace.push, [:], children: [summary.element]),
-                ]),
-            ]),
-            Element("publish-options", namespace: Namespace.pubsub, [:], children: [options.element]),
-        ])
+        let pubsub = Element(
+            "pubsub", namespace: Namespace.pubsub, [:],
+            children: [
+                Element(
+                    "publish", namespace: Namespace.pubsub, ["node": node],
+                    children: [
+                        Element(
+                            "item", namespace: Namespace.pubsub, [:],
+                            children: [
+                                Element("notification", namespace: Namespace.push, [:], children: [summary.element])
+                            ])
+                    ]),
+                Element("publish-options", namespace: Namespace.pubsub, [:], children: [options.element]),
+            ])
         // No id: the link assigns one to each request.
-        return Element("iq", namespace: Namespace.componentAccept,
-                       ["type": "set", "from": from.description, "to": to.description], children: [pubsub])
+        return Element(
+            "iq", namespace: Namespace.componentAccept,
+            ["type": "set", "from": from.description, "to": to.description], children: [pubsub])
     }
 }

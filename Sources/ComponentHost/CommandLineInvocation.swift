@@ -48,7 +48,8 @@ public enum CommandLineInvocation: Equatable, Sendable {
                 configFile = value
             default:
                 if let value = argument.split(separator: "=", maxSplits: 1).dropFirst().first,
-                   argument.hasPrefix("--config=") {
+                    argument.hasPrefix("--config=")
+                {
                     configFile = String(value)
                 } else {
                     throw UsageError(message: "unknown argument '\(argument)'")

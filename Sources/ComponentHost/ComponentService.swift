@@ -21,8 +21,9 @@ public struct ComponentService: Sendable {
             componentJID: configuration.component.jid, secret: configuration.component.secret,
             host: configuration.server.host, port: configuration.server.port,
             keepaliveTarget: configuration.domains[0],
-            backoff: Backoff(initial: .milliseconds(configuration.reconnect.initialMilliseconds),
-                             maximum: .milliseconds(configuration.reconnect.maximumMilliseconds)),
+            backoff: Backoff(
+                initial: .milliseconds(configuration.reconnect.initialMilliseconds),
+                maximum: .milliseconds(configuration.reconnect.maximumMilliseconds)),
             keepaliveInterval: .seconds(configuration.keepalive.intervalSeconds),
             keepaliveTimeout: .seconds(configuration.keepalive.timeoutSeconds),
             maxStanzasInHandling: Self.maxStanzasInHandling(for: modules))
@@ -37,14 +38,16 @@ public struct ComponentService: Sendable {
     /// Twice the requests the modules may have waiting for an answer, and no fewer than the link's
     /// default: the link then never stops reading with every handler waiting for an answer.
     public static func maxStanzasInHandling(for modules: [any HostedModule]) -> Int {
-        max(ComponentConnectionSettings.defaultMaxStanzasInHandling,
+        max(
+            ComponentConnectionSettings.defaultMaxStanzasInHandling,
             2 * modules.reduce(0) { $0 + max(0, $1.maxRequestsInFlight) })
     }
 
     /// Runs until the calling task is cancelled (a signal, or a test that is done).
     public func run(onEvent: @escaping @Sendable (ConnectionEvent) async -> Void = { _ in }) async {
-        let router = StanzaRouter(modules: modules, context: context,
-                                  software: (Self.softwareName, Self.softwareVersion))
+        let router = StanzaRouter(
+            modules: modules, context: context,
+            software: (Self.softwareName, Self.softwareVersion))
         let connection = connection
         let logger = logger
         await withDiscardingTaskGroup { group in
@@ -59,14 +62,15 @@ public struct ComponentService: Sendable {
                 }
             }
             group.addTask {
-                await connection.run(onStanza: { stanza in
-                    guard let reply = await router.route(stanza) else { return }
-                    do {
-                        try connection.send(reply)
-                    } catch {
-                        logger.debug("could not send a reply: \(error)")
-                    }
-                }, onEvent: onEvent)
+                await connection.run(
+                    onStanza: { stanza in
+                        guard let reply = await router.route(stanza) else { return }
+                        do {
+                            try connection.send(reply)
+                        } catch {
+                            logger.debug("could not send a reply: \(error)")
+                        }
+                    }, onEvent: onEvent)
                 logger.info("component link closed")
             }
         }

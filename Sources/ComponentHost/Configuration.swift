@@ -14,16 +14,21 @@ public struct Configuration: Sendable, Equatable {
         public var initialMilliseconds: Int = 50
         public var maximumMilliseconds: Int = 1000
 
-        enum CodingKeys: String, CodingKey { case initialMilliseconds = "initialMs", maximumMilliseconds = "maxMs" }
+        enum CodingKeys: String, CodingKey {
+            case initialMilliseconds = "initialMs"
+            case maximumMilliseconds = "maxMs"
+        }
 
         public init() {}
 
         public init(from decoder: any Decoder) throws {
             let container = try decoder.container(keyedBy: CodingKeys.self)
             let defaults = Reconnect()
-            initialMilliseconds = try container.decodeIfPresent(Int.self, forKey: .initialMilliseconds)
+            initialMilliseconds =
+                try container.decodeIfPresent(Int.self, forKey: .initialMilliseconds)
                 ?? defaults.initialMilliseconds
-            maximumMilliseconds = try container.decodeIfPresent(Int.self, forKey: .maximumMilliseconds)
+            maximumMilliseconds =
+                try container.decodeIfPresent(Int.self, forKey: .maximumMilliseconds)
                 ?? defaults.maximumMilliseconds
         }
     }
@@ -40,7 +45,8 @@ public struct Configuration: Sendable, Equatable {
         public init(from decoder: any Decoder) throws {
             let container = try decoder.container(keyedBy: CodingKeys.self)
             let defaults = Keepalive()
-            intervalSeconds = try container.decodeIfPresent(Int.self, forKey: .intervalSeconds) ?? defaults.intervalSeconds
+            intervalSeconds =
+                try container.decodeIfPresent(Int.self, forKey: .intervalSeconds) ?? defaults.intervalSeconds
             timeoutSeconds = try container.decodeIfPresent(Int.self, forKey: .timeoutSeconds) ?? defaults.timeoutSeconds
         }
     }
@@ -77,7 +83,8 @@ public struct Configuration: Sendable, Equatable {
     /// Reads the file (if any), applies the environment over it, and validates every value of the host;
     /// the modules' values are checked by the modules.
     public static func load(file: String?, environment: [String: String], schema: ConfigurationSchema)
-        throws(ConfigurationError) -> Configuration {
+        throws(ConfigurationError) -> Configuration
+    {
         var json: Data?
         if let file {
             guard let data = FileManager.default.contents(atPath: file) else {
@@ -90,7 +97,8 @@ public struct Configuration: Sendable, Equatable {
 
     /// The same from the file's contents (nil: no file).
     static func load(json: Data?, environment: [String: String], schema: ConfigurationSchema)
-        throws(ConfigurationError) -> Configuration {
+        throws(ConfigurationError) -> Configuration
+    {
         var tree: [String: Any] = [:]
         if let data = json {
             do {
@@ -106,7 +114,8 @@ public struct Configuration: Sendable, Equatable {
         }
         for entry in schema.environment {
             guard let value = environment[entry.variable] else { continue }
-            let parsed: Any = entry.isList
+            let parsed: Any =
+                entry.isList
                 ? value.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
                 : value
             set(parsed, at: entry.key.split(separator: ".").map(String.init), in: &tree)
@@ -170,7 +179,8 @@ extension Configuration {
     /// Decodes one section (the host's own, or a module's from `moduleValues`), turning a
     /// DecodingError into the full key path and the reason.
     public static func decode<T: Decodable>(_ type: T.Type, from data: Data, section: String)
-        throws(ConfigurationError) -> T {
+        throws(ConfigurationError) -> T
+    {
         do {
             return try JSONDecoder().decode(type, from: data)
         } catch let error as DecodingError {

@@ -30,7 +30,8 @@ struct ConfigurationReader {
         do {
             let parsed = try JID(jid)
             guard parsed.isDomainOnly else {
-                throw ConfigurationError(key: "component.jid", reason: "must be a bare domain such as apush.example.org")
+                throw ConfigurationError(
+                    key: "component.jid", reason: "must be a bare domain such as apush.example.org")
             }
         } catch let error as ConfigurationError {
             throw error
@@ -47,9 +48,11 @@ struct ConfigurationReader {
                 throw ConfigurationError(key: "domains[\(index)]", reason: "'\(domain)' is not a domain")
             }
         }
-        let store = try tree["store"].map { value throws(ConfigurationError) in try string("store", value) }
+        let store =
+            try tree["store"].map { value throws(ConfigurationError) in try string("store", value) }
             ?? "/var/lib/apush-component/apush.sqlite"
-        let admins = try tree["admins"].map { value throws(ConfigurationError) in try stringList("admins", value) } ?? []
+        let admins =
+            try tree["admins"].map { value throws(ConfigurationError) in try stringList("admins", value) } ?? []
         for (index, admin) in admins.enumerated() {
             guard let parsed = try? JID(admin), parsed.localpart != nil, parsed.resourcepart == nil else {
                 throw ConfigurationError(key: "admins[\(index)]", reason: "'\(admin)' is not a bare user JID")
@@ -80,14 +83,17 @@ struct ConfigurationReader {
                 moduleValues[key] = data
             }
         }
-        return Configuration(component: .init(jid: jid, secret: secret), server: server, domains: domains,
-                             store: store, admins: admins, logLevel: level, http: http,
-                             reconnect: reconnect, keepalive: keepalive, moduleValues: moduleValues)
+        return Configuration(
+            component: .init(jid: jid, secret: secret), server: server, domains: domains,
+            store: store, admins: admins, logLevel: level, http: http,
+            reconnect: reconnect, keepalive: keepalive, moduleValues: moduleValues)
     }
 
     private func object(_ key: String) throws(ConfigurationError) -> [String: Any] {
         guard let value = tree[key] else { throw ConfigurationError(key: key, reason: "missing") }
-        guard let object = value as? [String: Any] else { throw ConfigurationError(key: key, reason: "must be an object") }
+        guard let object = value as? [String: Any] else {
+            throw ConfigurationError(key: key, reason: "must be an object")
+        }
         return object
     }
 
@@ -100,7 +106,9 @@ struct ConfigurationReader {
 
     private func stringList(_ key: String, _ value: Any?) throws(ConfigurationError) -> [String] {
         guard let value else { throw ConfigurationError(key: key, reason: "missing") }
-        guard let list = value as? [Any] else { throw ConfigurationError(key: key, reason: "must be a list of strings") }
+        guard let list = value as? [Any] else {
+            throw ConfigurationError(key: key, reason: "must be a list of strings")
+        }
         return try list.enumerated().map { (index, item) throws(ConfigurationError) in
             try string("\(key)[\(index)]", item)
         }
@@ -120,7 +128,9 @@ struct ConfigurationReader {
         return try Self.decodeSection(type, from: value, key: key)
     }
 
-    static func decodeSection<T: Decodable>(_ type: T.Type, from value: Any, key: String) throws(ConfigurationError) -> T {
+    static func decodeSection<T: Decodable>(_ type: T.Type, from value: Any, key: String) throws(ConfigurationError)
+        -> T
+    {
         let data: Data
         do {
             data = try JSONSerialization.data(withJSONObject: value)
@@ -134,10 +144,12 @@ struct ConfigurationReader {
 extension Configuration {
     /// A misspelt key is an error, not a silently ignored setting. Keys starting with `//` are comments.
     public static func checkKeys(_ object: [String: Any], allowed: Set<String>, path: String)
-        throws(ConfigurationError) {
+        throws(ConfigurationError)
+    {
         for key in object.keys.sorted() where !allowed.contains(key) && !key.hasPrefix("//") {
-            throw ConfigurationError(key: path.isEmpty ? key : "\(path).\(key)",
-                                     reason: "unknown key (keys starting with // are comments)")
+            throw ConfigurationError(
+                key: path.isEmpty ? key : "\(path).\(key)",
+                reason: "unknown key (keys starting with // are comments)")
         }
     }
 }

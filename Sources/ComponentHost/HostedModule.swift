@@ -40,8 +40,10 @@ public struct IQRoute: Sendable {
     /// Returns the result's payload (nil for an empty result) or throws a StanzaError.
     public let handler: @Sendable (Element, ModuleContext) async throws -> Element?
 
-    public init(_ kind: Kind, _ name: String, namespace: String,
-                handler: @escaping @Sendable (Element, ModuleContext) async throws -> Element?) {
+    public init(
+        _ kind: Kind, _ name: String, namespace: String,
+        handler: @escaping @Sendable (Element, ModuleContext) async throws -> Element?
+    ) {
         self.kind = kind
         self.name = name
         self.namespace = namespace
@@ -69,8 +71,10 @@ public struct ModuleContext: Sendable {
     public let sender: any StanzaSender
     public let logger: Logger
 
-    public init(componentJID: JID, servedDomains: Set<String>, admins: Set<JID>, sender: any StanzaSender,
-                logger: Logger) {
+    public init(
+        componentJID: JID, servedDomains: Set<String>, admins: Set<JID>, sender: any StanzaSender,
+        logger: Logger
+    ) {
         self.componentJID = componentJID
         self.servedDomains = servedDomains
         self.admins = admins

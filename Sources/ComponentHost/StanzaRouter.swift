@@ -20,8 +20,10 @@ public struct StanzaRouter: Sendable {
         self.software = software
         commands = AdHocSessions(commands: modules.flatMap { $0.commands(context: context) })
         identities = modules.flatMap(\.discoIdentities)
-        var features = [Namespace.discoInfo, Namespace.discoItems, Namespace.ping, Namespace.version,
-                        Namespace.commands]
+        var features = [
+            Namespace.discoInfo, Namespace.discoItems, Namespace.ping, Namespace.version,
+            Namespace.commands,
+        ]
         for feature in modules.flatMap(\.discoFeatures) where !features.contains(feature) {
             features.append(feature)
         }
@@ -64,10 +66,12 @@ public struct StanzaRouter: Sendable {
         case (.get, Namespace.ping?, "ping"):
             return nil
         case (.get, Namespace.version?, "query"):
-            return Element("query", namespace: Namespace.version, [:], children: [
-                Element("name", namespace: Namespace.version, [:], text: software.name),
-                Element("version", namespace: Namespace.version, [:], text: software.version),
-            ])
+            return Element(
+                "query", namespace: Namespace.version, [:],
+                children: [
+                    Element("name", namespace: Namespace.version, [:], text: software.name),
+                    Element("version", namespace: Namespace.version, [:], text: software.version),
+                ])
         case (.set, Namespace.commands?, "command"):
             return try await commands.execute(payload, from: from)
         default:
@@ -87,15 +91,19 @@ public struct StanzaRouter: Sendable {
             return DiscoInfo(identities: identities, features: features).element
         case Namespace.commands?:
             // XEP-0030 wants an identity in every answer; XEP-0050 registers this one for the list.
-            return DiscoInfo(node: node, identities: [DiscoIdentity(category: "automation", type: "command-list")],
-                             features: [Namespace.commands]).element
+            return DiscoInfo(
+                node: node, identities: [DiscoIdentity(category: "automation", type: "command-list")],
+                features: [Namespace.commands]
+            ).element
         case let node?:
             guard let command = commands.available(to: requester).first(where: { $0.node == node }) else {
                 throw StanzaError(.itemNotFound)
             }
-            return DiscoInfo(node: command.node,
-                             identities: [DiscoIdentity(category: "automation", type: "command-node", name: command.name)],
-                             features: [Namespace.commands, Namespace.dataForms]).element
+            return DiscoInfo(
+                node: command.node,
+                identities: [DiscoIdentity(category: "automation", type: "command-node", name: command.name)],
+                features: [Namespace.commands, Namespace.dataForms]
+            ).element
         }
     }
 

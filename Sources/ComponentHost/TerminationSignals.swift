@@ -1,7 +1,8 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import Dispatch
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// Waits for SIGTERM or SIGINT through Dispatch signal sources, so a stop is graceful.
 public enum TerminationSignals {
@@ -18,7 +19,7 @@ public enum TerminationSignals {
             source.resume()
             sources.append(source)
         }
-        defer { sources.forEach { $0.cancel() } }
+        defer { for source in sources { source.cancel() } }
         for await name in stream {
             return name
         }

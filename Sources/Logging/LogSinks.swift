@@ -1,7 +1,8 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// Writes each event as one line on standard error, prefixed with an ISO-8601 UTC time.
 public struct StandardErrorLogSink: LogSink {

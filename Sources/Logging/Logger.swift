@@ -57,42 +57,58 @@ public struct Logger: Sendable {
         guard level >= self.level else { return }
         let extra = metadata()
         let merged = extra.isEmpty ? self.metadata : self.metadata.merging(extra) { $1 }
-        sink.log(event: LogEvent(level: level, label: label, message: message(), metadata: merged,
-                                 file: file, line: line))
+        sink.log(
+            event: LogEvent(
+                level: level, label: label, message: message(), metadata: merged,
+                file: file, line: line))
     }
 
-    public func trace(_ message: @autoclosure () -> String, metadata: @autoclosure () -> Metadata = [:],
-                      file: String = #fileID, line: UInt = #line) {
+    public func trace(
+        _ message: @autoclosure () -> String, metadata: @autoclosure () -> Metadata = [:],
+        file: String = #fileID, line: UInt = #line
+    ) {
         log(level: .trace, message(), metadata: metadata(), file: file, line: line)
     }
 
-    public func debug(_ message: @autoclosure () -> String, metadata: @autoclosure () -> Metadata = [:],
-                      file: String = #fileID, line: UInt = #line) {
+    public func debug(
+        _ message: @autoclosure () -> String, metadata: @autoclosure () -> Metadata = [:],
+        file: String = #fileID, line: UInt = #line
+    ) {
         log(level: .debug, message(), metadata: metadata(), file: file, line: line)
     }
 
-    public func info(_ message: @autoclosure () -> String, metadata: @autoclosure () -> Metadata = [:],
-                     file: String = #fileID, line: UInt = #line) {
+    public func info(
+        _ message: @autoclosure () -> String, metadata: @autoclosure () -> Metadata = [:],
+        file: String = #fileID, line: UInt = #line
+    ) {
         log(level: .info, message(), metadata: metadata(), file: file, line: line)
     }
 
-    public func notice(_ message: @autoclosure () -> String, metadata: @autoclosure () -> Metadata = [:],
-                       file: String = #fileID, line: UInt = #line) {
+    public func notice(
+        _ message: @autoclosure () -> String, metadata: @autoclosure () -> Metadata = [:],
+        file: String = #fileID, line: UInt = #line
+    ) {
         log(level: .notice, message(), metadata: metadata(), file: file, line: line)
     }
 
-    public func warning(_ message: @autoclosure () -> String, metadata: @autoclosure () -> Metadata = [:],
-                        file: String = #fileID, line: UInt = #line) {
+    public func warning(
+        _ message: @autoclosure () -> String, metadata: @autoclosure () -> Metadata = [:],
+        file: String = #fileID, line: UInt = #line
+    ) {
         log(level: .warning, message(), metadata: metadata(), file: file, line: line)
     }
 
-    public func error(_ message: @autoclosure () -> String, metadata: @autoclosure () -> Metadata = [:],
-                      file: String = #fileID, line: UInt = #line) {
+    public func error(
+        _ message: @autoclosure () -> String, metadata: @autoclosure () -> Metadata = [:],
+        file: String = #fileID, line: UInt = #line
+    ) {
         log(level: .error, message(), metadata: metadata(), file: file, line: line)
     }
 
-    public func critical(_ message: @autoclosure () -> String, metadata: @autoclosure () -> Metadata = [:],
-                         file: String = #fileID, line: UInt = #line) {
+    public func critical(
+        _ message: @autoclosure () -> String, metadata: @autoclosure () -> Metadata = [:],
+        file: String = #fileID, line: UInt = #line
+    ) {
         log(level: .critical, message(), metadata: metadata(), file: file, line: line)
     }
 }

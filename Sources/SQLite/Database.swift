@@ -1,9 +1,9 @@
 import CSQLite
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 public enum DatabaseLocation: Sendable, Hashable {
@@ -76,12 +76,13 @@ public final class Database {
     /// reads the same whether SQLite or this check met it first.
     private static func systemError(_ call: String, _ path: String) -> SQLiteError {
         let number = errno
-        let code = switch number {
-        case EROFS: SQLITE_READONLY
-        case ENOSPC, EDQUOT: SQLITE_FULL
-        case EACCES, EPERM: SQLITE_PERM
-        default: SQLITE_CANTOPEN
-        }
+        let code =
+            switch number {
+            case EROFS: SQLITE_READONLY
+            case ENOSPC, EDQUOT: SQLITE_FULL
+            case EACCES, EPERM: SQLITE_PERM
+            default: SQLITE_CANTOPEN
+            }
         return SQLiteError(code: code, message: "\(call) \(path): \(String(cString: strerror(number)))")
     }
 

@@ -58,8 +58,9 @@ extension Database {
                     guard try database.userVersion < migration.version else { return }
                     try database.executeScript(migration.sql)
                     if migration.rebuildsTables, let orphan = try database.query("PRAGMA foreign_key_check").first {
-                        throw MigrationError.foreignKeyViolation(version: migration.version,
-                                                                 table: try orphan.decode("table", \.stringValue))
+                        throw MigrationError.foreignKeyViolation(
+                            version: migration.version,
+                            table: try orphan.decode("table", \.stringValue))
                     }
                     try database.executeScript("PRAGMA user_version = \(migration.version)")
                 }

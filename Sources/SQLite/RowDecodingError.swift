@@ -21,13 +21,14 @@ public struct RowDecodingError: Error, Hashable, CustomStringConvertible {
     }
 
     public var description: String {
-        let what = switch problem {
-        case .noRow: "no row"
-        case .missingColumn(let column): "no column \(column)"
-        case .mismatch(let column, let storageClass): "column \(column) holds an unexpected \(storageClass)"
-        case .unknownValue(let column, let storageClass):
-            "column \(column) holds a \(storageClass) that is no value this build knows"
-        }
+        let what =
+            switch problem {
+            case .noRow: "no row"
+            case .missingColumn(let column): "no column \(column)"
+            case .mismatch(let column, let storageClass): "column \(column) holds an unexpected \(storageClass)"
+            case .unknownValue(let column, let storageClass):
+                "column \(column) holds a \(storageClass) that is no value this build knows"
+            }
         guard let sql else { return what }
         return problem == .noRow ? "\(what) from \"\(sql)\"" : "\(what) in \"\(sql)\""
     }

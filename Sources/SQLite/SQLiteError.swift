@@ -24,8 +24,10 @@ public struct SQLiteError: Error, CustomStringConvertible, Equatable {
     /// The file system or another process refuses for now (read-only, full, I/O, permission, a lock):
     /// the same call may work later.
     public var mayPass: Bool {
-        [SQLITE_PERM, SQLITE_BUSY, SQLITE_LOCKED, SQLITE_NOMEM, SQLITE_READONLY, SQLITE_IOERR, SQLITE_FULL,
-         SQLITE_CANTOPEN, SQLITE_PROTOCOL].contains(primaryCode)
+        [
+            SQLITE_PERM, SQLITE_BUSY, SQLITE_LOCKED, SQLITE_NOMEM, SQLITE_READONLY, SQLITE_IOERR, SQLITE_FULL,
+            SQLITE_CANTOPEN, SQLITE_PROTOCOL,
+        ].contains(primaryCode)
     }
 
     public var description: String {

@@ -22,8 +22,10 @@ public enum Base64 {
     /// §5: URL-safe alphabet, either unpadded or correctly padded (RFC 4648 §3.2 lets a
     /// specification drop the padding, so both forms occur in the wild). Mixed alphabets fail.
     public static func decodeURL(_ string: String) -> [UInt8]? {
-        decode(string, variant: string.utf8.contains(UInt8(ascii: "="))
-            ? sodium_base64_VARIANT_URLSAFE : sodium_base64_VARIANT_URLSAFE_NO_PADDING)
+        decode(
+            string,
+            variant: string.utf8.contains(UInt8(ascii: "="))
+                ? sodium_base64_VARIANT_URLSAFE : sodium_base64_VARIANT_URLSAFE_NO_PADDING)
     }
 
     private static func encode(_ bytes: [UInt8], variant: Int32) -> String {

@@ -14,8 +14,10 @@ public enum Envelope {
     private static let info = Array(label.utf8)
 
     /// Seals `plaintext` to `recipientPublicKey` with a fresh ephemeral key.
-    public static func seal(_ plaintext: some Collection<UInt8>,
-                            to recipientPublicKey: [UInt8]) throws(SealingError) -> String {
+    public static func seal(
+        _ plaintext: some Collection<UInt8>,
+        to recipientPublicKey: [UInt8]
+    ) throws(SealingError) -> String {
         var ephemeralPrivateKey = Sodium.randomBytes(KeyPair.keyLength)
         defer { Sodium.zeroize(&ephemeralPrivateKey) }
         return try seal(plaintext, to: recipientPublicKey, ephemeralPrivateKey: ephemeralPrivateKey)
@@ -23,15 +25,18 @@ public enum Envelope {
 
     /// Seals with the given ephemeral private key. Only for reproducing test vectors: reusing an
     /// ephemeral key across envelopes reuses the AEAD key and nonce, which breaks confidentiality.
-    public static func seal(_ plaintext: some Collection<UInt8>, to recipientPublicKey: [UInt8],
-                            ephemeralPrivateKey: [UInt8]) throws(SealingError) -> String {
+    public static func seal(
+        _ plaintext: some Collection<UInt8>, to recipientPublicKey: [UInt8],
+        ephemeralPrivateKey: [UInt8]
+    ) throws(SealingError) -> String {
         guard recipientPublicKey.count == KeyPair.keyLength else { throw .invalidPublicKey }
         guard ephemeralPrivateKey.count == KeyPair.keyLength else { throw .invalidPrivateKey }
         let message = Array(plaintext)
         guard message.count <= maxPlaintextLength else { throw .plaintextTooLarge(message.count) }
 
-        let (enc, context) = try HPKE.setUpSender(recipientPublicKey: recipientPublicKey,
-                                                  ephemeralPrivateKey: ephemeralPrivateKey, info: info)
+        let (enc, context) = try HPKE.setUpSender(
+            recipientPublicKey: recipientPublicKey,
+            ephemeralPrivateKey: ephemeralPrivateKey, info: info)
         return Base64.encode(enc + HPKE.seal(message, context: context))
     }
 

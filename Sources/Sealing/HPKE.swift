@@ -37,8 +37,10 @@ enum HPKE {
     // MARK: KEM (RFC 9180 §4.1)
 
     /// Encap with a given ephemeral key: returns `enc` and the context for `info`.
-    static func setUpSender(recipientPublicKey: [UInt8], ephemeralPrivateKey: [UInt8],
-                            info: [UInt8]) throws(SealingError) -> (enc: [UInt8], context: Context) {
+    static func setUpSender(
+        recipientPublicKey: [UInt8], ephemeralPrivateKey: [UInt8],
+        info: [UInt8]
+    ) throws(SealingError) -> (enc: [UInt8], context: Context) {
         var dh = try X25519.sharedSecret(privateKey: ephemeralPrivateKey, publicKey: recipientPublicKey)
         defer { Sodium.zeroize(&dh) }
         let enc = X25519.publicKey(privateKey: ephemeralPrivateKey)
@@ -46,33 +48,41 @@ enum HPKE {
     }
 
     /// Decap: the context a recipient derives from `enc` and its private key.
-    static func setUpRecipient(enc: [UInt8], recipientPrivateKey: [UInt8],
-                               info: [UInt8]) throws(SealingError) -> Context {
+    static func setUpRecipient(
+        enc: [UInt8], recipientPrivateKey: [UInt8],
+        info: [UInt8]
+    ) throws(SealingError) -> Context {
         var dh = try X25519.sharedSecret(privateKey: recipientPrivateKey, publicKey: enc)
         defer { Sodium.zeroize(&dh) }
         let recipientPublicKey = X25519.publicKey(privateKey: recipientPrivateKey)
         return keySchedule(dh: dh, enc: enc, recipientPublicKey: recipientPublicKey, info: info)
     }
 
-    private static func keySchedule(dh: [UInt8], enc: [UInt8], recipientPublicKey: [UInt8],
-                                    info: [UInt8]) -> Context {
+    private static func keySchedule(
+        dh: [UInt8], enc: [UInt8], recipientPublicKey: [UInt8],
+        info: [UInt8]
+    ) -> Context {
         var eaePRK = labeledExtract(kemSuite, salt: [], label: "eae_prk", ikm: dh)
         defer { Sodium.zeroize(&eaePRK) }
-        let sharedSecret = labeledExpand(kemSuite, prk: eaePRK, label: "shared_secret",
-                                         info: enc + recipientPublicKey, length: 32)
+        let sharedSecret = labeledExpand(
+            kemSuite, prk: eaePRK, label: "shared_secret",
+            info: enc + recipientPublicKey, length: 32)
 
         // §5.1, mode_base: empty psk and psk_id.
-        let scheduleContext = [0x00]
+        let scheduleContext =
+            [0x00]
             + labeledExtract(hpkeSuite, salt: [], label: "psk_id_hash", ikm: [])
             + labeledExtract(hpkeSuite, salt: [], label: "info_hash", ikm: info)
         var secret = labeledExtract(hpkeSuite, salt: sharedSecret, label: "secret", ikm: [])
         defer { Sodium.zeroize(&secret) }
         return Context(
             sharedSecret: sharedSecret,
-            key: labeledExpand(hpkeSuite, prk: secret, label: "key", info: scheduleContext,
-                               length: Int(crypto_aead_chacha20poly1305_ietf_keybytes())),
-            baseNonce: labeledExpand(hpkeSuite, prk: secret, label: "base_nonce", info: scheduleContext,
-                                     length: Int(crypto_aead_chacha20poly1305_ietf_npubbytes())))
+            key: labeledExpand(
+                hpkeSuite, prk: secret, label: "key", info: scheduleContext,
+                length: Int(crypto_aead_chacha20poly1305_ietf_keybytes())),
+            baseNonce: labeledExpand(
+                hpkeSuite, prk: secret, label: "base_nonce", info: scheduleContext,
+                length: Int(crypto_aead_chacha20poly1305_ietf_npubbytes())))
     }
 
     // MARK: AEAD, sequence number 0 (the nonce is the base nonce)
@@ -120,8 +130,10 @@ enum HPKE {
     }
 
     /// HKDF-Expand for at most one SHA-256 block: this suite never asks for more than 32 bytes.
-    static func labeledExpand(_ suite: [UInt8], prk: [UInt8], label: String, info: [UInt8],
-                              length: Int) -> [UInt8] {
+    static func labeledExpand(
+        _ suite: [UInt8], prk: [UInt8], label: String, info: [UInt8],
+        length: Int
+    ) -> [UInt8] {
         precondition((1...32).contains(length), "labeledExpand: one HMAC block at most")
         let labeledInfo = [0x00, UInt8(length)] + version + suite + Array(label.utf8) + info
         var block = Sodium.hmacSHA256(key: prk, labeledInfo, [0x01])

@@ -24,8 +24,10 @@ public struct RegistrationRequest: Sendable, Equatable {
     public var calls: CallsMode
     public var wantsReads: Bool
 
-    public init(domain: String, token: String, pushModule: String, account: String?, deviceKey: [UInt8],
-                calls: CallsMode, wantsReads: Bool) {
+    public init(
+        domain: String, token: String, pushModule: String, account: String?, deviceKey: [UInt8],
+        calls: CallsMode, wantsReads: Bool
+    ) {
         self.domain = domain
         self.token = token
         self.pushModule = pushModule
@@ -55,11 +57,13 @@ public struct Registration: Sendable, Equatable {
     public var pushCount: Int64
     public var errorCount: Int64
 
-    public init(id: Int64, domain: String, token: String, pushModule: String, account: String?,
-                deviceKey: [UInt8], calls: CallsMode, wantsReads: Bool, collapseKey: [UInt8],
-                createdAt: Timestamp, lastPushAt: Timestamp? = nil, lastError: String? = nil,
-                lastErrorAt: Timestamp? = nil, lastWakeAt: Timestamp? = nil, pushCount: Int64 = 0,
-                errorCount: Int64 = 0) {
+    public init(
+        id: Int64, domain: String, token: String, pushModule: String, account: String?,
+        deviceKey: [UInt8], calls: CallsMode, wantsReads: Bool, collapseKey: [UInt8],
+        createdAt: Timestamp, lastPushAt: Timestamp? = nil, lastError: String? = nil,
+        lastErrorAt: Timestamp? = nil, lastWakeAt: Timestamp? = nil, pushCount: Int64 = 0,
+        errorCount: Int64 = 0
+    ) {
         self.id = id
         self.domain = domain
         self.token = token
@@ -120,9 +124,11 @@ public struct ChatState: Sendable, Equatable {
     public var noticedSinceRead: Bool
     public var lastReadPushAt: Timestamp?
 
-    public init(registrationID: Int64, chat: String, count: Int = 0, lastMessageAt: Timestamp? = nil,
-                windowEndsAt: Timestamp? = nil, windowMilliseconds: Int64 = 10_000, held: HeldNotice? = nil,
-                noticedSinceRead: Bool = false, lastReadPushAt: Timestamp? = nil) {
+    public init(
+        registrationID: Int64, chat: String, count: Int = 0, lastMessageAt: Timestamp? = nil,
+        windowEndsAt: Timestamp? = nil, windowMilliseconds: Int64 = 10_000, held: HeldNotice? = nil,
+        noticedSinceRead: Bool = false, lastReadPushAt: Timestamp? = nil
+    ) {
         self.registrationID = registrationID
         self.chat = chat
         self.count = count
@@ -168,8 +174,10 @@ public struct RetryItem: Sendable, Equatable {
     public var nextAt: Timestamp
     public var deadline: Timestamp
 
-    public init(id: Int64 = 0, registrationID: Int64, summary: String, kind: String, collapseChat: String?,
-                attempts: Int, nextAt: Timestamp, deadline: Timestamp) {
+    public init(
+        id: Int64 = 0, registrationID: Int64, summary: String, kind: String, collapseChat: String?,
+        attempts: Int, nextAt: Timestamp, deadline: Timestamp
+    ) {
         self.id = id
         self.registrationID = registrationID
         self.summary = summary

@@ -18,9 +18,12 @@ public protocol PushStore: Sendable {
         -> Registration
     /// `register`, unless the token is buried for the request's module and account since `buriedSince`:
     /// then nothing is stored and nil is returned. One transaction, so a token buried while a publish is
-    /// handled is never brought back by it (docs/wire-contract.md, Coalescing, reads, calls, answers), and one round trip on the publish path.
-    func registerUnlessBuried(_ request: RegistrationRequest, freshCollapseKey: [UInt8], now: Timestamp,
-                              buriedSince: Timestamp) async throws -> Registration?
+    /// handled is never brought back by it (docs/wire-contract.md, Coalescing, reads, calls, answers), and one round
+    /// trip on the publish path.
+    func registerUnlessBuried(
+        _ request: RegistrationRequest, freshCollapseKey: [UInt8], now: Timestamp,
+        buriedSince: Timestamp
+    ) async throws -> Registration?
     /// The registration a publish for (domain, token) from `account` belongs to. With an account: its
     /// own, else the token's registration with no account (stock era). With none (a stock publish, which
     /// cannot tell accounts apart): the one with no account, else the only one, else the one enabled or
@@ -127,6 +130,7 @@ public protocol PushStore: Sendable {
 
     /// Forgets expired tombstones, dedupe keys, calls and cap entries, and the state of chats quiet
     /// since `quietChatsBefore` (no open window, nothing held: only an old count is lost).
-    func prune(tombstonesBefore: Timestamp, sightingsBefore: Timestamp, callsBefore: Timestamp,
-               unknownAnswersBefore: Timestamp, quietChatsBefore: Timestamp) async throws
+    func prune(
+        tombstonesBefore: Timestamp, sightingsBefore: Timestamp, callsBefore: Timestamp,
+        unknownAnswersBefore: Timestamp, quietChatsBefore: Timestamp) async throws
 }

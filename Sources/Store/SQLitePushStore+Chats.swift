@@ -17,10 +17,14 @@ extension SQLitePushStore {
     /// `updateChat` inside a transaction the caller holds. A new chat past the registration's limit
     /// first forgets its quietest chats; if every one is busy, the new chat is not kept (its message is
     /// still pushed by the caller, just not held or counted).
-    static func updateChat<Result>(registrationID: Int64, chat: String, limit: Int, in database: Database,
-                                   _ change: (inout ChatState?) -> Result) throws -> Result {
-        var state = try database.query("SELECT * FROM chats WHERE registration_id = ? AND chat = ?",
-                                       [.integer(registrationID), .text(chat)]).first.map(Self.chatState)
+    static func updateChat<Result>(
+        registrationID: Int64, chat: String, limit: Int, in database: Database,
+        _ change: (inout ChatState?) -> Result
+    ) throws -> Result {
+        var state = try database.query(
+            "SELECT * FROM chats WHERE registration_id = ? AND chat = ?",
+            [.integer(registrationID), .text(chat)]
+        ).first.map(Self.chatState)
         let before = state
         let result = change(&state)
         guard state != before else { return result }
@@ -33,8 +37,9 @@ extension SQLitePushStore {
             state.chat = chat
             try Self.save(state, in: database)
         } else {
-            try database.execute("DELETE FROM chats WHERE registration_id = ? AND chat = ?",
-                                 [.integer(registrationID), .text(chat)])
+            try database.execute(
+                "DELETE FROM chats WHERE registration_id = ? AND chat = ?",
+                [.integer(registrationID), .text(chat)])
         }
         return result
     }
@@ -42,11 +47,14 @@ extension SQLitePushStore {
     /// Makes room for a new chat of the registration by forgetting its quietest chats with no open window
     /// and nothing held; false if every one is busy.
     private static func makeRoomForChat(registrationID: Int64, limit: Int, in database: Database) throws -> Bool {
-        let held = try database.queryOne("SELECT count(*) AS n FROM chats WHERE registration_id = ?",
-                                         [.integer(registrationID)]).decode("n", \.int64Value)
+        let held = try database.queryOne(
+            "SELECT count(*) AS n FROM chats WHERE registration_id = ?",
+            [.integer(registrationID)]
+        ).decode("n", \.int64Value)
         let excess = held - Int64(limit) + 1
         guard excess > 0 else { return true }
-        try database.execute("""
+        try database.execute(
+            """
             DELETE FROM chats WHERE rowid IN (SELECT rowid FROM chats
                 WHERE registration_id = ? AND window_ends_at IS NULL AND held IS NULL
                 ORDER BY max(ifnull(last_message_at, 0), ifnull(last_read_push_at, 0)) LIMIT ?)
@@ -56,17 +64,21 @@ extension SQLitePushStore {
 
     public func chats(registrationID: Int64) async throws -> [ChatState] {
         try await run { database in
-            try database.query("SELECT * FROM chats WHERE registration_id = ? ORDER BY chat", [.integer(registrationID)])
-                .map(Self.chatState)
+            try database.query(
+                "SELECT * FROM chats WHERE registration_id = ? ORDER BY chat", [.integer(registrationID)]
+            )
+            .map(Self.chatState)
         }
     }
 
     public func dueWindows(at now: Timestamp, limit: Int) async throws -> [ChatState] {
         try await run { database in
-            try database.query("""
+            try database.query(
+                """
                 SELECT * FROM chats WHERE window_ends_at IS NOT NULL AND window_ends_at <= ?
                 ORDER BY window_ends_at LIMIT ?
-                """, [.integer(now), .integer(Int64(limit))]).map(Self.chatState)
+                """, [.integer(now), .integer(Int64(limit))]
+            ).map(Self.chatState)
         }
     }
 
@@ -79,12 +91,17 @@ extension SQLitePushStore {
 
     private static func save(_ state: ChatState, in database: Database) throws {
         let held = try state.held.map { SQLValue.text(String(decoding: try JSONEncoder().encode($0), as: UTF8.self)) }
-        try database.execute("""
+        try database.execute(
+            """
             INSERT OR REPLACE INTO chats (registration_id, chat, count, last_message_at, window_ends_at, window_ms,
                 held, noticed_since_read, last_read_push_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-            """, [.integer(state.registrationID), .text(state.chat), .integer(Int64(state.count)),
-                  Self.optional(state.lastMessageAt), Self.optional(state.windowEndsAt), .integer(state.windowMilliseconds),
-                  held ?? .null, SQLValue(state.noticedSinceRead), Self.optional(state.lastReadPushAt)])
+            """,
+            [
+                .integer(state.registrationID), .text(state.chat), .integer(Int64(state.count)),
+                Self.optional(state.lastMessageAt), Self.optional(state.windowEndsAt),
+                .integer(state.windowMilliseconds),
+                held ?? .null, SQLValue(state.noticedSinceRead), Self.optional(state.lastReadPushAt),
+            ])
     }
 
     private static func chatState(_ row: Row) throws -> ChatState {
@@ -96,7 +113,8 @@ extension SQLitePushStore {
             }
         }
         return ChatState(
-            registrationID: try row.decode("registration_id", \.int64Value), chat: try row.decode("chat", \.stringValue),
+            registrationID: try row.decode("registration_id", \.int64Value),
+            chat: try row.decode("chat", \.stringValue),
             count: Int(try row.decode("count", \.int64Value)),
             lastMessageAt: try row.decodeIfPresent("last_message_at", \.int64Value),
             windowEndsAt: try row.decodeIfPresent("window_ends_at", \.int64Value),

@@ -8,10 +8,12 @@ extension SQLitePushStore {
         try await run { database in
             try database.transaction { database in
                 for (name, amount) in counters {
-                    try database.execute("UPDATE counters SET value = value + ? WHERE name = ?",
-                                         [.integer(amount), .text(name)])
+                    try database.execute(
+                        "UPDATE counters SET value = value + ? WHERE name = ?",
+                        [.integer(amount), .text(name)])
                     guard database.changes == 0 else { continue }
-                    try database.execute("""
+                    try database.execute(
+                        """
                         INSERT INTO counters (name, value) SELECT ?1, ?2 WHERE (SELECT count(*) FROM counters) < ?3
                         """, [.text(name), .integer(amount), .integer(Int64(limit))])
                 }

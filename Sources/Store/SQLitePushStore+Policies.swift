@@ -13,8 +13,9 @@ extension SQLitePushStore {
     public func setPolicy(account: String?, json: String?) async throws {
         try await run { database in
             if let json {
-                try database.execute("INSERT OR REPLACE INTO policies (account, document) VALUES (?, ?)",
-                                     [.text(account ?? ""), .text(json)])
+                try database.execute(
+                    "INSERT OR REPLACE INTO policies (account, document) VALUES (?, ?)",
+                    [.text(account ?? ""), .text(json)])
             } else {
                 try database.execute("DELETE FROM policies WHERE account = ?", [.text(account ?? "")])
             }

@@ -4,7 +4,8 @@ import SQLite
 /// them, and record each push's outcome and each wake.
 extension SQLitePushStore {
     public func register(_ request: RegistrationRequest, freshCollapseKey: [UInt8], now: Timestamp) async throws
-        -> Registration {
+        -> Registration
+    {
         let limits = limits
         return try await run { database in
             try database.transaction { database in
@@ -13,17 +14,23 @@ extension SQLitePushStore {
         }
     }
 
-    public func registerUnlessBuried(_ request: RegistrationRequest, freshCollapseKey: [UInt8], now: Timestamp,
-                                     buriedSince: Timestamp) async throws -> Registration? {
+    public func registerUnlessBuried(
+        _ request: RegistrationRequest, freshCollapseKey: [UInt8], now: Timestamp,
+        buriedSince: Timestamp
+    ) async throws -> Registration? {
         let limits = limits
         return try await run { database in
             try database.transaction { database in
-                guard !(try Self.isBuried(token: request.token, pushModule: request.pushModule,
-                                          account: Self.account(of: request), since: buriedSince, in: database)) else {
+                guard
+                    !(try Self.isBuried(
+                        token: request.token, pushModule: request.pushModule,
+                        account: Self.account(of: request), since: buriedSince, in: database))
+                else {
                     return nil
                 }
-                return try Self.register(request, freshCollapseKey: freshCollapseKey, now: now, limits: limits,
-                                         in: database)
+                return try Self.register(
+                    request, freshCollapseKey: freshCollapseKey, now: now, limits: limits,
+                    in: database)
             }
         }
     }
@@ -33,15 +40,20 @@ extension SQLitePushStore {
         request.account.flatMap { $0.isEmpty ? nil : $0 }
     }
 
-    private static func register(_ request: RegistrationRequest, freshCollapseKey: [UInt8], now: Timestamp,
-                                 limits: StoreLimits, in database: Database) throws -> Registration {
+    private static func register(
+        _ request: RegistrationRequest, freshCollapseKey: [UInt8], now: Timestamp,
+        limits: StoreLimits, in database: Database
+    ) throws -> Registration {
         let account = Self.account(of: request)
-        if let old = try registration(domain: request.domain, token: request.token, account: account,
-                                      deviceKey: request.deviceKey, in: database) {
+        if let old = try registration(
+            domain: request.domain, token: request.token, account: account,
+            deviceKey: request.deviceKey, in: database)
+        {
             // The server echoes the same options on every publish: most calls change nothing.
             if old.pushModule == request.pushModule, old.deviceKey == request.deviceKey,
-               old.calls == request.calls, old.wantsReads == request.wantsReads,
-               account == nil || account == old.account {
+                old.calls == request.calls, old.wantsReads == request.wantsReads,
+                account == nil || account == old.account
+            {
                 return old
             }
             if old.account == nil, let account {
@@ -55,12 +67,16 @@ extension SQLitePushStore {
             updated.calls = request.calls
             updated.wantsReads = request.wantsReads
             updated.collapseKey = collapseKey
-            try database.execute("""
+            try database.execute(
+                """
                 UPDATE registrations SET push_module = ?, account = ?, device_key = ?, calls = ?,
                     wants_reads = ?, collapse_key = ?, updated_at = ? WHERE id = ?
-                """, [.text(updated.pushModule), Self.optional(updated.account), .blob(updated.deviceKey),
-                      .text(updated.calls.rawValue), SQLValue(updated.wantsReads), .blob(collapseKey),
-                      .integer(now), .integer(old.id)])
+                """,
+                [
+                    .text(updated.pushModule), Self.optional(updated.account), .blob(updated.deviceKey),
+                    .text(updated.calls.rawValue), SQLValue(updated.wantsReads), .blob(collapseKey),
+                    .integer(now), .integer(old.id),
+                ])
             return updated
         }
         if let account {
@@ -69,16 +85,21 @@ extension SQLitePushStore {
         guard try size("registrations", in: database) < limits.registrations else {
             throw StoreCapacityError(collection: "registrations", limit: limits.registrations)
         }
-        try database.execute("""
+        try database.execute(
+            """
             INSERT INTO registrations (domain, token, push_module, account, device_key, calls, wants_reads,
                 collapse_key, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-            """, [.text(request.domain), .text(request.token), .text(request.pushModule),
-                  Self.optional(account), .blob(request.deviceKey), .text(request.calls.rawValue),
-                  SQLValue(request.wantsReads), .blob(freshCollapseKey), .integer(now), .integer(now)])
-        return Registration(id: database.lastInsertRowID, domain: request.domain, token: request.token,
-                            pushModule: request.pushModule, account: account,
-                            deviceKey: request.deviceKey, calls: request.calls, wantsReads: request.wantsReads,
-                            collapseKey: freshCollapseKey, createdAt: now)
+            """,
+            [
+                .text(request.domain), .text(request.token), .text(request.pushModule),
+                Self.optional(account), .blob(request.deviceKey), .text(request.calls.rawValue),
+                SQLValue(request.wantsReads), .blob(freshCollapseKey), .integer(now), .integer(now),
+            ])
+        return Registration(
+            id: database.lastInsertRowID, domain: request.domain, token: request.token,
+            pushModule: request.pushModule, account: account,
+            deviceKey: request.deviceKey, calls: request.calls, wantsReads: request.wantsReads,
+            collapseKey: freshCollapseKey, createdAt: now)
     }
 
     /// Makes room for one more registration of `account` by removing its least recently used ones.
@@ -87,7 +108,8 @@ extension SQLitePushStore {
             .decode("n", \.int64Value)
         let excess = held - Int64(limits.registrationsPerAccount) + 1
         guard excess > 0 else { return }
-        try database.execute("""
+        try database.execute(
+            """
             DELETE FROM registrations WHERE id IN (SELECT id FROM registrations WHERE account = ?
                 ORDER BY max(updated_at, ifnull(last_push_at, 0)), id LIMIT ?)
             """, [.text(account), .integer(excess)])
@@ -102,13 +124,17 @@ extension SQLitePushStore {
     /// The choice documented on `PushStore.registration(domain:token:account:)`, in one ORDER BY. A
     /// stock publish's options carry a device key: among several accounts, the one with that key is the
     /// one it speaks for.
-    private static func registration(domain: String, token: String, account: String?, deviceKey: [UInt8]?,
-                                     in database: Database) throws -> Registration? {
-        try database.query("""
+    private static func registration(
+        domain: String, token: String, account: String?, deviceKey: [UInt8]?,
+        in database: Database
+    ) throws -> Registration? {
+        try database.query(
+            """
             SELECT * FROM registrations WHERE token = ?1 AND domain = ?2 AND (?3 IS NULL OR account = ?3 OR account IS NULL)
             ORDER BY account IS ?3 DESC, account IS NULL DESC, device_key IS ?4 DESC, updated_at DESC, id DESC LIMIT 1
-            """, [.text(token), .text(domain), Self.optional(account), deviceKey.map(SQLValue.blob) ?? .null])
-            .first.map(registration)
+            """, [.text(token), .text(domain), Self.optional(account), deviceKey.map(SQLValue.blob) ?? .null]
+        )
+        .first.map(registration)
     }
 
     public func registration(id: Int64) async throws -> Registration? {
@@ -117,7 +143,9 @@ extension SQLitePushStore {
         }
     }
 
-    public func registrations(matching filter: RegistrationFilter, limit: Int, offset: Int) async throws -> [Registration] {
+    public func registrations(matching filter: RegistrationFilter, limit: Int, offset: Int) async throws
+        -> [Registration]
+    {
         try await run { database in
             let (clause, bindings) = Self.whereClause(filter)
             return try database.query(
@@ -130,21 +158,25 @@ extension SQLitePushStore {
     public func countRegistrations(matching filter: RegistrationFilter) async throws -> Int {
         try await run { database in
             let (clause, bindings) = Self.whereClause(filter)
-            return Int(try database.queryOne("SELECT count(*) AS n FROM registrations \(clause)", bindings)
-                .decode("n", \.int64Value))
+            return Int(
+                try database.queryOne("SELECT count(*) AS n FROM registrations \(clause)", bindings)
+                    .decode("n", \.int64Value))
         }
     }
 
     /// The filter as a fixed set of SQL strings (each is prepared once and cached).
     private static func whereClause(_ filter: RegistrationFilter) -> (String, [SQLValue]) {
-        ("WHERE (?1 IS NULL OR account = ?1) AND (?2 IS NULL OR domain = ?2) AND (?3 IS NULL OR push_module = ?3)",
-         [Self.optional(filter.account), Self.optional(filter.domain), Self.optional(filter.pushModule)])
+        (
+            "WHERE (?1 IS NULL OR account = ?1) AND (?2 IS NULL OR domain = ?2) AND (?3 IS NULL OR push_module = ?3)",
+            [Self.optional(filter.account), Self.optional(filter.domain), Self.optional(filter.pushModule)]
+        )
     }
 
     public func removeRegistrations(domain: String, account: String, token: String?) async throws -> [Registration] {
         try await run { database in
             try database.transaction { database in
-                let rows = try database.query("""
+                let rows = try database.query(
+                    """
                     SELECT * FROM registrations WHERE domain = ? AND account = ? AND (?3 IS NULL OR token = ?3)
                     """, [.text(domain), .text(account), Self.optional(token)])
                 let registrations = try rows.map(Self.registration)
@@ -160,12 +192,17 @@ extension SQLitePushStore {
     public func retire(registrationID: Int64, at: Timestamp) async throws -> Registration? {
         try await run { database in
             try database.transaction { database in
-                guard let row = try database.query("SELECT * FROM registrations WHERE id = ?",
-                                                   [.integer(registrationID)]).first else { return nil }
+                guard
+                    let row = try database.query(
+                        "SELECT * FROM registrations WHERE id = ?",
+                        [.integer(registrationID)]
+                    ).first
+                else { return nil }
                 let registration = try Self.registration(row)
                 try database.execute("DELETE FROM registrations WHERE id = ?", [.integer(registrationID)])
-                try Self.bury(token: registration.token, pushModule: registration.pushModule,
-                              scope: registration.account ?? Self.accountlessScope, at: at, in: database)
+                try Self.bury(
+                    token: registration.token, pushModule: registration.pushModule,
+                    scope: registration.account ?? Self.accountlessScope, at: at, in: database)
                 return registration
             }
         }
@@ -174,8 +211,9 @@ extension SQLitePushStore {
     public func buryDeadToken(_ token: String, pushModule: String, at: Timestamp) async throws -> Int {
         try await run { database in
             try database.transaction { database in
-                try database.execute("DELETE FROM registrations WHERE token = ? AND push_module = ?",
-                                     [.text(token), .text(pushModule)])
+                try database.execute(
+                    "DELETE FROM registrations WHERE token = ? AND push_module = ?",
+                    [.text(token), .text(pushModule)])
                 let removed = database.changes
                 try Self.bury(token: token, pushModule: pushModule, scope: Self.everyAccountScope, at: at, in: database)
                 return removed
@@ -184,17 +222,21 @@ extension SQLitePushStore {
     }
 
     public func recordPush(registrationID: Int64, at: Timestamp, error: String?) async throws {
-        try await run { database in try Self.recordPush(registrationID: registrationID, at: at, error: error, in: database) }
+        try await run { database in
+            try Self.recordPush(registrationID: registrationID, at: at, error: error, in: database)
+        }
     }
 
     static func recordPush(registrationID: Int64, at: Timestamp, error: String?, in database: Database) throws {
         if let error {
-            try database.execute("""
+            try database.execute(
+                """
                 UPDATE registrations SET last_error = ?, last_error_at = ?, error_count = error_count + 1
                 WHERE id = ?
                 """, [.text(error), .integer(at), .integer(registrationID)])
         } else {
-            try database.execute("""
+            try database.execute(
+                """
                 UPDATE registrations SET last_push_at = ?, push_count = push_count + 1 WHERE id = ?
                 """, [.integer(at), .integer(registrationID)])
         }
@@ -202,7 +244,8 @@ extension SQLitePushStore {
 
     public func recordWake(registrationID: Int64, at: Timestamp, unlessSince since: Timestamp) async throws -> Bool {
         try await run { database in
-            try database.execute("""
+            try database.execute(
+                """
                 UPDATE registrations SET last_wake_at = ?
                 WHERE id = ? AND (last_wake_at IS NULL OR last_wake_at <= ?)
                 """, [.integer(at), .integer(registrationID), .integer(since)])
@@ -226,6 +269,7 @@ extension SQLitePushStore {
             lastError: try row.decodeIfPresent("last_error", \.stringValue),
             lastErrorAt: try row.decodeIfPresent("last_error_at", \.int64Value),
             lastWakeAt: try row.decodeIfPresent("last_wake_at", \.int64Value),
-            pushCount: try row.decode("push_count", \.int64Value), errorCount: try row.decode("error_count", \.int64Value))
+            pushCount: try row.decode("push_count", \.int64Value),
+            errorCount: try row.decode("error_count", \.int64Value))
     }
 }

@@ -14,15 +14,22 @@ extension SQLitePushStore {
     /// Inserts a retry, or returns nil when the registration's or the store's cap of retries is reached.
     /// Every insert goes through here, the outbox's included, so no path passes the caps.
     private static func insert(_ item: RetryItem, limits: StoreLimits, in database: Database) throws -> Int64? {
-        let queued = try database.queryOne("SELECT count(*) AS n FROM retries WHERE registration_id = ?",
-                                           [.integer(item.registrationID)]).decode("n", \.int64Value)
+        let queued = try database.queryOne(
+            "SELECT count(*) AS n FROM retries WHERE registration_id = ?",
+            [.integer(item.registrationID)]
+        ).decode("n", \.int64Value)
         guard queued < limits.retriesPerRegistration,
-              try Self.size("retries", in: database) < limits.retries else { return nil }
-        try database.execute("""
+            try Self.size("retries", in: database) < limits.retries
+        else { return nil }
+        try database.execute(
+            """
             INSERT INTO retries (registration_id, summary, kind, collapse_chat, attempts, next_at, deadline)
             VALUES (?, ?, ?, ?, ?, ?, ?)
-            """, [.integer(item.registrationID), .text(item.summary), .text(item.kind), optional(item.collapseChat),
-                  .integer(Int64(item.attempts)), .integer(item.nextAt), .integer(item.deadline)])
+            """,
+            [
+                .integer(item.registrationID), .text(item.summary), .text(item.kind), optional(item.collapseChat),
+                .integer(Int64(item.attempts)), .integer(item.nextAt), .integer(item.deadline),
+            ])
         return database.lastInsertRowID
     }
 
@@ -34,8 +41,9 @@ extension SQLitePushStore {
 
     public func updateRetry(_ item: RetryItem) async throws {
         try await run { database in
-            try database.execute("UPDATE retries SET attempts = ?, next_at = ? WHERE id = ?",
-                                 [.integer(Int64(item.attempts)), .integer(item.nextAt), .integer(item.id)])
+            try database.execute(
+                "UPDATE retries SET attempts = ?, next_at = ? WHERE id = ?",
+                [.integer(Int64(item.attempts)), .integer(item.nextAt), .integer(item.id)])
         }
     }
 
@@ -46,11 +54,12 @@ extension SQLitePushStore {
     }
 
     private static func retryItem(_ row: Row) throws -> RetryItem {
-        RetryItem(id: try row.decode("id", \.int64Value), registrationID: try row.decode("registration_id", \.int64Value),
-                  summary: try row.decode("summary", \.stringValue), kind: try row.decode("kind", \.stringValue),
-                  collapseChat: try row.decodeIfPresent("collapse_chat", \.stringValue),
-                  attempts: Int(try row.decode("attempts", \.int64Value)),
-                  nextAt: try row.decode("next_at", \.int64Value), deadline: try row.decode("deadline", \.int64Value))
+        RetryItem(
+            id: try row.decode("id", \.int64Value), registrationID: try row.decode("registration_id", \.int64Value),
+            summary: try row.decode("summary", \.stringValue), kind: try row.decode("kind", \.stringValue),
+            collapseChat: try row.decodeIfPresent("collapse_chat", \.stringValue),
+            attempts: Int(try row.decode("attempts", \.int64Value)),
+            nextAt: try row.decode("next_at", \.int64Value), deadline: try row.decode("deadline", \.int64Value))
     }
 
     public func updateChatAndEnqueue<Result: Sendable>(
@@ -59,8 +68,9 @@ extension SQLitePushStore {
         let limits = limits
         return try await run { database in
             try database.transaction { database in
-                var (result, item) = try Self.updateChat(registrationID: registrationID, chat: chat,
-                                                         limit: limits.chatsPerRegistration, in: database, change)
+                var (result, item) = try Self.updateChat(
+                    registrationID: registrationID, chat: chat,
+                    limit: limits.chatsPerRegistration, in: database, change)
                 // Past the cap of retries the push is not kept: the caller learns it from a nil item.
                 if let stored = item {
                     item = try Self.insert(stored, limits: limits, in: database).map { id in
@@ -75,7 +85,8 @@ extension SQLitePushStore {
     }
 
     public func recordPush(registrationID: Int64, at: Timestamp, error: String?, removingRetry retryID: Int64)
-        async throws {
+        async throws
+    {
         try await run { database in
             try database.transaction { database in
                 try Self.recordPush(registrationID: registrationID, at: at, error: error, in: database)
@@ -88,17 +99,23 @@ extension SQLitePushStore {
         try await run { database in
             try database.transaction { database in
                 let due = "next_at <= ?1 AND deadline >= ?1 ORDER BY next_at, id LIMIT ?2"
-                let calls = try database.query("SELECT * FROM retries WHERE kind = 'call' AND \(due)",
-                                               [.integer(now), .integer(Int64(limit))]).map(Self.retryItem)
-                let others = calls.count < limit
-                    ? try database.query("SELECT * FROM retries WHERE kind <> 'call' AND \(due)",
-                                         [.integer(now), .integer(Int64(limit - calls.count))]).map(Self.retryItem)
+                let calls = try database.query(
+                    "SELECT * FROM retries WHERE kind = 'call' AND \(due)",
+                    [.integer(now), .integer(Int64(limit))]
+                ).map(Self.retryItem)
+                let others =
+                    calls.count < limit
+                    ? try database.query(
+                        "SELECT * FROM retries WHERE kind <> 'call' AND \(due)",
+                        [.integer(now), .integer(Int64(limit - calls.count))]
+                    ).map(Self.retryItem)
                     : []
                 var claimed = calls + others
                 for index in claimed.indices {
                     claimed[index].nextAt = leaseUntil
-                    try database.execute("UPDATE retries SET next_at = ? WHERE id = ?",
-                                         [.integer(leaseUntil), .integer(claimed[index].id)])
+                    try database.execute(
+                        "UPDATE retries SET next_at = ? WHERE id = ?",
+                        [.integer(leaseUntil), .integer(claimed[index].id)])
                 }
                 return claimed
             }
@@ -111,8 +128,10 @@ extension SQLitePushStore {
                 // A leased item is in flight until its lease ends: its answer may still come.
                 let expired = "deadline < ?1 AND next_at <= ?1"
                 var counts: [String: Int] = [:]
-                for row in try database.query("SELECT kind, count(*) AS n FROM retries WHERE \(expired) GROUP BY kind",
-                                              [.integer(now)]) {
+                for row in try database.query(
+                    "SELECT kind, count(*) AS n FROM retries WHERE \(expired) GROUP BY kind",
+                    [.integer(now)])
+                {
                     counts[try row.decode("kind", \.stringValue), default: 0] += Int(try row.decode("n", \.int64Value))
                 }
                 if !counts.isEmpty {

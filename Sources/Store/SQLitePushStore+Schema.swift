@@ -5,78 +5,80 @@ extension SQLitePushStore {
     /// Registration and retry ids are AUTOINCREMENT so a removed one's id is never handed out again: work
     /// still in flight for it (a held window, a push's outcome, a retry timer) must not land on another.
     static let migrations = [
-        Migration(version: 1, sql: """
-            CREATE TABLE registrations (
-                id INTEGER PRIMARY KEY AUTOINCREMENT,
-                domain TEXT NOT NULL,
-                token TEXT NOT NULL,
-                push_module TEXT NOT NULL,
-                account TEXT,
-                device_key BLOB NOT NULL,
-                calls TEXT NOT NULL,
-                wants_reads INTEGER NOT NULL,
-                collapse_key BLOB NOT NULL,
-                created_at INTEGER NOT NULL,
-                updated_at INTEGER NOT NULL,
-                last_push_at INTEGER,
-                last_error TEXT,
-                last_error_at INTEGER,
-                last_wake_at INTEGER,
-                push_count INTEGER NOT NULL DEFAULT 0,
-                error_count INTEGER NOT NULL DEFAULT 0,
-                UNIQUE (domain, token)
-            );
-            CREATE INDEX registrations_by_account ON registrations (account);
-            CREATE TABLE tombstones (
-                token TEXT NOT NULL,
-                push_module TEXT NOT NULL,
-                buried_at INTEGER NOT NULL,
-                PRIMARY KEY (token, push_module)
-            );
-            CREATE TABLE chats (
-                registration_id INTEGER NOT NULL REFERENCES registrations (id) ON DELETE CASCADE,
-                chat TEXT NOT NULL,
-                count INTEGER NOT NULL,
-                last_message_at INTEGER,
-                window_ends_at INTEGER,
-                window_ms INTEGER NOT NULL,
-                held TEXT,
-                noticed_since_read INTEGER NOT NULL,
-                last_read_push_at INTEGER,
-                PRIMARY KEY (registration_id, chat)
-            );
-            CREATE INDEX chats_by_window_end ON chats (window_ends_at) WHERE window_ends_at IS NOT NULL;
-            CREATE TABLE sightings (
-                registration_id INTEGER NOT NULL REFERENCES registrations (id) ON DELETE CASCADE,
-                key TEXT NOT NULL,
-                seen_at INTEGER NOT NULL,
-                PRIMARY KEY (registration_id, key)
-            );
-            CREATE TABLE calls (
-                registration_id INTEGER NOT NULL REFERENCES registrations (id) ON DELETE CASCADE,
-                sid TEXT NOT NULL,
-                chat TEXT NOT NULL,
-                caller TEXT NOT NULL,
-                media TEXT NOT NULL,
-                at INTEGER NOT NULL,
-                PRIMARY KEY (registration_id, sid)
-            );
-            CREATE TABLE retries (
-                id INTEGER PRIMARY KEY AUTOINCREMENT,
-                registration_id INTEGER NOT NULL REFERENCES registrations (id) ON DELETE CASCADE,
-                summary TEXT NOT NULL,
-                kind TEXT NOT NULL,
-                collapse_chat TEXT,
-                attempts INTEGER NOT NULL,
-                next_at INTEGER NOT NULL,
-                deadline INTEGER NOT NULL
-            );
-            CREATE INDEX retries_by_next ON retries (next_at);
-            CREATE INDEX retries_by_registration ON retries (registration_id);
-            CREATE TABLE counters (name TEXT PRIMARY KEY, value INTEGER NOT NULL);
-            CREATE TABLE unknown_node_answers (at INTEGER NOT NULL);
-            CREATE TABLE policies (account TEXT PRIMARY KEY, document TEXT NOT NULL);
-            """),
+        Migration(
+            version: 1,
+            sql: """
+                CREATE TABLE registrations (
+                    id INTEGER PRIMARY KEY AUTOINCREMENT,
+                    domain TEXT NOT NULL,
+                    token TEXT NOT NULL,
+                    push_module TEXT NOT NULL,
+                    account TEXT,
+                    device_key BLOB NOT NULL,
+                    calls TEXT NOT NULL,
+                    wants_reads INTEGER NOT NULL,
+                    collapse_key BLOB NOT NULL,
+                    created_at INTEGER NOT NULL,
+                    updated_at INTEGER NOT NULL,
+                    last_push_at INTEGER,
+                    last_error TEXT,
+                    last_error_at INTEGER,
+                    last_wake_at INTEGER,
+                    push_count INTEGER NOT NULL DEFAULT 0,
+                    error_count INTEGER NOT NULL DEFAULT 0,
+                    UNIQUE (domain, token)
+                );
+                CREATE INDEX registrations_by_account ON registrations (account);
+                CREATE TABLE tombstones (
+                    token TEXT NOT NULL,
+                    push_module TEXT NOT NULL,
+                    buried_at INTEGER NOT NULL,
+                    PRIMARY KEY (token, push_module)
+                );
+                CREATE TABLE chats (
+                    registration_id INTEGER NOT NULL REFERENCES registrations (id) ON DELETE CASCADE,
+                    chat TEXT NOT NULL,
+                    count INTEGER NOT NULL,
+                    last_message_at INTEGER,
+                    window_ends_at INTEGER,
+                    window_ms INTEGER NOT NULL,
+                    held TEXT,
+                    noticed_since_read INTEGER NOT NULL,
+                    last_read_push_at INTEGER,
+                    PRIMARY KEY (registration_id, chat)
+                );
+                CREATE INDEX chats_by_window_end ON chats (window_ends_at) WHERE window_ends_at IS NOT NULL;
+                CREATE TABLE sightings (
+                    registration_id INTEGER NOT NULL REFERENCES registrations (id) ON DELETE CASCADE,
+                    key TEXT NOT NULL,
+                    seen_at INTEGER NOT NULL,
+                    PRIMARY KEY (registration_id, key)
+                );
+                CREATE TABLE calls (
+                    registration_id INTEGER NOT NULL REFERENCES registrations (id) ON DELETE CASCADE,
+                    sid TEXT NOT NULL,
+                    chat TEXT NOT NULL,
+                    caller TEXT NOT NULL,
+                    media TEXT NOT NULL,
+                    at INTEGER NOT NULL,
+                    PRIMARY KEY (registration_id, sid)
+                );
+                CREATE TABLE retries (
+                    id INTEGER PRIMARY KEY AUTOINCREMENT,
+                    registration_id INTEGER NOT NULL REFERENCES registrations (id) ON DELETE CASCADE,
+                    summary TEXT NOT NULL,
+                    kind TEXT NOT NULL,
+                    collapse_chat TEXT,
+                    attempts INTEGER NOT NULL,
+                    next_at INTEGER NOT NULL,
+                    deadline INTEGER NOT NULL
+                );
+                CREATE INDEX retries_by_next ON retries (next_at);
+                CREATE INDEX retries_by_registration ON retries (registration_id);
+                CREATE TABLE counters (name TEXT PRIMARY KEY, value INTEGER NOT NULL);
+                CREATE TABLE unknown_node_answers (at INTEGER NOT NULL);
+                CREATE TABLE policies (account TEXT PRIMARY KEY, document TEXT NOT NULL);
+                """),
         // A registration is (domain, account, token), and a tombstone has a scope: `*` for a dead token
         // (every account), `''` for the registration with no account, else the account. SQLite cannot
         // drop a UNIQUE constraint, so both tables are rebuilt (SQLite's 12 steps: foreign keys off, so
@@ -84,78 +86,83 @@ extension SQLitePushStore {
         // row kept with its id, and the AUTOINCREMENT high-water mark too). Old tombstones were dead
         // tokens or removals of the token's only registration: they stay for every account.
         // `sizes` keeps the totals that caps check, so no check counts a whole table.
-        Migration(version: 2, rebuildsTables: true, sql: """
-            CREATE TABLE registrations_v2 (
-                id INTEGER PRIMARY KEY AUTOINCREMENT,
-                domain TEXT NOT NULL,
-                token TEXT NOT NULL,
-                push_module TEXT NOT NULL,
-                account TEXT,
-                device_key BLOB NOT NULL,
-                calls TEXT NOT NULL,
-                wants_reads INTEGER NOT NULL,
-                collapse_key BLOB NOT NULL,
-                created_at INTEGER NOT NULL,
-                updated_at INTEGER NOT NULL,
-                last_push_at INTEGER,
-                last_error TEXT,
-                last_error_at INTEGER,
-                last_wake_at INTEGER,
-                push_count INTEGER NOT NULL DEFAULT 0,
-                error_count INTEGER NOT NULL DEFAULT 0
-            );
-            INSERT INTO registrations_v2 (id, domain, token, push_module, account, device_key, calls, wants_reads,
-                collapse_key, created_at, updated_at, last_push_at, last_error, last_error_at, last_wake_at,
-                push_count, error_count)
-            SELECT id, domain, token, push_module, account, device_key, calls, wants_reads, collapse_key,
-                created_at, updated_at, last_push_at, last_error, last_error_at, last_wake_at, push_count,
-                error_count FROM registrations;
-            DELETE FROM sqlite_sequence WHERE name = 'registrations_v2';
-            INSERT INTO sqlite_sequence (name, seq)
-                SELECT 'registrations_v2', seq FROM sqlite_sequence WHERE name = 'registrations';
-            DROP TABLE registrations;
-            ALTER TABLE registrations_v2 RENAME TO registrations;
-            CREATE UNIQUE INDEX registrations_by_token ON registrations (token, domain, ifnull(account, ''));
-            CREATE INDEX registrations_by_account ON registrations (account);
+        Migration(
+            version: 2, rebuildsTables: true,
+            sql: """
+                CREATE TABLE registrations_v2 (
+                    id INTEGER PRIMARY KEY AUTOINCREMENT,
+                    domain TEXT NOT NULL,
+                    token TEXT NOT NULL,
+                    push_module TEXT NOT NULL,
+                    account TEXT,
+                    device_key BLOB NOT NULL,
+                    calls TEXT NOT NULL,
+                    wants_reads INTEGER NOT NULL,
+                    collapse_key BLOB NOT NULL,
+                    created_at INTEGER NOT NULL,
+                    updated_at INTEGER NOT NULL,
+                    last_push_at INTEGER,
+                    last_error TEXT,
+                    last_error_at INTEGER,
+                    last_wake_at INTEGER,
+                    push_count INTEGER NOT NULL DEFAULT 0,
+                    error_count INTEGER NOT NULL DEFAULT 0
+                );
+                INSERT INTO registrations_v2 (id, domain, token, push_module, account, device_key, calls, wants_reads,
+                    collapse_key, created_at, updated_at, last_push_at, last_error, last_error_at, last_wake_at,
+                    push_count, error_count)
+                SELECT id, domain, token, push_module, account, device_key, calls, wants_reads, collapse_key,
+                    created_at, updated_at, last_push_at, last_error, last_error_at, last_wake_at, push_count,
+                    error_count FROM registrations;
+                DELETE FROM sqlite_sequence WHERE name = 'registrations_v2';
+                INSERT INTO sqlite_sequence (name, seq)
+                    SELECT 'registrations_v2', seq FROM sqlite_sequence WHERE name = 'registrations';
+                DROP TABLE registrations;
+                ALTER TABLE registrations_v2 RENAME TO registrations;
+                CREATE UNIQUE INDEX registrations_by_token ON registrations (token, domain, ifnull(account, ''));
+                CREATE INDEX registrations_by_account ON registrations (account);
 
-            CREATE TABLE tombstones_v2 (
-                token TEXT NOT NULL,
-                push_module TEXT NOT NULL,
-                scope TEXT NOT NULL,
-                buried_at INTEGER NOT NULL,
-                PRIMARY KEY (token, push_module, scope)
-            );
-            INSERT INTO tombstones_v2 (token, push_module, scope, buried_at)
-                SELECT token, push_module, '*', buried_at FROM tombstones;
-            DROP TABLE tombstones;
-            ALTER TABLE tombstones_v2 RENAME TO tombstones;
+                CREATE TABLE tombstones_v2 (
+                    token TEXT NOT NULL,
+                    push_module TEXT NOT NULL,
+                    scope TEXT NOT NULL,
+                    buried_at INTEGER NOT NULL,
+                    PRIMARY KEY (token, push_module, scope)
+                );
+                INSERT INTO tombstones_v2 (token, push_module, scope, buried_at)
+                    SELECT token, push_module, '*', buried_at FROM tombstones;
+                DROP TABLE tombstones;
+                ALTER TABLE tombstones_v2 RENAME TO tombstones;
 
-            CREATE INDEX sightings_by_age ON sightings (registration_id, seen_at);
-            CREATE INDEX calls_by_age ON calls (registration_id, at);
+                CREATE INDEX sightings_by_age ON sightings (registration_id, seen_at);
+                CREATE INDEX calls_by_age ON calls (registration_id, at);
 
-            CREATE TABLE sizes (name TEXT PRIMARY KEY, count INTEGER NOT NULL);
-            INSERT INTO sizes (name, count) SELECT 'registrations', count(*) FROM registrations;
-            INSERT INTO sizes (name, count) SELECT 'retries', count(*) FROM retries;
-            CREATE TRIGGER registrations_added AFTER INSERT ON registrations
-                BEGIN UPDATE sizes SET count = count + 1 WHERE name = 'registrations'; END;
-            CREATE TRIGGER registrations_removed AFTER DELETE ON registrations
-                BEGIN UPDATE sizes SET count = count - 1 WHERE name = 'registrations'; END;
-            CREATE TRIGGER retries_added AFTER INSERT ON retries
-                BEGIN UPDATE sizes SET count = count + 1 WHERE name = 'retries'; END;
-            CREATE TRIGGER retries_removed AFTER DELETE ON retries
-                BEGIN UPDATE sizes SET count = count - 1 WHERE name = 'retries'; END;
-            """),
+                CREATE TABLE sizes (name TEXT PRIMARY KEY, count INTEGER NOT NULL);
+                INSERT INTO sizes (name, count) SELECT 'registrations', count(*) FROM registrations;
+                INSERT INTO sizes (name, count) SELECT 'retries', count(*) FROM retries;
+                CREATE TRIGGER registrations_added AFTER INSERT ON registrations
+                    BEGIN UPDATE sizes SET count = count + 1 WHERE name = 'registrations'; END;
+                CREATE TRIGGER registrations_removed AFTER DELETE ON registrations
+                    BEGIN UPDATE sizes SET count = count - 1 WHERE name = 'registrations'; END;
+                CREATE TRIGGER retries_added AFTER INSERT ON retries
+                    BEGIN UPDATE sizes SET count = count + 1 WHERE name = 'retries'; END;
+                CREATE TRIGGER retries_removed AFTER DELETE ON retries
+                    BEGIN UPDATE sizes SET count = count - 1 WHERE name = 'retries'; END;
+                """),
         // The retries table is also the outbox (every push is kept there until its answer is recorded):
         // due calls are claimed first, and expired items are found without a scan.
-        Migration(version: 3, sql: """
-            CREATE INDEX retries_calls_by_next ON retries (next_at) WHERE kind = 'call';
-            CREATE INDEX retries_by_deadline ON retries (deadline);
-            """),
+        Migration(
+            version: 3,
+            sql: """
+                CREATE INDEX retries_calls_by_next ON retries (next_at) WHERE kind = 'call';
+                CREATE INDEX retries_by_deadline ON retries (deadline);
+                """),
     ]
 
     /// A total kept by the `sizes` triggers.
     static func size(_ name: String, in database: Database) throws -> Int {
-        Int(try database.queryOne("SELECT count FROM sizes WHERE name = ?", [.text(name)])
-            .decode("count", \.int64Value))
+        Int(
+            try database.queryOne("SELECT count FROM sizes WHERE name = ?", [.text(name)])
+                .decode("count", \.int64Value))
     }
 }

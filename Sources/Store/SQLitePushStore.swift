@@ -48,8 +48,10 @@ public final class SQLitePushStore: PushStore {
     /// Why the store could not be opened at start (it is opened on use later), nil if it was.
     public let unavailableAtStart: StoreUnavailableError?
 
-    public init(_ location: Location, limits: StoreLimits = StoreLimits(),
-                reopenInterval: Duration = .seconds(2)) throws(UnusableStoreError) {
+    public init(
+        _ location: Location, limits: StoreLimits = StoreLimits(),
+        reopenInterval: Duration = .seconds(2)
+    ) throws(UnusableStoreError) {
         try location.checkUsable()
         self.location = location
         self.limits = limits
@@ -77,15 +79,16 @@ public final class SQLitePushStore: PushStore {
     func run<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
             queue.async {
-                continuation.resume(with: Result {
-                    let database = try self.openedDatabase()
-                    do {
-                        return try body(database)
-                    } catch {
-                        database.rollBackIfOpen()
-                        throw error
-                    }
-                })
+                continuation.resume(
+                    with: Result {
+                        let database = try self.openedDatabase()
+                        do {
+                            return try body(database)
+                        } catch {
+                            database.rollBackIfOpen()
+                            throw error
+                        }
+                    })
             }
         }
     }

@@ -1,9 +1,9 @@
 public import SQLite
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// The store's location can never work as configured: its directory does not exist or is not a
@@ -61,7 +61,8 @@ extension SQLitePushStore.Location {
         guard !path.isEmpty else { throw UnusableStoreError(reason: "the path is empty") }
         var status = stat()
         if stat(path, &status) == 0, status.st_mode & S_IFMT != S_IFREG {
-            throw UnusableStoreError(reason: "\(path) is \(status.st_mode & S_IFMT == S_IFDIR ? "a directory" : "not a regular file")")
+            throw UnusableStoreError(
+                reason: "\(path) is \(status.st_mode & S_IFMT == S_IFDIR ? "a directory" : "not a regular file")")
         }
         let directory = path.lastIndex(of: "/").map { String(path[...$0]) } ?? "."
         guard stat(directory, &status) == 0 else {

@@ -9,8 +9,10 @@ public struct Element: Sendable, Hashable {
     public var attributes: [Attribute]
     public var children: [Node]
 
-    public init(_ name: String, namespace: String? = nil, attributes: [Attribute] = [],
-                children: [Node] = []) {
+    public init(
+        _ name: String, namespace: String? = nil, attributes: [Attribute] = [],
+        children: [Node] = []
+    ) {
         self.name = name
         self.namespace = namespace
         self.attributes = attributes
@@ -18,8 +20,10 @@ public struct Element: Sendable, Hashable {
     }
 
     /// Builds an element with attributes given as ordered pairs; `nil` values are left out.
-    public init(_ name: String, namespace: String? = nil, _ attributes: KeyValuePairs<String, String?>,
-                children: [Element] = [], text: String? = nil) {
+    public init(
+        _ name: String, namespace: String? = nil, _ attributes: KeyValuePairs<String, String?>,
+        children: [Element] = [], text: String? = nil
+    ) {
         self.name = name
         self.namespace = namespace
         self.attributes = attributes.compactMap { key, value in value.map { Attribute(key, $0) } }

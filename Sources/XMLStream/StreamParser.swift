@@ -250,7 +250,9 @@ public final class StreamParser {
             fail(.policyViolation, "elements nest deeper than \(limits.maxDepth) levels")
             return
         }
-        let parentNamespace = frames.isEmpty ? (mode == .stream ? Self.streamsNamespace : nil)
+        let parentNamespace =
+            frames.isEmpty
+            ? (mode == .stream ? Self.streamsNamespace : nil)
             : frames[frames.count - 1].element.namespace
         // An element outside every namespace under a namespaced parent (`xmlns=''`) gets "" rather than
         // nil, because nil means "the parent's namespace" when an element is serialised.

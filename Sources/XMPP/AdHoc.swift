@@ -8,8 +8,10 @@ public struct AdHocCommand: Sendable {
     public let isAllowed: @Sendable (JID) -> Bool
     public let handler: @Sendable (AdHocRequest) async throws -> AdHocResponse
 
-    public init(node: String, name: String, isAllowed: @escaping @Sendable (JID) -> Bool,
-                handler: @escaping @Sendable (AdHocRequest) async throws -> AdHocResponse) {
+    public init(
+        node: String, name: String, isAllowed: @escaping @Sendable (JID) -> Bool,
+        handler: @escaping @Sendable (AdHocRequest) async throws -> AdHocResponse
+    ) {
         self.node = node
         self.name = name
         self.isAllowed = isAllowed
@@ -62,8 +64,10 @@ public struct AdHocResponse: Sendable {
     public var actions: [AdHocAction]
     public var state: [String: String]
 
-    public init(status: Status, form: DataForm? = nil, notes: [AdHocNote] = [], actions: [AdHocAction] = [],
-                state: [String: String] = [:]) {
+    public init(
+        status: Status, form: DataForm? = nil, notes: [AdHocNote] = [], actions: [AdHocAction] = [],
+        state: [String: String] = [:]
+    ) {
         self.status = status
         self.form = form
         self.notes = notes
@@ -72,8 +76,10 @@ public struct AdHocResponse: Sendable {
     }
 
     /// Another stage follows: show `form`, offer `actions`, remember `state`.
-    public static func next(_ form: DataForm, actions: [AdHocAction] = [.complete], state: [String: String] = [:],
-                            notes: [AdHocNote] = []) -> AdHocResponse {
+    public static func next(
+        _ form: DataForm, actions: [AdHocAction] = [.complete], state: [String: String] = [:],
+        notes: [AdHocNote] = []
+    ) -> AdHocResponse {
         AdHocResponse(status: .executing, form: form, notes: notes, actions: actions, state: state)
     }
 

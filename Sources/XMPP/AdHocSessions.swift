@@ -1,5 +1,5 @@
-public import XMLStream
 import Synchronization
+public import XMLStream
 
 /// Runs XEP-0050 `execute` requests against a set of commands, keeping multi-stage sessions.
 ///
@@ -24,8 +24,10 @@ public final class AdHocSessions: Sendable {
         var expires: ContinuousClock.Instant
     }
 
-    public init(commands: [AdHocCommand], lifetime: Duration = .seconds(600), maximumSessions: Int = 1000,
-                maximumSessionsPerRequester: Int = 10) {
+    public init(
+        commands: [AdHocCommand], lifetime: Duration = .seconds(600), maximumSessions: Int = 1000,
+        maximumSessionsPerRequester: Int = 10
+    ) {
         self.commands = commands
         self.lifetime = lifetime
         self.maximumSessions = maximumSessions
@@ -70,8 +72,9 @@ public final class AdHocSessions: Sendable {
                 return sessions[existing]
             }
             guard let session, session.owner == requester, session.node == node else {
-                throw StanzaError(.badRequest, text: "unknown or expired session",
-                                  applicationCondition: Element("bad-sessionid", namespace: Namespace.commands))
+                throw StanzaError(
+                    .badRequest, text: "unknown or expired session",
+                    applicationCondition: Element("bad-sessionid", namespace: Namespace.commands))
             }
             sessionID = existing
             stage = session.stage
@@ -91,8 +94,9 @@ public final class AdHocSessions: Sendable {
             sessionID = Self.newSessionID()
         }
 
-        let request = AdHocRequest(requester: requester, action: action, form: action == .prev ? nil : form,
-                                   stage: stage, state: states.last ?? [:])
+        let request = AdHocRequest(
+            requester: requester, action: action, form: action == .prev ? nil : form,
+            stage: stage, state: states.last ?? [:])
         let response = try await definition.handler(request)
         try sessions.withLock { sessions in
             if response.status == .executing {
@@ -104,8 +108,9 @@ public final class AdHocSessions: Sendable {
                 if sessions[sessionID] == nil && sessions.count >= maximumSessions {
                     throw StanzaError(.resourceConstraint, text: "too many open command sessions")
                 }
-                sessions[sessionID] = Session(node: node, owner: requester, stage: stage + 1,
-                                              states: states + [response.state], expires: now + lifetime)
+                sessions[sessionID] = Session(
+                    node: node, owner: requester, stage: stage + 1,
+                    states: states + [response.state], expires: now + lifetime)
             } else {
                 sessions.removeValue(forKey: sessionID)
             }
@@ -118,7 +123,8 @@ public final class AdHocSessions: Sendable {
     private func removeOldest(of requester: JID, from sessions: inout [String: Session]) {
         let own = sessions.filter { $0.value.owner.bare == requester.bare }
         guard own.count >= maximumSessionsPerRequester,
-              let oldest = own.min(by: { $0.value.expires < $1.value.expires })?.key else { return }
+            let oldest = own.min(by: { $0.value.expires < $1.value.expires })?.key
+        else { return }
         sessions.removeValue(forKey: oldest)
     }
 
@@ -135,19 +141,23 @@ public final class AdHocSessions: Sendable {
     }
 
     static func reply(node: String, sessionID: String, response: AdHocResponse) -> Element {
-        var element = Element("command", namespace: Namespace.commands,
-                              ["node": node, "sessionid": sessionID, "status": response.status.rawValue])
+        var element = Element(
+            "command", namespace: Namespace.commands,
+            ["node": node, "sessionid": sessionID, "status": response.status.rawValue])
         if response.status == .executing {
-            var actions = Element("actions", namespace: Namespace.commands,
-                                  ["execute": response.actions.first?.rawValue])
+            var actions = Element(
+                "actions", namespace: Namespace.commands,
+                ["execute": response.actions.first?.rawValue])
             for action in response.actions {
                 actions.append(Element(action.rawValue, namespace: Namespace.commands))
             }
             element.append(actions)
         }
         for note in response.notes {
-            element.append(Element("note", namespace: Namespace.commands, ["type": note.kind.rawValue],
-                                   text: note.text))
+            element.append(
+                Element(
+                    "note", namespace: Namespace.commands, ["type": note.kind.rawValue],
+                    text: note.text))
         }
         if let form = response.form {
             element.append(form.element)

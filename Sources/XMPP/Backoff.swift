@@ -9,8 +9,10 @@ public struct Backoff: Sendable, Equatable {
     public var maximum: Duration
     public var jitter: Double
 
-    public init(initial: Duration = .milliseconds(50), multiplier: Double = 2, maximum: Duration = .seconds(1),
-                jitter: Double = 0.2) {
+    public init(
+        initial: Duration = .milliseconds(50), multiplier: Double = 2, maximum: Duration = .seconds(1),
+        jitter: Double = 0.2
+    ) {
         self.initial = initial
         self.multiplier = multiplier
         self.maximum = maximum
@@ -18,8 +20,9 @@ public struct Backoff: Sendable, Equatable {
     }
 
     /// After a refused secret or a conflict, retrying quickly only floods the server's log: wait longer.
-    public static let afterRejection = Backoff(initial: .seconds(5), multiplier: 2, maximum: .seconds(300),
-                                               jitter: 0.2)
+    public static let afterRejection = Backoff(
+        initial: .seconds(5), multiplier: 2, maximum: .seconds(300),
+        jitter: 0.2)
 
     /// The delay before attempt number `attempt` (1 for the first retry); `unit` is a random number in
     /// [0, 1) so tests can pin the jitter.

@@ -1,6 +1,6 @@
 public import Logging
-public import XMLStream
 import Synchronization
+public import XMLStream
 
 /// How to reach the server and how to keep the link alive.
 public struct ComponentConnectionSettings: Sendable {
@@ -26,11 +26,13 @@ public struct ComponentConnectionSettings: Sendable {
     /// past that the link stops reading and TCP pushes back on the server.
     public var maxStanzasWaiting: Int
 
-    public init(componentJID: String, secret: String, host: String, port: UInt16, keepaliveTarget: String,
-                backoff: Backoff = Backoff(), rejectionBackoff: Backoff = .afterRejection,
-                keepaliveInterval: Duration = .seconds(20), keepaliveTimeout: Duration = .seconds(15),
-                handshakeTimeout: Duration = .seconds(10), limits: StreamLimits = StreamLimits(),
-                maxStanzasInHandling: Int = defaultMaxStanzasInHandling, maxStanzasWaiting: Int = 256) {
+    public init(
+        componentJID: String, secret: String, host: String, port: UInt16, keepaliveTarget: String,
+        backoff: Backoff = Backoff(), rejectionBackoff: Backoff = .afterRejection,
+        keepaliveInterval: Duration = .seconds(20), keepaliveTimeout: Duration = .seconds(15),
+        handshakeTimeout: Duration = .seconds(10), limits: StreamLimits = StreamLimits(),
+        maxStanzasInHandling: Int = defaultMaxStanzasInHandling, maxStanzasWaiting: Int = 256
+    ) {
         self.componentJID = componentJID
         self.secret = secret
         self.host = host
@@ -135,7 +137,8 @@ public final class ComponentConnection: StanzaSender {
                 attempt = wasReady ? 1 : attempt + 1
                 let policy = failure.isRejection ? settings.rejectionBackoff : settings.backoff
                 let delay = policy.delay(attempt: attempt)
-                let message = "component link to \(settings.host):\(settings.port) down: \(failure); retrying in \(delay)"
+                let message =
+                    "component link to \(settings.host):\(settings.port) down: \(failure); retrying in \(delay)"
                 if failure.isRejection { logger.error(message) } else { logger.warning(message) }
                 try? await Task.sleep(for: delay)
             }
@@ -150,10 +153,12 @@ public final class ComponentConnection: StanzaSender {
 
     public func request(_ iq: Element, timeout: Duration) async throws -> Element {
         var iq = iq
-        let id = iq[attribute: "id"] ?? link.withLock { link in
-            link.nextID += 1
-            return "\(idPrefix)-\(link.nextID)"
-        }
+        let id =
+            iq[attribute: "id"]
+            ?? link.withLock { link in
+                link.nextID += 1
+                return "\(idPrefix)-\(link.nextID)"
+            }
         iq[attribute: "id"] = id
         let addressee = iq[attribute: "to"].flatMap { try? JID($0) }
         return try await withCheckedThrowingContinuation { continuation in
@@ -272,7 +277,7 @@ public final class ComponentConnection: StanzaSender {
         let ended = link.withLock { link in
             let pending = link.pending
             let reason = link.endReason
-            link.timers.values.forEach { $0.cancel() }
+            for timer in link.timers.values { timer.cancel() }
             link = Link(nextID: link.nextID)
             return (pending, reason)
         }
@@ -286,7 +291,8 @@ public final class ComponentConnection: StanzaSender {
     /// An IQ result or error answering one of our requests goes back to its caller.
     private func deliverAnswer(_ stanza: Element) -> Bool {
         guard stanza.name == "iq", let type = stanza[attribute: "type"], type == "result" || type == "error",
-              let id = stanza[attribute: "id"] else { return false }
+            let id = stanza[attribute: "id"]
+        else { return false }
         // Only the entity we asked may answer: a guessed id from anyone else is not an answer.
         let from = stanza[attribute: "from"].flatMap { try? JID($0) }
         let expected = link.withLock { link -> Bool in
@@ -311,10 +317,12 @@ public final class ComponentConnection: StanzaSender {
         while !Task.isCancelled {
             try? await Task.sleep(for: settings.keepaliveInterval / 2)
             guard lastActivity.idle >= settings.keepaliveInterval, link.withLock({ $0.ready }),
-                  !stanzas.isHoldingReader else { continue }
-            let ping = Element("iq", namespace: Namespace.componentAccept,
-                               ["type": "get", "from": settings.componentJID, "to": settings.keepaliveTarget],
-                               children: [Element("ping", namespace: Namespace.ping)])
+                !stanzas.isHoldingReader
+            else { continue }
+            let ping = Element(
+                "iq", namespace: Namespace.componentAccept,
+                ["type": "get", "from": settings.componentJID, "to": settings.keepaliveTarget],
+                children: [Element("ping", namespace: Namespace.ping)])
             do {
                 _ = try await request(ping, timeout: settings.keepaliveTimeout)
             } catch ComponentLinkError.timedOut {

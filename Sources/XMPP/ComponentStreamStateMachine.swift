@@ -38,8 +38,9 @@ public struct ComponentStreamStateMachine: Sendable {
     /// The socket is open: say who we are.
     public mutating func connected() -> Action {
         state = .awaitingStreamHeader
-        return .send("<?xml version='1.0'?><stream:stream xmlns='\(Namespace.componentAccept)' "
-            + "xmlns:stream='\(Namespace.streams)' to='\(XMLEscaping.escaped(componentJID))'>")
+        return .send(
+            "<?xml version='1.0'?><stream:stream xmlns='\(Namespace.componentAccept)' "
+                + "xmlns:stream='\(Namespace.streams)' to='\(XMLEscaping.escaped(componentJID))'>")
     }
 
     public mutating func received(_ event: StreamEvent) -> Action {
@@ -87,8 +88,9 @@ public struct ComponentStreamStateMachine: Sendable {
     private mutating func fail(_ condition: StreamError.Condition, _ text: String) -> Action {
         state = .closed
         let error = StreamError(condition, text: text)
-        return .close(farewell: error.element.serialized(parentNamespace: Namespace.componentAccept) + "</stream:stream>",
-                      failure: .protocolViolation(error))
+        return .close(
+            farewell: error.element.serialized(parentNamespace: Namespace.componentAccept) + "</stream:stream>",
+            failure: .protocolViolation(error))
     }
 }
 

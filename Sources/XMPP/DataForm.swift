@@ -9,9 +9,13 @@ public struct DataForm: Sendable, Equatable {
 
     public enum FieldType: String, Sendable, Hashable, CaseIterable {
         case boolean, fixed, hidden
-        case jidMulti = "jid-multi", jidSingle = "jid-single"
-        case listMulti = "list-multi", listSingle = "list-single"
-        case textMulti = "text-multi", textPrivate = "text-private", textSingle = "text-single"
+        case jidMulti = "jid-multi"
+        case jidSingle = "jid-single"
+        case listMulti = "list-multi"
+        case listSingle = "list-single"
+        case textMulti = "text-multi"
+        case textPrivate = "text-private"
+        case textSingle = "text-single"
 
         /// Only these may carry more than one `<value/>`.
         public var allowsMultipleValues: Bool { self == .jidMulti || self == .listMulti || self == .textMulti }
@@ -38,8 +42,10 @@ public struct DataForm: Sendable, Equatable {
         public var values: [String]
         public var options: [Option]
 
-        public init(variable: String?, type: FieldType? = nil, label: String? = nil, description: String? = nil,
-                    isRequired: Bool = false, values: [String] = [], options: [Option] = []) {
+        public init(
+            variable: String?, type: FieldType? = nil, label: String? = nil, description: String? = nil,
+            isRequired: Bool = false, values: [String] = [], options: [Option] = []
+        ) {
             self.variable = variable
             self.type = type
             self.label = label
@@ -79,8 +85,10 @@ public struct DataForm: Sendable, Equatable {
     public var items: [[Field]]
 
     /// `formType` becomes a hidden FORM_TYPE field in front of `fields`.
-    public init(type: FormType, formType: String? = nil, title: String? = nil, instructions: [String] = [],
-                fields: [Field] = [], reported: [Field]? = nil, items: [[Field]] = []) {
+    public init(
+        type: FormType, formType: String? = nil, title: String? = nil, instructions: [String] = [],
+        fields: [Field] = [], reported: [Field]? = nil, items: [[Field]] = []
+    ) {
         self.type = type
         self.title = title
         self.instructions = instructions
@@ -125,10 +133,13 @@ extension DataForm {
         for line in instructions { form.append(Self.textElement("instructions", line)) }
         for field in fields { form.append(field.element) }
         if let reported {
-            form.append(Element("reported", namespace: Namespace.dataForms, children: reported.map(\.element).map(Node.element)))
+            form.append(
+                Element("reported", namespace: Namespace.dataForms, children: reported.map(\.element).map(Node.element))
+            )
         }
         for item in items {
-            form.append(Element("item", namespace: Namespace.dataForms, children: item.map(\.element).map(Node.element)))
+            form.append(
+                Element("item", namespace: Namespace.dataForms, children: item.map(\.element).map(Node.element)))
         }
         return form
     }
@@ -183,15 +194,18 @@ extension DataForm {
 
 extension DataForm.Field {
     public var element: Element {
-        var field = Element("field", namespace: Namespace.dataForms,
-                            ["var": variable, "type": type?.rawValue, "label": label])
+        var field = Element(
+            "field", namespace: Namespace.dataForms,
+            ["var": variable, "type": type?.rawValue, "label": label])
         let namespace = Namespace.dataForms
         if let description { field.append(Element("desc", namespace: namespace, [:], text: description)) }
         if isRequired { field.append(Element("required", namespace: namespace)) }
         for value in values { field.append(Element("value", namespace: namespace, [:], text: value)) }
         for option in options {
-            field.append(Element("option", namespace: namespace, ["label": option.label],
-                                 children: [Element("value", namespace: namespace, [:], text: option.value)]))
+            field.append(
+                Element(
+                    "option", namespace: namespace, ["label": option.label],
+                    children: [Element("value", namespace: namespace, [:], text: option.value)]))
         }
         return field
     }
@@ -230,8 +244,9 @@ extension DataForm.Field {
         if type == .boolean, let value = values.first, XMLBoolean.parse(value) == nil {
             throw .invalidBoolean(field: variable ?? "", value: value)
         }
-        self.init(variable: variable, type: type, label: element[attribute: "label"], description: description,
-                  isRequired: isRequired, values: values, options: options)
+        self.init(
+            variable: variable, type: type, label: element[attribute: "label"], description: description,
+            isRequired: isRequired, values: values, options: options)
     }
 }
 
@@ -257,7 +272,8 @@ public enum DataFormError: Error, Sendable, Hashable, CustomStringConvertible {
         case .unknownFieldType(let type): "unknown field type '\(type)'"
         case .fieldWithoutVariable: "a field other than 'fixed' has no var"
         case .duplicateField(let variable): "the field '\(variable)' appears twice"
-        case .multipleValuesInSingleValuedField(let variable): "the single-valued field '\(variable)' has several values"
+        case .multipleValuesInSingleValuedField(let variable):
+            "the single-valued field '\(variable)' has several values"
         case .invalidBoolean(let field, _): "the boolean field '\(field)' has a value that is not 0, 1, false or true"
         case .optionWithoutValue(let field): "an option of the field '\(field ?? "")' has no value"
         case .duplicateReported: "the form has more than one <reported/>"

@@ -24,8 +24,10 @@ public struct DiscoInfo: Sendable, Equatable {
     /// XEP-0128 service discovery extensions: `result` forms each with a FORM_TYPE.
     public var extensions: [DataForm]
 
-    public init(node: String? = nil, identities: [DiscoIdentity], features: [String],
-                extensions: [DataForm] = []) {
+    public init(
+        node: String? = nil, identities: [DiscoIdentity], features: [String],
+        extensions: [DataForm] = []
+    ) {
         self.node = node
         self.identities = identities
         self.features = features
@@ -39,9 +41,13 @@ public struct DiscoInfo: Sendable, Equatable {
         let namespace = Namespace.discoInfo
         var query = Element("query", namespace: namespace, ["node": node])
         for identity in identities {
-            query.append(Element("identity", namespace: namespace,
-                                 ["category": identity.category, "type": identity.type, "name": identity.name,
-                                  "xml:lang": identity.language]))
+            query.append(
+                Element(
+                    "identity", namespace: namespace,
+                    [
+                        "category": identity.category, "type": identity.type, "name": identity.name,
+                        "xml:lang": identity.language,
+                    ]))
         }
         for feature in features { query.append(Element("feature", namespace: namespace, ["var": feature])) }
         for form in extensions { query.append(form.element) }
@@ -61,8 +67,10 @@ public struct DiscoInfo: Sendable, Equatable {
                 guard let category = child[attribute: "category"], let type = child[attribute: "type"] else {
                     throw .identityWithoutCategoryOrType
                 }
-                identities.append(DiscoIdentity(category: category, type: type, name: child[attribute: "name"],
-                                                language: child[attribute: "xml:lang"]))
+                identities.append(
+                    DiscoIdentity(
+                        category: category, type: type, name: child[attribute: "name"],
+                        language: child[attribute: "xml:lang"]))
             case (namespace, "feature"):
                 guard let feature = child[attribute: "var"] else { throw .featureWithoutVariable }
                 features.append(feature)
@@ -100,9 +108,12 @@ public struct DiscoItems: Sendable, Equatable {
     /// `<query xmlns='http://jabber.org/protocol/disco#items'/>`.
     public var element: Element {
         let namespace = Namespace.discoItems
-        return Element("query", namespace: namespace, ["node": node], children: items.map { item in
-            Element("item", namespace: namespace, ["jid": item.jid.description, "node": item.node, "name": item.name])
-        })
+        return Element(
+            "query", namespace: namespace, ["node": node],
+            children: items.map { item in
+                Element(
+                    "item", namespace: namespace, ["jid": item.jid.description, "node": item.node, "name": item.name])
+            })
     }
 
     public init(element: Element) throws(DiscoError) {

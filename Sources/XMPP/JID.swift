@@ -31,8 +31,9 @@ public struct JID: Sendable, Hashable, Codable, CustomStringConvertible {
             local = rest[..<at]
             rest = rest[rest.index(after: at)...]
         }
-        try self.init(localpart: local.map { String($0) }, domainpart: String(rest),
-                      resourcepart: resource.map { String($0) })
+        try self.init(
+            localpart: local.map { String($0) }, domainpart: String(rest),
+            resourcepart: resource.map { String($0) })
     }
 
     /// Builds a JID from its parts; `nil` means the part is absent, an empty string is an error.
@@ -86,7 +87,8 @@ public struct JID: Sendable, Hashable, Codable, CustomStringConvertible {
 
 extension JID {
     private static func prepared(_ raw: String, _ profile: Stringprep.Profile, _ part: JIDError.Part)
-        throws(JIDError) -> String {
+        throws(JIDError) -> String
+    {
         do {
             return try Stringprep.prepare(raw, profile)
         } catch {
@@ -122,8 +124,10 @@ extension JID {
             }
             for scalar in label.unicodeScalars {
                 if scalar.isASCII {
-                    guard scalar.properties.isAlphabetic || ("0"..."9").contains(scalar) || scalar == "-"
-                            || scalar == "_" else { throw .forbiddenCharacter(part: .domainpart, scalar) }
+                    guard
+                        scalar.properties.isAlphabetic || ("0"..."9").contains(scalar) || scalar == "-"
+                            || scalar == "_"
+                    else { throw .forbiddenCharacter(part: .domainpart, scalar) }
                 } else if isSpaceOrControl(scalar) {
                     throw .forbiddenCharacter(part: .domainpart, scalar)
                 }

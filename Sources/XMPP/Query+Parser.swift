@@ -152,7 +152,8 @@ struct QueryParser {
     private mutating func skipSequence(_ sequence: String) -> Bool {
         let wanted = Array(sequence)
         guard position + wanted.count <= characters.count,
-              Array(characters[position..<position + wanted.count]) == wanted else { return false }
+            Array(characters[position..<position + wanted.count]) == wanted
+        else { return false }
         position += wanted.count
         return true
     }

@@ -70,8 +70,8 @@
 // Select with a literal path and compare the value in Swift instead.
 
 public import Foundation
-public import XMLStream
 import Synchronization
+public import XMLStream
 
 /// A compiled query path. Compile paths used on hot paths once, or rely on the string cache.
 public struct Query: Sendable, Hashable, CustomStringConvertible {
@@ -103,8 +103,15 @@ public struct Query: Sendable, Hashable, CustomStringConvertible {
     }
 
     struct Selector: Sendable, Hashable {
-        enum NamespaceMatch: Sendable, Hashable { case parents, any, exactly(String) }
-        enum NameMatch: Sendable, Hashable { case any, exactly(String), not(String) }
+        enum NamespaceMatch: Sendable, Hashable {
+            case parents, any
+            case exactly(String)
+        }
+        enum NameMatch: Sendable, Hashable {
+            case any
+            case exactly(String)
+            case not(String)
+        }
         struct Filter: Sendable, Hashable {
             let attribute: String
             let value: String?
@@ -339,8 +346,10 @@ extension Element {
         firstConverted(path, .base64) { if case .bytes(let value) = $0 { value } else { nil } }
     }
 
-    private func firstConverted<T>(_ path: String, _ conversion: Query.Conversion,
-                                   _ unwrap: (QueryValue) -> T?) -> T? {
+    private func firstConverted<T>(
+        _ path: String, _ conversion: Query.Conversion,
+        _ unwrap: (QueryValue) -> T?
+    ) -> T? {
         for value in find(path) {
             if let result = unwrap(value) { return result }
             if case .string(let string) = value, let converted = conversion.apply(string) { return unwrap(converted) }

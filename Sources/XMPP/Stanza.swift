@@ -16,20 +16,26 @@ public enum MessageType: String, Sendable, Hashable, CaseIterable {
 // Stanzas are plain `Element`s; these helpers build and read the parts every handler needs.
 extension Element {
     /// Builds an `<iq/>`. `namespace` is the stream's content namespace; this library speaks XEP-0114.
-    public static func iq(type: IQType, id: String, from: JID? = nil, to: JID? = nil, payload: Element? = nil,
-                          namespace: String = Namespace.componentAccept) -> Element {
-        var iq = Element("iq", namespace: namespace,
-                         ["type": type.rawValue, "id": id, "from": from?.description, "to": to?.description])
+    public static func iq(
+        type: IQType, id: String, from: JID? = nil, to: JID? = nil, payload: Element? = nil,
+        namespace: String = Namespace.componentAccept
+    ) -> Element {
+        var iq = Element(
+            "iq", namespace: namespace,
+            ["type": type.rawValue, "id": id, "from": from?.description, "to": to?.description])
         if let payload { iq.append(payload) }
         return iq
     }
 
     /// Builds a `<message/>` (type left out when nil, which means `normal`).
-    public static func message(type: MessageType? = nil, id: String? = nil, from: JID? = nil, to: JID? = nil,
-                               children: [Element] = [], namespace: String = Namespace.componentAccept) -> Element {
-        Element("message", namespace: namespace,
-                ["type": type?.rawValue, "id": id, "from": from?.description, "to": to?.description],
-                children: children)
+    public static func message(
+        type: MessageType? = nil, id: String? = nil, from: JID? = nil, to: JID? = nil,
+        children: [Element] = [], namespace: String = Namespace.componentAccept
+    ) -> Element {
+        Element(
+            "message", namespace: namespace,
+            ["type": type?.rawValue, "id": id, "from": from?.description, "to": to?.description],
+            children: children)
     }
 
     /// The `id` attribute.

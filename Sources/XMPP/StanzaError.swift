@@ -78,8 +78,10 @@ public struct StanzaError: Error, Sendable, Equatable {
     /// The `by` attribute: the entity that produced the error.
     public var by: String?
 
-    public init(_ condition: Condition, type: ErrorType? = nil, text: String? = nil,
-                alternateAddress: String? = nil, applicationCondition: Element? = nil, by: String? = nil) {
+    public init(
+        _ condition: Condition, type: ErrorType? = nil, text: String? = nil,
+        alternateAddress: String? = nil, applicationCondition: Element? = nil, by: String? = nil
+    ) {
         self.condition = condition
         self.type = type ?? condition.defaultType
         self.text = text
@@ -103,16 +105,19 @@ public struct StanzaError: Error, Sendable, Equatable {
     public init?(errorElement: Element) {
         guard errorElement.name == "error" else { return nil }
         let parts = ErrorElementParts(errorElement, conditionNamespace: Namespace.stanzaErrors)
-        self.init(parts.condition.map(Condition.init(rawValue:)) ?? .undefinedCondition,
-                  type: errorElement[attribute: "type"].flatMap(ErrorType.init(rawValue:)), text: parts.text,
-                  alternateAddress: parts.conditionText, applicationCondition: parts.applicationCondition,
-                  by: errorElement[attribute: "by"])
+        self.init(
+            parts.condition.map(Condition.init(rawValue:)) ?? .undefinedCondition,
+            type: errorElement[attribute: "type"].flatMap(ErrorType.init(rawValue:)), text: parts.text,
+            alternateAddress: parts.conditionText, applicationCondition: parts.applicationCondition,
+            by: errorElement[attribute: "by"])
     }
 
     /// Reads the error of a stanza of type `error`; nil for any other stanza.
     public init?(stanza: Element) {
         guard stanza[attribute: "type"] == "error",
-              let error = stanza.elements.first(where: { $0.name == "error" && ($0.namespace == stanza.namespace || $0.namespace == nil) })
+            let error = stanza.elements.first(where: {
+                $0.name == "error" && ($0.namespace == stanza.namespace || $0.namespace == nil)
+            })
         else { return nil }
         self.init(errorElement: error)
     }

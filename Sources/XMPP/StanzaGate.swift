@@ -1,5 +1,5 @@
-import XMLStream
 import Synchronization
+import XMLStream
 
 /// Bounds the stanzas the link holds: at most `maxHandling` are being handled at once, at most
 /// `maxWaiting` more wait their turn, and the reader is held while that line is full, so TCP pushes

@@ -54,8 +54,10 @@ public struct StreamError: Error, Sendable, Equatable {
     /// An application-specific condition element.
     public var applicationCondition: Element?
 
-    public init(_ condition: Condition, text: String? = nil, otherHost: String? = nil,
-                applicationCondition: Element? = nil) {
+    public init(
+        _ condition: Condition, text: String? = nil, otherHost: String? = nil,
+        applicationCondition: Element? = nil
+    ) {
         self.condition = condition
         self.text = text
         self.otherHost = otherHost
@@ -76,7 +78,8 @@ public struct StreamError: Error, Sendable, Equatable {
     public init?(element: Element) {
         guard element.name == "error", element.namespace == Namespace.streams else { return nil }
         let parts = ErrorElementParts(element, conditionNamespace: Namespace.streamErrors)
-        self.init(parts.condition.map(Condition.init(rawValue:)) ?? .undefinedCondition, text: parts.text,
-                  otherHost: parts.conditionText, applicationCondition: parts.applicationCondition)
+        self.init(
+            parts.condition.map(Condition.init(rawValue:)) ?? .undefinedCondition, text: parts.text,
+            otherHost: parts.conditionText, applicationCondition: parts.applicationCondition)
     }
 }

@@ -115,8 +115,9 @@ enum Stringprep {
         switch (profile, byte) {
         // C.2.1 controls; for a node also C.1.1 (space) and RFC 3920 A.5's " & ' / : < > @.
         case (.nodeprep, 0x00...0x20), (.nodeprep, 0x7F), (.nodeprep, 0x22), (.nodeprep, 0x26), (.nodeprep, 0x27),
-             (.nodeprep, 0x2F), (.nodeprep, 0x3A), (.nodeprep, 0x3C), (.nodeprep, 0x3E), (.nodeprep, 0x40),
-             (.resourceprep, 0x00...0x1F), (.resourceprep, 0x7F): true
+            (.nodeprep, 0x2F), (.nodeprep, 0x3A), (.nodeprep, 0x3C), (.nodeprep, 0x3E), (.nodeprep, 0x40),
+            (.resourceprep, 0x00...0x1F), (.resourceprep, 0x7F):
+            true
         default: false  // ASCII in a domain is left to its own rules (letters, digits, hyphens).
         }
     }
@@ -126,7 +127,8 @@ enum Stringprep {
         switch scalar.value {
         case 0x00A0, 0x1680, 0x2000...0x200B, 0x202F, 0x205F, 0x3000: return true  // C.1.2 spaces
         case 0x0080...0x009F, 0x06DD, 0x070F, 0x180E, 0x200C...0x200D, 0x2028...0x2029, 0x2060...0x2063,
-             0x206A...0x206F, 0xFEFF, 0xFFF9...0xFFFC, 0x1D173...0x1D17A: return true  // C.2.2 controls
+            0x206A...0x206F, 0xFEFF, 0xFFF9...0xFFFC, 0x1D173...0x1D17A:
+            return true  // C.2.2 controls
         case 0xFFF9...0xFFFD: return true  // C.6 inappropriate for plain text
         case 0x2FF0...0x2FFB: return true  // C.7 ideographic description
         case 0x0340...0x0341, 0x200E...0x200F, 0x202A...0x202E: return true  // C.8 display and deprecated
@@ -143,7 +145,8 @@ enum Stringprep {
         let scalars = text.unicodeScalars
         guard scalars.contains(where: isRightToLeft) else { return }
         guard !scalars.contains(where: isLeftToRight), let first = scalars.first, let last = scalars.last,
-              isRightToLeft(first), isRightToLeft(last) else { throw .bidi }
+            isRightToLeft(first), isRightToLeft(last)
+        else { throw .bidi }
     }
 
     /// Table D.1: bidi category R or AL in Unicode 3.2. The servers (ICU) take a later character in
@@ -158,17 +161,19 @@ enum Stringprep {
             }
             switch scalar.value {
             case 0x0590...0x08FF, 0xFB1D...0xFDCF, 0xFDF0...0xFDFF, 0xFE70...0xFEFF, 0x10800...0x10FFF,
-                 0x1E800...0x1EFFF: return true
+                0x1E800...0x1EFFF:
+                return true
             default: return false
             }
         }
         switch scalar.value {
         case 0x05BE, 0x05C0, 0x05C3, 0x05D0...0x05EA, 0x05F0...0x05F4, 0x061B, 0x061F, 0x0621...0x063A,
-             0x0640...0x064A, 0x066D...0x066F, 0x0671...0x06D5, 0x06DD, 0x06E5...0x06E6, 0x06FA...0x06FE,
-             0x0700...0x070D, 0x0710, 0x0712...0x072C, 0x0780...0x07A5, 0x07B1, 0x200F, 0xFB1D,
-             0xFB1F...0xFB28, 0xFB2A...0xFB36, 0xFB38...0xFB3C, 0xFB3E, 0xFB40...0xFB41, 0xFB43...0xFB44,
-             0xFB46...0xFBB1, 0xFBD3...0xFD3D, 0xFD50...0xFD8F, 0xFD92...0xFDC7, 0xFDF0...0xFDFC,
-             0xFE70...0xFE74, 0xFE76...0xFEFC: return true
+            0x0640...0x064A, 0x066D...0x066F, 0x0671...0x06D5, 0x06DD, 0x06E5...0x06E6, 0x06FA...0x06FE,
+            0x0700...0x070D, 0x0710, 0x0712...0x072C, 0x0780...0x07A5, 0x07B1, 0x200F, 0xFB1D,
+            0xFB1F...0xFB28, 0xFB2A...0xFB36, 0xFB38...0xFB3C, 0xFB3E, 0xFB40...0xFB41, 0xFB43...0xFB44,
+            0xFB46...0xFBB1, 0xFBD3...0xFD3D, 0xFD50...0xFD8F, 0xFD92...0xFDC7, 0xFDF0...0xFDFC,
+            0xFE70...0xFE74, 0xFE76...0xFEFC:
+            return true
         default: return false
         }
     }
@@ -181,14 +186,15 @@ enum Stringprep {
         guard !isRightToLeft(scalar) else { return false }
         switch scalar.properties.generalCategory {
         case .uppercaseLetter, .lowercaseLetter, .titlecaseLetter, .modifierLetter, .otherLetter, .spacingMark,
-             .letterNumber:
+            .letterNumber:
             return true
         case .unassigned:
             return !scalar.properties.isNoncharacterCodePoint
         case .decimalNumber:
             switch scalar.value {
             case 0x0030...0x0039, 0x0600...0x08FF, 0x10D30...0x10D39, 0x1E950...0x1E959, 0x1D7CE...0x1D7FF,
-                 0xFF10...0xFF19: return false
+                0xFF10...0xFF19:
+                return false
             default: return true
             }
         default:

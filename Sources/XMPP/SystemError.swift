@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A failed system call, with the call's name and errno, so a log line says what failed and why.

@@ -1,9 +1,10 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import Dispatch
 import Foundation
 import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// A blocking TCP socket with a reader thread feeding an async stream of byte chunks.
 ///
@@ -53,7 +54,9 @@ public final class TCPConnection: Sendable {
         hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
         var list: UnsafeMutablePointer<addrinfo>?
         let status = getaddrinfo(host, String(port), &hints, &list)
-        guard status == 0, let first = list else { throw SystemError(call: "getaddrinfo(\(host))", errno: EHOSTUNREACH) }
+        guard status == 0, let first = list else {
+            throw SystemError(call: "getaddrinfo(\(host))", errno: EHOSTUNREACH)
+        }
         defer { freeaddrinfo(list) }
         var lastError: any Error = SystemError(call: "connect", errno: ECONNREFUSED)
         var entry: UnsafeMutablePointer<addrinfo>? = first

@@ -4,7 +4,9 @@ import Foundation
 enum XMPPDateTime {
     static func parse(_ string: String) -> Date? {
         var scanner = DigitScanner(Array(string.utf8))
-        let year: Int, month: Int, day: Int
+        let year: Int
+        let month: Int
+        let day: Int
         guard let y = scanner.number(4) else { return nil }
         if scanner.skip("-") {
             guard let m = scanner.number(2), scanner.skip("-"), let d = scanner.number(2) else { return nil }
@@ -14,7 +16,8 @@ enum XMPPDateTime {
             (year, month, day) = (y, m, d)
         }
         guard scanner.skip("T"), let hour = scanner.number(2), scanner.skip(":"), let minute = scanner.number(2),
-              scanner.skip(":"), let second = scanner.number(2) else { return nil }
+            scanner.skip(":"), let second = scanner.number(2)
+        else { return nil }
         var fraction = 0.0
         if scanner.skip(".") {
             guard let digits = scanner.digitRun(), let value = Double("0." + digits) else { return nil }
@@ -27,11 +30,13 @@ enum XMPPDateTime {
             let sign: Int
             if scanner.skip("+") { sign = 1 } else if scanner.skip("-") { sign = -1 } else { return nil }
             guard let offsetHours = scanner.number(2), scanner.skip(":"), let offsetMinutes = scanner.number(2),
-                  offsetHours < 24, offsetMinutes < 60 else { return nil }
+                offsetHours < 24, offsetMinutes < 60
+            else { return nil }
             offset = sign * (offsetHours * 3600 + offsetMinutes * 60)
         }
         guard scanner.atEnd, (1...12).contains(month), (1...daysInMonth(month, year)).contains(day),
-              hour < 24, minute < 60, second <= 60 else { return nil }
+            hour < 24, minute < 60, second <= 60
+        else { return nil }
         let seconds = daysSinceEpoch(year, month, day) * 86_400 + hour * 3600 + minute * 60 + second - offset
         return Date(timeIntervalSince1970: Double(seconds) + fraction)
     }

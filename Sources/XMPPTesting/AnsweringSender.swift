@@ -1,6 +1,6 @@
+import Synchronization
 public import XMLStream
 public import XMPP
-import Synchronization
 
 /// An App Server answering every request at once with a result, and counting them: for measuring
 /// only our own cost (the benchmark).

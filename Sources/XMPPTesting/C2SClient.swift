@@ -1,7 +1,7 @@
 import Foundation
+import Synchronization
 public import XMLStream
 public import XMPP
-import Synchronization
 
 /// A client-to-server connection for tests and the demo: a real user logging in to Prosody or
 /// ejabberd over plain TCP (SASL PLAIN, no TLS: the test servers allow it), binding a resource, and
@@ -32,15 +32,18 @@ public final class C2SClient: Sendable {
 
     /// Connects to `host:port`, authenticates `user@domain` with PLAIN, binds `resource`, and sends
     /// initial presence when `presence` is true.
-    public static func connect(host: String = "127.0.0.1", port: Int, domain: String, user: String,
-                               password: String, resource: String = "tests", presence: Bool = true,
-                               timeout: Duration = .seconds(10)) async throws -> C2SClient {
+    public static func connect(
+        host: String = "127.0.0.1", port: Int, domain: String, user: String,
+        password: String, resource: String = "tests", presence: Bool = true,
+        timeout: Duration = .seconds(10)
+    ) async throws -> C2SClient {
         let connection = try await TCPConnection.connect(host: host, port: UInt16(port))
         let events = Mailbox<StreamEvent>(name: "a stanza from the server")
         startReading(connection, into: events)
         do {
-            let jid = try await negotiate(connection, events, domain: domain, user: user, password: password,
-                                          resource: resource, timeout: timeout)
+            let jid = try await negotiate(
+                connection, events, domain: domain, user: user, password: password,
+                resource: resource, timeout: timeout)
             let client = C2SClient(jid: jid, domain: domain, connection: connection, events: events)
             if presence { try client.send(Element("presence", namespace: Namespace.client)) }
             return client
@@ -50,14 +53,18 @@ public final class C2SClient: Sendable {
         }
     }
 
-    private static func negotiate(_ connection: TCPConnection, _ events: Mailbox<StreamEvent>, domain: String,
-                                  user: String, password: String, resource: String,
-                                  timeout: Duration) async throws -> JID {
+    private static func negotiate(
+        _ connection: TCPConnection, _ events: Mailbox<StreamEvent>, domain: String,
+        user: String, password: String, resource: String,
+        timeout: Duration
+    ) async throws -> JID {
         func openStream() async throws -> Element {
-            try connection.send("<?xml version='1.0'?><stream:stream xmlns='\(Namespace.client)' "
-                + "xmlns:stream='\(Namespace.streams)' to='\(XMLEscaping.escaped(domain))' version='1.0'>")
-            _ = try await events.take(matching: { if case .streamStart = $0 { true } else { false } },
-                                      timeout: timeout, what: "the server's stream header")
+            try connection.send(
+                "<?xml version='1.0'?><stream:stream xmlns='\(Namespace.client)' "
+                    + "xmlns:stream='\(Namespace.streams)' to='\(XMLEscaping.escaped(domain))' version='1.0'>")
+            _ = try await events.take(
+                matching: { if case .streamStart = $0 { true } else { false } },
+                timeout: timeout, what: "the server's stream header")
             return try await nextStanza(events, timeout: timeout, what: "<stream:features/>") {
                 $0.name == "features" && $0.namespace == Namespace.streams
             }
@@ -69,8 +76,9 @@ public final class C2SClient: Sendable {
             throw LoginError(description: "the server offers no SASL PLAIN (offered: \(mechanisms))")
         }
         let credentials = Data([0] + Array(user.utf8) + [0] + Array(password.utf8)).base64EncodedString()
-        try connection.send(Element("auth", namespace: saslNamespace, ["mechanism": "PLAIN"], text: credentials)
-            .serialized(parentNamespace: Namespace.client))
+        try connection.send(
+            Element("auth", namespace: saslNamespace, ["mechanism": "PLAIN"], text: credentials)
+                .serialized(parentNamespace: Namespace.client))
         let outcome = try await nextStanza(events, timeout: timeout, what: "the SASL outcome") {
             $0.namespace == saslNamespace && ($0.name == "success" || $0.name == "failure")
         }
@@ -80,36 +88,45 @@ public final class C2SClient: Sendable {
         }
 
         let restarted = try await openStream()
-        let bind = Element.iq(type: .set, id: "bind-1", payload: Element(
-            "bind", namespace: bindNamespace, [:],
-            children: [Element("resource", namespace: bindNamespace, [:], text: resource)]),
+        let bind = Element.iq(
+            type: .set, id: "bind-1",
+            payload: Element(
+                "bind", namespace: bindNamespace, [:],
+                children: [Element("resource", namespace: bindNamespace, [:], text: resource)]),
             namespace: Namespace.client)
         try connection.send(bind.serialized(parentNamespace: Namespace.client))
         let bound = try await nextStanza(events, timeout: timeout, what: "the bind result") { $0.stanzaID == "bind-1" }
         guard bound.iqType == .result,
-              let text = bound.child("bind", namespace: bindNamespace)?.child("jid")?.text,
-              let jid = try? JID(text)
+            let text = bound.child("bind", namespace: bindNamespace)?.child("jid")?.text,
+            let jid = try? JID(text)
         else {
             throw LoginError(description: "binding a resource failed: \(bound.serialized())")
         }
         // RFC 3921 sessions: only where the server does not mark them optional (old ejabberd, Prosody
         // 0.12 both accept one either way).
         if let session = restarted.child("session", namespace: sessionNamespace),
-           session.child("optional", namespace: sessionNamespace) == nil {
-            let request = Element.iq(type: .set, id: "session-1",
-                                     payload: Element("session", namespace: sessionNamespace),
-                                     namespace: Namespace.client)
+            session.child("optional", namespace: sessionNamespace) == nil
+        {
+            let request = Element.iq(
+                type: .set, id: "session-1",
+                payload: Element("session", namespace: sessionNamespace),
+                namespace: Namespace.client)
             try connection.send(request.serialized(parentNamespace: Namespace.client))
-            _ = try await nextStanza(events, timeout: timeout, what: "the session result") { $0.stanzaID == "session-1" }
+            _ = try await nextStanza(events, timeout: timeout, what: "the session result") {
+                $0.stanzaID == "session-1"
+            }
         }
         return jid
     }
 
-    private static func nextStanza(_ events: Mailbox<StreamEvent>, timeout: Duration, what: String,
-                                   matching matches: @escaping @Sendable (Element) -> Bool) async throws -> Element {
-        let event = try await events.take(matching: { event in
-            if case .stanza(let stanza) = event { matches(stanza) } else { false }
-        }, timeout: timeout, what: what)
+    private static func nextStanza(
+        _ events: Mailbox<StreamEvent>, timeout: Duration, what: String,
+        matching matches: @escaping @Sendable (Element) -> Bool
+    ) async throws -> Element {
+        let event = try await events.take(
+            matching: { event in
+                if case .stanza(let stanza) = event { matches(stanza) } else { false }
+            }, timeout: timeout, what: what)
         guard case .stanza(let stanza) = event else { preconditionFailure("matched a stanza") }
         return stanza
     }
@@ -124,14 +141,16 @@ public final class C2SClient: Sendable {
                 for try await chunk in connection.incoming() {
                     for event in try parser.feed(chunk) {
                         if case .stanza(let stanza) = event, stanza.isIQRequest {
-                            let answer = stanza.child("ping", namespace: Namespace.ping) != nil
+                            let answer =
+                                stanza.child("ping", namespace: Namespace.ping) != nil
                                 ? stanza.resultReply() : stanza.errorReply(StanzaError(.serviceUnavailable))
                             if let answer { try? connection.send(answer.serialized(parentNamespace: Namespace.client)) }
                             continue
                         }
                         events.put(event)
                         if case .stanza(let stanza) = event, stanza.name == "success",
-                           stanza.namespace == saslNamespace {
+                            stanza.namespace == saslNamespace
+                        {
                             parser.reset()
                         }
                     }
@@ -149,10 +168,12 @@ public final class C2SClient: Sendable {
     /// Sends an IQ get or set (an id is added when it has none) and returns the result or error stanza.
     public func request(_ iq: Element, timeout: Duration = .seconds(5)) async throws -> Element {
         var iq = iq
-        let id = iq.stanzaID ?? nextID.withLock { next in
-            next += 1
-            return "c2s-\(next)"
-        }
+        let id =
+            iq.stanzaID
+            ?? nextID.withLock { next in
+                next += 1
+                return "c2s-\(next)"
+            }
         iq[attribute: "id"] = id
         try send(iq)
         return try await Self.nextStanza(events, timeout: timeout, what: "the answer to IQ \(id)") { stanza in
@@ -161,8 +182,10 @@ public final class C2SClient: Sendable {
     }
 
     /// The next stanza (not an IQ answer) that `matches` accepts, e.g. a message.
-    public func nextStanza(matching matches: @escaping @Sendable (Element) -> Bool = { _ in true },
-                           timeout: Duration = .seconds(5)) async throws -> Element {
+    public func nextStanza(
+        matching matches: @escaping @Sendable (Element) -> Bool = { _ in true },
+        timeout: Duration = .seconds(5)
+    ) async throws -> Element {
         try await Self.nextStanza(events, timeout: timeout, what: "a stanza from the server", matching: matches)
     }
 
@@ -174,8 +197,10 @@ public final class C2SClient: Sendable {
         let answer = try await Self.nextStanza(events, timeout: timeout, what: "stream management enabled") {
             $0.namespace == Self.streamManagementNamespace && ($0.name == "enabled" || $0.name == "failed")
         }
-        guard answer.name == "enabled", answer[attribute: "resume"] == "true" || answer[attribute: "resume"] == "1" else {
-            throw LoginError(description: "the server did not enable resumable stream management: \(answer.serialized())")
+        guard answer.name == "enabled", answer[attribute: "resume"] == "true" || answer[attribute: "resume"] == "1"
+        else {
+            throw LoginError(
+                description: "the server did not enable resumable stream management: \(answer.serialized())")
         }
     }
 
@@ -197,7 +222,9 @@ public final class C2SClient: Sendable {
 
     /// An IQ get/set to `to` with one payload; the result's payload, or the error thrown as a StanzaError.
     /// Without `to`, the account itself answers (RFC 6120 §10.3.3), as for XEP-0357 enable.
-    public func query(_ type: IQType, to: String?, payload: Element, timeout: Duration = .seconds(5)) async throws -> Element? {
+    public func query(_ type: IQType, to: String?, payload: Element, timeout: Duration = .seconds(5)) async throws
+        -> Element?
+    {
         var iq = Element.iq(type: type, id: "", payload: payload, namespace: Namespace.client)
         iq[attribute: "id"] = nil
         iq[attribute: "to"] = to
@@ -223,10 +250,13 @@ public final class C2SClient: Sendable {
     }
 
     /// Runs one stage of a XEP-0050 command and returns the `<command/>` answer.
-    public func executeCommand(on entity: String, node: String, action: AdHocAction = .execute,
-                               sessionID: String? = nil, form: DataForm? = nil) async throws -> Element {
-        var command = Element("command", namespace: Namespace.commands,
-                              ["node": node, "action": action.rawValue, "sessionid": sessionID])
+    public func executeCommand(
+        on entity: String, node: String, action: AdHocAction = .execute,
+        sessionID: String? = nil, form: DataForm? = nil
+    ) async throws -> Element {
+        var command = Element(
+            "command", namespace: Namespace.commands,
+            ["node": node, "action": action.rawValue, "sessionid": sessionID])
         if let form { command.append(form.element) }
         guard let answer = try await query(.set, to: entity, payload: command) else {
             throw LoginError(description: "an empty command result from \(entity)")
@@ -243,7 +273,8 @@ public final class C2SClient: Sendable {
 
     /// XEP-0357: stops pushes to `service` (for one node, or all when `node` is nil).
     public func disablePush(service: String, node: String? = nil) async throws {
-        _ = try await query(.set, to: nil,
-                            payload: Element("disable", namespace: Namespace.push, ["jid": service, "node": node]))
+        _ = try await query(
+            .set, to: nil,
+            payload: Element("disable", namespace: Namespace.push, ["jid": service, "node": node]))
     }
 }

@@ -135,7 +135,8 @@ public actor EjabberdServer {
             \(extraConfig)
 
             """
-        try controlConfig.write(to: baseDirectory.appendingPathComponent("ejabberdctl.cfg"), atomically: true, encoding: .utf8)
+        try controlConfig.write(
+            to: baseDirectory.appendingPathComponent("ejabberdctl.cfg"), atomically: true, encoding: .utf8)
         try config.write(to: baseDirectory.appendingPathComponent("ejabberd.yml"), atomically: true, encoding: .utf8)
         // ejabberdctl points Erlang at CONFIG_DIR/inetrc and logs an error when it is missing.
         try "".write(to: baseDirectory.appendingPathComponent("inetrc"), atomically: true, encoding: .utf8)
@@ -194,7 +195,8 @@ public actor EjabberdServer {
         }
         let result = try await control(["register", user, domain, password])
         guard result.status == 0 else {
-            throw ServerProcessError(.commandFailed, "ejabberdctl register \(user) exited \(result.status): \(result.output)")
+            throw ServerProcessError(
+                .commandFailed, "ejabberdctl register \(user) exited \(result.status): \(result.output)")
         }
     }
 
@@ -214,18 +216,23 @@ public actor EjabberdServer {
     /// command (a second or more under load, four times per testbed). The output is the command's, its
     /// status the one `ejabberdctl` would exit with; a node not reachable yet is a non-zero status.
     private func control(_ arguments: [String]) async throws -> ExternalCommand.Result {
-        let erlCall = try ExternalCommand.locate("erl_call", installHint: "apt-get install erlang-base",
-                                                 also: ["/usr/lib/erlang/bin"])
+        let erlCall = try ExternalCommand.locate(
+            "erl_call", installHint: "apt-get install erlang-base",
+            also: ["/usr/lib/erlang/bin"])
         // Each argument as the list of its code points, as ejabberdctl hands them over: a quoted string
         // would reach the node as UTF-8 bytes, one character each.
         let strings = arguments.map { "[" + $0.unicodeScalars.map { String($0.value) }.joined(separator: ",") + "]" }
         let result = try await ExternalCommand.run(
-            erlCall, ["-address", "127.0.0.1:\(distributionPort)", "-c", cookie, "-fetch_stdout",
-                      "-a", "ejabberd_ctl process [[\(strings.joined(separator: ", "))]]"],
+            erlCall,
+            [
+                "-address", "127.0.0.1:\(distributionPort)", "-c", cookie, "-fetch_stdout",
+                "-a", "ejabberd_ctl process [[\(strings.joined(separator: ", "))]]",
+            ],
             workingDirectory: baseDirectory)
         // With -fetch_stdout the command's output comes first, then the returned status on a line of its own.
         var lines = result.output.split(separator: "\n", omittingEmptySubsequences: false)
-        guard result.status == 0, let status = lines.popLast().flatMap({ Int32($0.trimmingCharacters(in: .whitespaces)) })
+        guard result.status == 0,
+            let status = lines.popLast().flatMap({ Int32($0.trimmingCharacters(in: .whitespaces)) })
         else { return ExternalCommand.Result(status: result.status == 0 ? -1 : result.status, output: result.output) }
         return ExternalCommand.Result(status: status, output: lines.joined(separator: "\n"))
     }
@@ -237,7 +244,8 @@ public actor EjabberdServer {
         guard !FileManager.default.fileExists(atPath: beam.path) else { return }
         let bash = try ExternalCommand.locate("bash", installHint: "apt-get install bash")
         let result = try await ExternalCommand.run(
-            bash, [bridge.buildScript.path, bridgeDirectory.path], workingDirectory: baseDirectory, timeout: .seconds(120))
+            bash, [bridge.buildScript.path, bridgeDirectory.path], workingDirectory: baseDirectory,
+            timeout: .seconds(120))
         guard result.status == 0, FileManager.default.fileExists(atPath: beam.path) else {
             throw ServerProcessError(
                 .commandFailed,
@@ -256,7 +264,8 @@ public actor EjabberdServer {
                 throw ServerProcessError(.exitedEarly, "ejabberd (pid \(server.pid)) exited during startup")
             }
             guard ContinuousClock.now < deadline else {
-                throw ServerProcessError(.portTimeout, "ejabberdctl status still exits \(result.status): \(result.output)")
+                throw ServerProcessError(
+                    .portTimeout, "ejabberdctl status still exits \(result.status): \(result.output)")
             }
             try await Task.sleep(for: .milliseconds(200))
         }

@@ -11,7 +11,8 @@ enum ExternalCommand {
     /// `also` (a package's own directory).
     static func locate(_ name: String, installHint: String, also: [String] = []) throws -> URL {
         let pathDirectories = (ProcessInfo.processInfo.environment["PATH"] ?? "").split(separator: ":").map(String.init)
-        let directories = pathDirectories + ["/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin"]
+        let directories =
+            pathDirectories + ["/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin"]
             + also
         for directory in directories where !directory.isEmpty {
             let candidate = URL(fileURLWithPath: directory).appendingPathComponent(name)
@@ -44,7 +45,8 @@ enum ExternalCommand {
             guard ContinuousClock.now < deadline else {
                 await command.stop(gracePeriod: .seconds(1))
                 throw ServerProcessError(
-                    .commandFailed, "\(executable.lastPathComponent) \(arguments.first ?? "") timed out after \(timeout)")
+                    .commandFailed,
+                    "\(executable.lastPathComponent) \(arguments.first ?? "") timed out after \(timeout)")
             }
             try await Task.sleep(for: .milliseconds(20))
         }

@@ -62,7 +62,8 @@ public enum IndependentOpener {
         let plaintext = output.fileHandleForReading.readDataToEndOfFile()
         let diagnostics = errors.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
-        return Outcome(status: process.terminationStatus, plaintext: Array(plaintext),
-                       diagnostics: String(decoding: diagnostics, as: UTF8.self))
+        return Outcome(
+            status: process.terminationStatus, plaintext: Array(plaintext),
+            diagnostics: String(decoding: diagnostics, as: UTF8.self))
     }
 }

@@ -46,8 +46,10 @@ final class Mailbox<Item: Sendable>: Sendable {
     }
 
     /// Takes the first item `accepts` accepts, waiting up to `timeout` for one to arrive.
-    func take(matching accepts: @escaping @Sendable (Item) -> Bool = { _ in true }, timeout: Duration,
-              what: String? = nil) async throws -> Item {
+    func take(
+        matching accepts: @escaping @Sendable (Item) -> Bool = { _ in true }, timeout: Duration,
+        what: String? = nil
+    ) async throws -> Item {
         let label = what ?? name
         return try await withCheckedThrowingContinuation { continuation in
             let id = state.withLock { state -> UInt64? in

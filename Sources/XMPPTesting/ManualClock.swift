@@ -71,7 +71,8 @@ public final class ManualClock: Sendable {
         } onCancel: {
             let sleeper = state.withLock { state -> Sleeper? in
                 guard state.pending.remove(id) != nil,
-                      let index = state.sleepers.firstIndex(where: { $0.id == id }) else { return nil }
+                    let index = state.sleepers.firstIndex(where: { $0.id == id })
+                else { return nil }
                 return state.sleepers.remove(at: index)
             }
             sleeper?.continuation.resume(throwing: CancellationError())

@@ -3,7 +3,9 @@ public import Foundation
 /// A private Prosody 0.12 on loopback for tests and the demo: its own temporary directory, config, data,
 /// logs and ports, run in the foreground and stopped by its PID. c2s has no TLS and allows PLAIN.
 public actor ProsodyServer {
-    public static let defaultModules = ["roster", "saslauth", "disco", "ping", "carbons", "mam", "smacks", "cloud_notify"]
+    public static let defaultModules = [
+        "roster", "saslauth", "disco", "ping", "carbons", "mam", "smacks", "cloud_notify",
+    ]
     static let installHint = "apt-get install prosody prosody-modules"
 
     public nonisolated let domain: String
@@ -138,7 +140,8 @@ public actor ProsodyServer {
 
     /// Prosody's logs and console output (each cut to its last `lastLines` lines), for failure diagnostics.
     public func logContents(lastLines: Int?) -> String {
-        ServerDirectory.contents(of: ["prosody.stdout", "prosody.err", "prosody.log"], in: baseDirectory, lastLines: lastLines)
+        ServerDirectory.contents(
+            of: ["prosody.stdout", "prosody.err", "prosody.log"], in: baseDirectory, lastLines: lastLines)
     }
 
     private static func lua(_ string: String) -> String {

@@ -1,6 +1,6 @@
+import Synchronization
 public import XMLStream
 public import XMPP
-import Synchronization
 
 /// A StanzaSender standing in for the link to the App Server: it records every request and answers
 /// each as scripted (by default with a result).
@@ -46,12 +46,14 @@ public final class RecordingSender: StanzaSender {
         case .result:
             return try Element.parse("<iq type='result' from='push.example.org' to='apush.localhost' id='x'/>")
         case .error(let type, let condition):
-            return try Element.parse("""
+            return try Element.parse(
+                """
                 <iq type='error' from='push.example.org' to='apush.localhost' id='x'><error type='\(type)'>\
                 <\(condition) xmlns='urn:ietf:params:xml:ns:xmpp-stanzas'/></error></iq>
                 """)
         case .errorWithoutCondition:
-            return try Element.parse("""
+            return try Element.parse(
+                """
                 <iq type='error' from='push.example.org' to='apush.localhost' id='x'><error type='cancel'/></iq>
                 """)
         case .timeout:

@@ -2,7 +2,7 @@ public import Foundation
 import XMPP
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A small tmpfs of the test's own, mounted in a temporary directory, so the store can be made full

@@ -101,7 +101,8 @@ public actor ServerProcess {
                     "\(name) (pid \(pid)) exited with status \(process.terminationStatus) before port \(port) opened")
             }
             guard ContinuousClock.now < deadline else {
-                throw ServerProcessError(.portTimeout, "\(name) (pid \(pid)) did not open port \(port) within \(timeout)")
+                throw ServerProcessError(
+                    .portTimeout, "\(name) (pid \(pid)) did not open port \(port) within \(timeout)")
             }
             try await Task.sleep(for: .milliseconds(50))
         }
@@ -137,18 +138,18 @@ enum ProcessGroup {
     /// report zombies as alive.
     static func hasLiveMember(_ groupID: Int32) -> Bool {
         #if os(Linux)
-        guard let entries = try? FileManager.default.contentsOfDirectory(atPath: "/proc") else { return false }
-        return entries.contains { entry in
-            guard Int32(entry) != nil,
-                let stat = try? String(contentsOfFile: "/proc/\(entry)/stat", encoding: .utf8),
-                let commandEnd = stat.lastIndex(of: ")")
-            else { return false }
-            // After "pid (comm)": state, ppid, pgrp.
-            let fields = stat[stat.index(after: commandEnd)...].split(separator: " ")
-            return fields.count > 2 && fields[0] != "Z" && fields[0] != "X" && Int32(fields[2]) == groupID
-        }
+            guard let entries = try? FileManager.default.contentsOfDirectory(atPath: "/proc") else { return false }
+            return entries.contains { entry in
+                guard Int32(entry) != nil,
+                    let stat = try? String(contentsOfFile: "/proc/\(entry)/stat", encoding: .utf8),
+                    let commandEnd = stat.lastIndex(of: ")")
+                else { return false }
+                // After "pid (comm)": state, ppid, pgrp.
+                let fields = stat[stat.index(after: commandEnd)...].split(separator: " ")
+                return fields.count > 2 && fields[0] != "Z" && fields[0] != "X" && Int32(fields[2]) == groupID
+            }
         #else
-        return kill(-groupID, 0) == 0 || errno != ESRCH
+            return kill(-groupID, 0) == 0 || errno != ESRCH
         #endif
     }
 }

@@ -1,8 +1,8 @@
 public import Logging
 import Sealing
+import Synchronization
 import XMLStream
 public import XMPP
-import Synchronization
 
 /// A push the App Server accepted as well-formed (docs/wire-contract.md, Output).
 public struct ReceivedPush: Sendable, Equatable {
@@ -65,32 +65,37 @@ public final class StandInAppServer: Sendable {
     }
 
     /// `host:port` is the server's component port, where `jid` is configured with `secret`.
-    public init(jid: String = "push.localhost", secret: String, host: String = "127.0.0.1", port: Int,
-                logger: Logger = .disabled) {
+    public init(
+        jid: String = "push.localhost", secret: String, host: String = "127.0.0.1", port: Int,
+        logger: Logger = .disabled
+    ) {
         self.jid = jid
         connection = ComponentConnection(
-            settings: ComponentConnectionSettings(componentJID: jid, secret: secret, host: host, port: UInt16(port),
-                                                  keepaliveTarget: host),
+            settings: ComponentConnectionSettings(
+                componentJID: jid, secret: secret, host: host, port: UInt16(port),
+                keepaliveTarget: host),
             logger: logger)
     }
 
     /// Connects (and keeps reconnecting) in the background until `stop()`.
     public func start() {
         let runner = Task { [connection, events] in
-            await connection.run(onStanza: { [weak self] stanza in
-                guard let self, let (reply, delay) = self.handle(stanza) else { return }
-                guard delay > .zero else {
-                    try? connection.send(reply)
-                    return
-                }
-                // Each answer waits on its own, as a slow App Server still takes publishes in parallel.
-                Task {
-                    try? await Task.sleep(for: delay)
-                    try? connection.send(reply)
-                }
-            }, onEvent: { event in
-                events.put(event)
-            })
+            await connection.run(
+                onStanza: { [weak self] stanza in
+                    guard let self, let (reply, delay) = self.handle(stanza) else { return }
+                    guard delay > .zero else {
+                        try? connection.send(reply)
+                        return
+                    }
+                    // Each answer waits on its own, as a slow App Server still takes publishes in parallel.
+                    Task {
+                        try? await Task.sleep(for: delay)
+                        try? connection.send(reply)
+                    }
+                },
+                onEvent: { event in
+                    events.put(event)
+                })
         }
         state.withLock { $0.runner = runner }
     }
@@ -169,7 +174,8 @@ public final class StandInAppServer: Sendable {
         received.put(push)
         switch answer {
         case .result: return stanza.resultReply().map { ($0, delay) }
-        case .error(let type, let condition?): return stanza.errorReply(StanzaError(condition, type: type)).map { ($0, delay) }
+        case .error(let type, let condition?):
+            return stanza.errorReply(StanzaError(condition, type: type)).map { ($0, delay) }
         case .error(let type, nil): return Self.errorWithoutCondition(stanza, type: type).map { ($0, delay) }
         case .silence: return nil
         }
@@ -200,7 +206,8 @@ public final class StandInAppServer: Sendable {
         guard let node = iq.findString("\(pubsub)/publish@node"), !node.isEmpty else {
             return .failure(Violation(reason: "the publish has no node"))
         }
-        let forms = iq.findElements(#"\#(pubsub)/publish/item/{\#(Namespace.push)}notification/\{\#(Namespace.pushSummary)}submit\"#)
+        let forms = iq.findElements(
+            #"\#(pubsub)/publish/item/{\#(Namespace.push)}notification/\{\#(Namespace.pushSummary)}submit\"#)
         guard forms.count == 1, let summary = try? DataForm(element: forms[0]) else {
             return .failure(Violation(reason: "the notification needs exactly one submitted summary form"))
         }
@@ -238,7 +245,9 @@ public final class StandInAppServer: Sendable {
         guard let pushModule, !pushModule.isEmpty else {
             return .failure(Violation(reason: "the publish-options have no pushModule"))
         }
-        return .success(ReceivedPush(node: node, pushModule: pushModule, envelope: envelope, kind: kind,
-                                     collapse: collapse, from: iq.fromString ?? ""))
+        return .success(
+            ReceivedPush(
+                node: node, pushModule: pushModule, envelope: envelope, kind: kind,
+                collapse: collapse, from: iq.fromString ?? ""))
     }
 }

@@ -1,7 +1,7 @@
 import Foundation
+import Synchronization
 public import XMLStream
 public import XMPP
-import Synchronization
 
 /// The XMPP server's side of XEP-0114, for testing a component without Prosody or ejabberd.
 ///
@@ -108,22 +108,27 @@ public final class StandInComponentServer: Sendable {
     }
 
     /// The next stanza the component sent that `matches` accepts.
-    public func nextStanza(matching matches: @escaping @Sendable (Element) -> Bool,
-                           timeout: Duration = .seconds(5)) async throws -> Element {
+    public func nextStanza(
+        matching matches: @escaping @Sendable (Element) -> Bool,
+        timeout: Duration = .seconds(5)
+    ) async throws -> Element {
         try await stanzas.take(matching: matches, timeout: timeout)
     }
 
     /// Sends an IQ get or set (an id is added when it has none) and returns the component's result or error.
     public func request(_ iq: Element, timeout: Duration = .seconds(5)) async throws -> Element {
         var iq = iq
-        let id = iq.stanzaID ?? state.withLock { state in
-            state.nextID += 1
-            return "standin-\(state.nextID)"
-        }
+        let id =
+            iq.stanzaID
+            ?? state.withLock { state in
+                state.nextID += 1
+                return "standin-\(state.nextID)"
+            }
         iq[attribute: "id"] = id
         try send(iq)
-        return try await answers.take(matching: { $0.stanzaID == id }, timeout: timeout,
-                                      what: "the component's answer to IQ \(id)")
+        return try await answers.take(
+            matching: { $0.stanzaID == id }, timeout: timeout,
+            what: "the component's answer to IQ \(id)")
     }
 
     /// Closes the current connection abruptly: no stream error, no `</stream:stream>`.
@@ -148,7 +153,7 @@ public final class StandInComponentServer: Sendable {
             }
             return state.open
         }
-        open.forEach { $0.close() }
+        for connection in open { connection.close() }
     }
 
     deinit {
@@ -202,7 +207,7 @@ public final class StandInComponentServer: Sendable {
                         state.withLock { $0.streamErrors.append(error) }
                     case .stanza(let stanza) where !authenticated:
                         guard stanza.name == "handshake", let streamID,
-                              stanza.text == ComponentHandshake.digest(streamID: streamID, secret: secret)
+                            stanza.text == ComponentHandshake.digest(streamID: streamID, secret: secret)
                         else {
                             refuse(.notAuthorized)
                             return
@@ -231,7 +236,8 @@ public final class StandInComponentServer: Sendable {
     private func receive(_ stanza: Element, on connection: TCPConnection) {
         let (answersPings, handler) = state.withLock { ($0.answersPings, $0.handler) }
         if stanza.isIQRequest, stanza.child("ping", namespace: Namespace.ping) != nil, answersPings,
-           let pong = stanza.resultReply() {
+            let pong = stanza.resultReply()
+        {
             try? connection.send(pong.serialized(parentNamespace: Namespace.componentAccept))
         } else if let handler {
             handler(stanza)

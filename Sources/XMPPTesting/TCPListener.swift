@@ -1,9 +1,10 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import Foundation
-public import XMPP
 import Synchronization
+public import XMPP
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// A loopback TCP listener on a kernel-chosen port: one thread blocks in accept(2) and hands each
 /// connection to `onAccept`. For stand-in servers in tests and the demo, not for production.
@@ -44,7 +45,8 @@ public final class TCPListener: Sendable {
                 if client >= 0 {
                     _ = fcntl(client, F_SETFD, FD_CLOEXEC)
                     var noDelay: Int32 = 1
-                    _ = setsockopt(client, Int32(IPPROTO_TCP), TCP_NODELAY, &noDelay, socklen_t(MemoryLayout<Int32>.size))
+                    _ = setsockopt(
+                        client, Int32(IPPROTO_TCP), TCP_NODELAY, &noDelay, socklen_t(MemoryLayout<Int32>.size))
                     onAccept(TCPConnection(descriptor: client))
                 } else if errno != EINTR && errno != ECONNABORTED {
                     break  // EINVAL once close() shut the socket down

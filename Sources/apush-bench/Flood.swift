@@ -36,8 +36,9 @@ enum Flood {
         defer { try? FileManager.default.removeItem(at: directory) }
         let storePath = directory.appendingPathComponent("apush.sqlite").path
 
-        let server = try StandInComponentServer(componentJID: "apush.example.org",
-                                                secret: "flood-\(UInt64.random(in: .min ... .max))")
+        let server = try StandInComponentServer(
+            componentJID: "apush.example.org",
+            secret: "flood-\(UInt64.random(in: .min ... .max))")
         defer { server.stop() }
         let tally = Tally()
         server.handleEveryStanza { stanza in tally.take(stanza, server: server) }
@@ -50,14 +51,17 @@ enum Flood {
             ],
             workingDirectory: directory, outputURL: directory.appendingPathComponent("component.log"))
         try await server.waitForConnection(timeout: .seconds(20))
-        say("apush-bench flood: \(count) publishes, \(accounts) accounts × \(contactsPerAccount) chats, "
-              + "the App Server answering each push after \(answerDelay), drain bounded at \(drainLimit)")
+        say(
+            "apush-bench flood: \(count) publishes, \(accounts) accounts × \(contactsPerAccount) chats, "
+                + "the App Server answering each push after \(answerDelay), drain bounded at \(drainLimit)")
 
         let started = ContinuousClock.now
         let cpuBefore = ProcessFigures.cpuSeconds(pid: component.pid)
         let written = await write(count, to: server)
-        say(String(format: "  written in %.1f s (%.0f/s, as the link took them)", seconds(written - started),
-                     Double(count) / seconds(written - started)))
+        say(
+            String(
+                format: "  written in %.1f s (%.0f/s, as the link took them)", seconds(written - started),
+                Double(count) / seconds(written - started)))
 
         let deadline = started + drainLimit
         let store = try SQLitePushStore(.file(path: storePath))
@@ -71,7 +75,8 @@ enum Flood {
             do { retries = try await store.nextRetry() != nil } catch { retries = true }
             let figures = tally.figures
             if figures.answered == count, allAnswered == nil { allAnswered = .now }
-            left = "\(count - figures.answered) publishes unanswered, \(figures.outstanding) pushes awaiting the App Server, "
+            left =
+                "\(count - figures.answered) publishes unanswered, \(figures.outstanding) pushes awaiting the App Server, "
                 + "\(held) pushes held, \(retries ? "some" : "no") retries stored"
             if figures.answered == count, figures.outstanding == 0, held == 0, !retries {
                 drained = .now
@@ -82,16 +87,22 @@ enum Flood {
         let cpuFlood = ProcessFigures.cpuSeconds(pid: component.pid) - cpuBefore
         let figures = tally.figures
         let waits = figures.waitConditions.sorted { $0.value > $1.value }.map { "\($0.value) \($0.key)" }
-        say("  answers to the server: \(figures.results) result, \(figures.waits) wait"
-              + (waits.isEmpty ? "" : " (\(waits.joined(separator: ", ")))") + ", \(figures.others) other"
-              + (figures.otherConditions.isEmpty ? "" : " (\(figures.otherConditions.sorted().joined(separator: ", ")))"))
+        say(
+            "  answers to the server: \(figures.results) result, \(figures.waits) wait"
+                + (waits.isEmpty ? "" : " (\(waits.joined(separator: ", ")))") + ", \(figures.others) other"
+                + (figures.otherConditions.isEmpty
+                    ? "" : " (\(figures.otherConditions.sorted().joined(separator: ", ")))"))
         if let allAnswered {
             say(String(format: "  every publish answered after %.1f s", seconds(allAnswered - started)))
         }
-        say("  pushes the App Server took: \(figures.pushes) (at most \(figures.peakOutstanding) awaiting its answer at once)")
+        say(
+            "  pushes the App Server took: \(figures.pushes) (at most \(figures.peakOutstanding) awaiting its answer at once)"
+        )
         if let drained {
-            say(String(format: "  drained (all answered, nothing in flight, held or retried) after %.1f s",
-                         seconds(drained - started)))
+            say(
+                String(
+                    format: "  drained (all answered, nothing in flight, held or retried) after %.1f s",
+                    seconds(drained - started)))
         } else {
             say("  NOT drained within \(drainLimit): \(left)")
         }
@@ -102,8 +113,9 @@ enum Flood {
         let pushesBeforeIdle = figures.pushes
         try await Task.sleep(for: .seconds(10))
         let idle = ProcessFigures.cpuSeconds(pid: component.pid) - idleStart
-        say(String(format: "  component CPU in 10 s of idle afterwards: %.2f s", idle)
-              + (tally.figures.pushes > pushesBeforeIdle ? " (still pushing: not idle)" : ""))
+        say(
+            String(format: "  component CPU in 10 s of idle afterwards: %.2f s", idle)
+                + (tally.figures.pushes > pushesBeforeIdle ? " (still pushing: not idle)" : ""))
         say(String(format: "  component RSS after the idle: %.1f MiB", ProcessFigures.residentMiB(pid: component.pid)))
         await component.stop()
         printLogSummary(directory.appendingPathComponent("component.log"))
@@ -154,8 +166,9 @@ enum Flood {
     static func publish(_ index: Int, key: [UInt8]) -> String {
         let account = index % accounts
         let contact = (index / accounts) % contactsPerAccount
-        return Bench.publish(token: "flood-token-\(account)", sender: "contact\(contact)@example.org", key: key,
-                             account: "account\(account)@example.org", id: "flood-\(index)")
+        return Bench.publish(
+            token: "flood-token-\(account)", sender: "contact\(contact)@example.org", key: key,
+            account: "account\(account)@example.org", id: "flood-\(index)")
     }
 
     /// Each figure as soon as it is known, unbuffered, even into a file.
@@ -222,7 +235,8 @@ enum ProcessFigures {
     /// User and system CPU seconds so far.
     static func cpuSeconds(pid: Int32) -> Double {
         guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-              let end = stat.lastIndex(of: ")") else { return 0 }
+            let end = stat.lastIndex(of: ")")
+        else { return 0 }
         // After "pid (comm)": state is field 3, utime 14 and stime 15.
         let fields = stat[stat.index(after: end)...].split(separator: " ")
         guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { return 0 }
@@ -234,7 +248,8 @@ enum ProcessFigures {
 
     private static func statusKiB(_ field: String, pid: Int32) -> Double {
         guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
-              let line = status.split(separator: "\n").first(where: { $0.hasPrefix(field + ":") }) else { return 0 }
+            let line = status.split(separator: "\n").first(where: { $0.hasPrefix(field + ":") })
+        else { return 0 }
         return Double(line.split(separator: " ").dropFirst().first ?? "") ?? 0
     }
 }

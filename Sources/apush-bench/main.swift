@@ -4,8 +4,8 @@ import Foundation
 import Logging
 import Sealing
 import Store
-import XMLStream
 import Synchronization
+import XMLStream
 import XMPP
 import XMPPTesting
 
@@ -30,7 +30,9 @@ struct Bench {
         let x25519 = measure("X25519 key generation (one scalar multiplication)", count) { _ in
             _ = KeyPair.generate()
         }
-        let summary = Array(#"{"v":2,"kind":"message","account":"alice@example.org","chat":"bob@example.org","from":"bob@example.org","count":3,"id":"2f1c7d1e-91a4-4cde-a0b7-2b6e8a1f0c55","ts":1764430000}"#.utf8)
+        let summary = Array(
+            #"{"v":2,"kind":"message","account":"alice@example.org","chat":"bob@example.org","from":"bob@example.org","count":3,"id":"2f1c7d1e-91a4-4cde-a0b7-2b6e8a1f0c55","ts":1764430000}"#
+                .utf8)
         let seal = try measure("Envelope.seal of a 174-byte summary", count) { _ in
             _ = try Envelope.seal(summary, to: device.publicKey)
         }
@@ -48,24 +50,32 @@ struct Bench {
         let elements = try stanzas.map { try Element.parse($0) }
 
         let roundTripStore = try SQLitePushStore(.memory)
-        let roundTrip = try await measureAsync("one store round trip (a registration lookup, a hop to the store's thread and back)", count) { index in
-            _ = try await roundTripStore.registration(domain: "example.org", token: "bench-token-\(index % 64)",
-                                                      account: nil)
+        let roundTrip = try await measureAsync(
+            "one store round trip (a registration lookup, a hop to the store's thread and back)", count
+        ) { index in
+            _ = try await roundTripStore.registration(
+                domain: "example.org", token: "bench-token-\(index % 64)",
+                account: nil)
         }
-        let policyJSON = Data(#"{"messages":true,"muted":["bob@example.org"],"quietHours":"22:00-07:00","timezone":"Europe/Prague"}"#.utf8)
+        let policyJSON = Data(
+            #"{"messages":true,"muted":["bob@example.org"],"quietHours":"22:00-07:00","timezone":"Europe/Prague"}"#.utf8
+        )
         let policy = try measure("decode a policy document (JSON)", count) { _ in
             _ = try JSONDecoder().decode(PushPolicy.self, from: policyJSON)
         }
 
         var rows: [(String, Double)] = []
-        for (name, location) in [("SQLite in memory", SQLitePushStore.Location.memory),
-                                 ("SQLite file (WAL)", .file(path: temporaryStore()))] {
+        for (name, location) in [
+            ("SQLite in memory", SQLitePushStore.Location.memory),
+            ("SQLite file (WAL)", .file(path: temporaryStore())),
+        ] {
             let sender = AnsweringSender()
             var settings = APushSettings()
             settings.appServer = "push.example.org"
             let module = try APushModule(store: try SQLitePushStore(location), settings: settings, logger: .disabled)
-            let context = ModuleContext(componentJID: try JID("apush.example.org"), servedDomains: ["example.org"],
-                                        admins: [], sender: sender, logger: .disabled)
+            let context = ModuleContext(
+                componentJID: try JID("apush.example.org"), servedDomains: ["example.org"],
+                admins: [], sender: sender, logger: .disabled)
             let route = module.iqRoutes[0]
             let rate = try await measureAsync("whole publish, each one sealed and sent (\(name))", count) { index in
                 _ = try await route.handler(elements[index], context)
@@ -89,9 +99,9 @@ struct Bench {
 
     static var isDebug: Bool {
         #if DEBUG
-        true
+            true
         #else
-        false
+            false
         #endif
     }
 
@@ -102,7 +112,9 @@ struct Bench {
         return report(name, count, ContinuousClock.now - start)
     }
 
-    static func measureAsync(_ name: String, _ count: Int, _ body: @Sendable (Int) async throws -> Void) async rethrows -> Double {
+    static func measureAsync(_ name: String, _ count: Int, _ body: @Sendable (Int) async throws -> Void) async rethrows
+        -> Double
+    {
         let start = ContinuousClock.now
         for index in 0..<count { try await body(index) }
         return report(name, count, ContinuousClock.now - start)
@@ -125,22 +137,24 @@ struct Bench {
 
     /// A bridged publish for a message from `sender` to `account` (a new chat each time, so each one is
     /// pushed); `id` names the IQ and the message (the sender unless given).
-    static func publish(token: String, sender: String, key: [UInt8], account: String = "alice@example.org",
-                        id: String? = nil) -> String {
+    static func publish(
+        token: String, sender: String, key: [UInt8], account: String = "alice@example.org",
+        id: String? = nil
+    ) -> String {
         let id = id ?? sender
         return """
-        <iq xmlns='jabber:component:accept' type='set' from='example.org' to='apush.example.org' id='\(id)'>\
-        <pubsub xmlns='http://jabber.org/protocol/pubsub'><publish node='\(token)'><item>\
-        <notification xmlns='urn:xmpp:push:0'><account xmlns='urn:xmpp:apush:bridge:0' jid='\(account)'/>\
-        <forwarded xmlns='urn:xmpp:forward:0'><message xmlns='jabber:client' type='chat' id='m-\(id)' \
-        from='\(sender)/phone' to='\(account)'><body>not measured, never kept</body>\
-        <origin-id xmlns='urn:xmpp:sid:0' id='o-\(id)'/></message></forwarded></notification></item></publish>\
-        <publish-options><x xmlns='jabber:x:data' type='submit'>\
-        <field var='FORM_TYPE'><value>http://jabber.org/protocol/pubsub#publish-options</value></field>\
-        <field var='pushModule'><value>bench</value></field>\
-        <field var='apushEncryptionPublicKey'><value>\(Base64.encode(key))</value></field></x></publish-options>\
-        </pubsub></iq>
-        """
+            <iq xmlns='jabber:component:accept' type='set' from='example.org' to='apush.example.org' id='\(id)'>\
+            <pubsub xmlns='http://jabber.org/protocol/pubsub'><publish node='\(token)'><item>\
+            <notification xmlns='urn:xmpp:push:0'><account xmlns='urn:xmpp:apush:bridge:0' jid='\(account)'/>\
+            <forwarded xmlns='urn:xmpp:forward:0'><message xmlns='jabber:client' type='chat' id='m-\(id)' \
+            from='\(sender)/phone' to='\(account)'><body>not measured, never kept</body>\
+            <origin-id xmlns='urn:xmpp:sid:0' id='o-\(id)'/></message></forwarded></notification></item></publish>\
+            <publish-options><x xmlns='jabber:x:data' type='submit'>\
+            <field var='FORM_TYPE'><value>http://jabber.org/protocol/pubsub#publish-options</value></field>\
+            <field var='pushModule'><value>bench</value></field>\
+            <field var='apushEncryptionPublicKey'><value>\(Base64.encode(key))</value></field></x></publish-options>\
+            </pubsub></iq>
+            """
     }
 
     static func temporaryStore() -> String {
@@ -149,7 +163,8 @@ struct Bench {
 
     static func residentMiB() -> Double {
         guard let statm = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8),
-              let pages = statm.split(separator: " ").dropFirst().first.flatMap({ Double($0) }) else { return 0 }
+            let pages = statm.split(separator: " ").dropFirst().first.flatMap({ Double($0) })
+        else { return 0 }
         return pages * Double(sysconf(Int32(_SC_PAGESIZE))) / 1_048_576
     }
 }

@@ -17,8 +17,9 @@ func fail(_ message: String, code: Int32) -> Never {
 }
 
 let schema = ConfigurationSchema.apushComponent
-let usage = CommandLineInvocation.usage(program: ComponentService.softwareName, purpose: "serve pushes",
-                                        environmentPrefix: schema.environmentPrefix)
+let usage = CommandLineInvocation.usage(
+    program: ComponentService.softwareName, purpose: "serve pushes",
+    environmentPrefix: schema.environmentPrefix)
 let invocation: CommandLineInvocation
 do {
     invocation = try CommandLineInvocation.parse(Array(CommandLine.arguments.dropFirst()))
@@ -28,8 +29,9 @@ do {
 
 func loadConfiguration(_ file: String?) -> (Configuration, APushSettings) {
     do {
-        let configuration = try Configuration.load(file: file, environment: ProcessInfo.processInfo.environment,
-                                                   schema: schema)
+        let configuration = try Configuration.load(
+            file: file, environment: ProcessInfo.processInfo.environment,
+            schema: schema)
         return (configuration, try APushModule.settings(from: configuration))
     } catch {
         fail("\(error)", code: ExitCode.configuration)
@@ -43,7 +45,8 @@ case .version:
     print("\(ComponentService.softwareName) \(ComponentService.softwareVersion)")
 case .checkConfig(let file):
     let (configuration, settings) = loadConfiguration(file)
-    print("""
+    print(
+        """
         configuration is valid
           component    \(configuration.component.jid) -> \(configuration.server)
           domains      \(configuration.domains.joined(separator: ", "))
@@ -73,7 +76,9 @@ case .run(let file):
     } catch {
         fail("cannot start: \(error)", code: ExitCode.software)
     }
-    logger.notice("\(ComponentService.softwareName) \(ComponentService.softwareVersion) starting as \(configuration.component.jid)")
+    logger.notice(
+        "\(ComponentService.softwareName) \(ComponentService.softwareVersion) starting as \(configuration.component.jid)"
+    )
     await withTaskGroup(of: Void.self) { group in
         group.addTask { await service.run() }
         group.addTask {

@@ -32,7 +32,8 @@ struct Demo {
         let appServerSecret = "demo-appserver-\(UInt32.random(in: .min ... .max))"
         let arguments = Array(CommandLine.arguments.dropFirst())
         let verbose = arguments.contains("--verbose")
-        let serverName = arguments.firstIndex(of: "--server").map { $0 + 1 < arguments.count ? arguments[$0 + 1] : "" }
+        let serverName =
+            arguments.firstIndex(of: "--server").map { $0 + 1 < arguments.count ? arguments[$0 + 1] : "" }
             ?? "prosody"
 
         let server: any XMPPTestServer
@@ -50,7 +51,8 @@ struct Demo {
             server = try EjabberdServer(
                 componentJID: "apush.localhost", componentSecret: componentSecret,
                 otherComponents: ["push.localhost": appServerSecret],
-                bridge: EjabberdServer.Bridge(buildScript: repository.appendingPathComponent("contrib/ejabberd/build.sh")))
+                bridge: EjabberdServer.Bridge(
+                    buildScript: repository.appendingPathComponent("contrib/ejabberd/build.sh")))
             description = "ejabberd 23.01 with mod_push and mod_apush_bridge"
         default:
             throw DemoError("--server takes prosody or ejabberd, not \(serverName)")
@@ -58,8 +60,9 @@ struct Demo {
         section("apush-component demo: everything on 127.0.0.1, nothing leaves this machine")
         try await server.start()
         do {
-            try await showMission(on: server, described: description, componentSecret: componentSecret,
-                                  appServerSecret: appServerSecret, verbose: verbose)
+            try await showMission(
+                on: server, described: description, componentSecret: componentSecret,
+                appServerSecret: appServerSecret, verbose: verbose)
         } catch {
             await server.stop()
             throw error
@@ -68,26 +71,33 @@ struct Demo {
     }
 
     /// Everything after the server is up; the caller stops the server however this ends.
-    static func showMission(on server: any XMPPTestServer, described description: String, componentSecret: String,
-                            appServerSecret: String, verbose: Bool) async throws {
+    static func showMission(
+        on server: any XMPPTestServer, described description: String, componentSecret: String,
+        appServerSecret: String, verbose: Bool
+    ) async throws {
         for user in ["alice", "bob"] { try await server.register(user: user, password: "demo-\(user)") }
-        step("\(description) (pid \(await server.pid ?? 0)), c2s on port \(server.c2sPort), "
-             + "components on \(server.componentPort)")
+        step(
+            "\(description) (pid \(await server.pid ?? 0)), c2s on port \(server.c2sPort), "
+                + "components on \(server.componentPort)")
 
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("apush-demo-\(getpid())")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let storePath = directory.appendingPathComponent("apush.sqlite").path
-        let configuration = try Configuration.load(file: nil, environment: [
-            "APUSH_COMPONENT_JID": "apush.localhost", "APUSH_COMPONENT_SECRET": componentSecret,
-            "APUSH_SERVER": "127.0.0.1:\(server.componentPort)", "APUSH_DOMAINS": "localhost",
-            "APUSH_APP_SERVER": "push.localhost", "APUSH_STORE": storePath, "APUSH_LOG": verbose ? "debug" : "warning",
-        ], schema: .apushComponent)
+        let configuration = try Configuration.load(
+            file: nil,
+            environment: [
+                "APUSH_COMPONENT_JID": "apush.localhost", "APUSH_COMPONENT_SECRET": componentSecret,
+                "APUSH_SERVER": "127.0.0.1:\(server.componentPort)", "APUSH_DOMAINS": "localhost",
+                "APUSH_APP_SERVER": "push.localhost", "APUSH_STORE": storePath,
+                "APUSH_LOG": verbose ? "debug" : "warning",
+            ], schema: .apushComponent)
         var settings = try APushModule.settings(from: configuration)
         settings.coalesceSeconds = window
         let logger = Logger(label: "apush", level: configuration.logLevel, sink: StandardErrorLogSink())
-        let module = try APushModule(store: try SQLitePushStore(.file(path: storePath), limits: settings.storeLimits), settings: settings,
-                                     logger: logger)
+        let module = try APushModule(
+            store: try SQLitePushStore(.file(path: storePath), limits: settings.storeLimits), settings: settings,
+            logger: logger)
         let component = try ComponentService(configuration: configuration, modules: [module], logger: logger)
         let connected = AsyncStream<Void>.makeStream()
         let componentTask = Task {
@@ -97,27 +107,35 @@ struct Demo {
         for await _ in connected.stream { break }
         step("apush-component as apush.localhost: SQLite store \(storePath), coalescing window \(window) s")
 
-        let appServer = StandInAppServer(jid: "push.localhost", secret: appServerSecret,
-                                         port: server.componentPort(for: "push.localhost"))
+        let appServer = StandInAppServer(
+            jid: "push.localhost", secret: appServerSecret,
+            port: server.componentPort(for: "push.localhost"))
         appServer.start()
         try await appServer.waitUntilConnected()
         let device = KeyPair.generate()
-        step("demo App Server as push.localhost: opens each push with the demo device's private key "
-             + "(public key \(Fingerprint.of(device.publicKey)))")
+        step(
+            "demo App Server as push.localhost: opens each push with the demo device's private key "
+                + "(public key \(Fingerprint.of(device.publicKey)))")
 
         section("1. alice's phone enables push and goes offline")
         let token = "demo-token-\(UInt32.random(in: .min ... .max))"
-        let phone = try await C2SClient.connect(port: server.c2sPort, domain: "localhost", user: "alice",
-                                                password: "demo-alice", resource: "phone")
-        try await phone.enablePush(service: "apush.localhost", node: token, publishOptions: .submit(
-            formType: Namespace.pubsubPublishOptions,
-            values: ["pushModule": "demo-fcm", "apushEncryptionPublicKey": Base64.encode(device.publicKey),
-                     "apushCalls": "1", "apushRead": "1"]))
+        let phone = try await C2SClient.connect(
+            port: server.c2sPort, domain: "localhost", user: "alice",
+            password: "demo-alice", resource: "phone")
+        try await phone.enablePush(
+            service: "apush.localhost", node: token,
+            publishOptions: .submit(
+                formType: Namespace.pubsubPublishOptions,
+                values: [
+                    "pushModule": "demo-fcm", "apushEncryptionPublicKey": Base64.encode(device.publicKey),
+                    "apushCalls": "1", "apushRead": "1",
+                ]))
         await phone.close()
         step("token \(Fingerprint.of(token)), module demo-fcm, messages + calls + reads; the phone disconnects")
 
-        let bob = try await C2SClient.connect(port: server.c2sPort, domain: "localhost", user: "bob",
-                                              password: "demo-bob", resource: "laptop")
+        let bob = try await C2SClient.connect(
+            port: server.c2sPort, domain: "localhost", user: "bob",
+            password: "demo-bob", resource: "laptop")
         var shown = 0
         var secrets: [String] = []
         func show(_ count: Int) async throws {
@@ -140,9 +158,12 @@ struct Demo {
         for index in 1...5 {
             let text = "Secret text number \(index) that must never leave the server"
             secrets.append(text)
-            try bob.send(Element.message(type: .chat, id: "burst-\(index)", to: try JID("alice@localhost"), children: [
-                Element("body", namespace: Namespace.client, [:], text: text),
-            ], namespace: Namespace.client))
+            try bob.send(
+                Element.message(
+                    type: .chat, id: "burst-\(index)", to: try JID("alice@localhost"),
+                    children: [
+                        Element("body", namespace: Namespace.client, [:], text: text)
+                    ], namespace: Namespace.client))
         }
         try await show(1)
         print("     … 4 more held by coalescing; when the \(window) s window ends, one more with the latest count:")
@@ -150,20 +171,29 @@ struct Demo {
 
         section("3. bob calls alice (XEP-0353 propose)")
         let sid = "call-\(UInt32.random(in: .min ... .max))"
-        try bob.send(Element.message(type: .chat, id: "propose-1", to: try JID("alice@localhost"), children: [
-            Element("propose", namespace: Namespace.jingleMessage, ["id": sid], children: [
-                Element("description", namespace: Namespace.jingleRTP, ["media": "audio"]),
-            ]),
-            Element("store", namespace: Namespace.hints),
-        ], namespace: Namespace.client))
+        try bob.send(
+            Element.message(
+                type: .chat, id: "propose-1", to: try JID("alice@localhost"),
+                children: [
+                    Element(
+                        "propose", namespace: Namespace.jingleMessage, ["id": sid],
+                        children: [
+                            Element("description", namespace: Namespace.jingleRTP, ["media": "audio"])
+                        ]),
+                    Element("store", namespace: Namespace.hints),
+                ], namespace: Namespace.client))
         try await show(1)
 
         section("4. alice reads the chat on her laptop (the phone is still offline)")
-        let laptop = try await C2SClient.connect(port: server.c2sPort, domain: "localhost", user: "alice",
-                                                 password: "demo-alice", resource: "laptop")
-        try laptop.send(Element.message(type: .chat, id: "read-1", to: try JID("bob@localhost"), children: [
-            Element("displayed", namespace: Namespace.chatMarkers, ["id": "burst-5"]),
-        ], namespace: Namespace.client))
+        let laptop = try await C2SClient.connect(
+            port: server.c2sPort, domain: "localhost", user: "alice",
+            password: "demo-alice", resource: "laptop")
+        try laptop.send(
+            Element.message(
+                type: .chat, id: "read-1", to: try JID("bob@localhost"),
+                children: [
+                    Element("displayed", namespace: Namespace.chatMarkers, ["id": "burst-5"])
+                ], namespace: Namespace.client))
         try await show(1)
 
         section("Done")

@@ -7,6 +7,7 @@ import Testing
 import XMLStream
 import XMPP
 import XMPPTesting
+
 @testable import APush
 
 /// The commands run through AdHocSessions, so stages, sessions and access are the real ones.
@@ -17,8 +18,10 @@ import XMPPTesting
     static let foreigner = try! JID("mallory@elsewhere.example/x")
 
     static let userNodes: Set<String> = [APushCommands.registrations, APushCommands.policy, APushCommands.test]
-    static let adminNodes: Set<String> = [APushCommands.adminRegistrations, APushCommands.adminRemove,
-                                          APushCommands.adminPolicy, APushCommands.adminStats]
+    static let adminNodes: Set<String> = [
+        APushCommands.adminRegistrations, APushCommands.adminRemove,
+        APushCommands.adminPolicy, APushCommands.adminStats,
+    ]
 
     /// One answer of a command.
     struct Reply {
@@ -39,19 +42,23 @@ import XMPPTesting
 
         init(settings: APushSettings = APushSettings(), store: SQLitePushStore? = nil) throws {
             harness = try Harness(settings: settings, store: store)
-            let context = ModuleContext(componentJID: try JID("apush.localhost"), servedDomains: ["localhost"],
-                                        admins: [try JID("carol@localhost")], sender: harness.sender,
-                                        logger: .disabled)
+            let context = ModuleContext(
+                componentJID: try JID("apush.localhost"), servedDomains: ["localhost"],
+                admins: [try JID("carol@localhost")], sender: harness.sender,
+                logger: .disabled)
             let commands = APushCommands(service: harness.service, context: context, upstream: harness.upstreamLink)
             sessions = AdHocSessions(commands: commands.all)
         }
 
         var store: SQLitePushStore { harness.store }
 
-        func execute(_ node: String, as requester: JID, session: String? = nil, action: AdHocAction? = nil,
-                     _ fields: DataForm.Field...) async throws -> Reply {
-            var command = Element("command", namespace: Namespace.commands,
-                                  ["node": node, "sessionid": session, "action": action?.rawValue])
+        func execute(
+            _ node: String, as requester: JID, session: String? = nil, action: AdHocAction? = nil,
+            _ fields: DataForm.Field...
+        ) async throws -> Reply {
+            var command = Element(
+                "command", namespace: Namespace.commands,
+                ["node": node, "sessionid": session, "action": action?.rawValue])
             if !fields.isEmpty {
                 command.append(DataForm(type: .submit, fields: fields).element)
             }
@@ -62,18 +69,22 @@ import XMPPTesting
         func run(_ node: String, as requester: JID, _ fields: DataForm.Field...) async throws -> Reply {
             let first = try await execute(node, as: requester)
             #expect(first.status == "executing")
-            var command = Element("command", namespace: Namespace.commands,
-                                  ["node": node, "sessionid": first.sessionID, "action": "complete"])
+            var command = Element(
+                "command", namespace: Namespace.commands,
+                ["node": node, "sessionid": first.sessionID, "action": "complete"])
             command.append(DataForm(type: .submit, fields: fields).element)
             return Reply(element: try await sessions.execute(command, from: requester))
         }
 
         @discardableResult
-        func register(_ token: String, account: String? = "alice@localhost", domain: String = "localhost",
-                      pushModule: String = "apush", calls: CallsMode = .also) async throws -> Registration {
+        func register(
+            _ token: String, account: String? = "alice@localhost", domain: String = "localhost",
+            pushModule: String = "apush", calls: CallsMode = .also
+        ) async throws -> Registration {
             try await store.register(
-                RegistrationRequest(domain: domain, token: token, pushModule: pushModule, account: account,
-                                    deviceKey: harness.device.publicKey, calls: calls, wantsReads: true),
+                RegistrationRequest(
+                    domain: domain, token: token, pushModule: pushModule, account: account,
+                    deviceKey: harness.device.publicKey, calls: calls, wantsReads: true),
                 freshCollapseKey: Array(repeating: 3, count: 32), now: harness.clock.now)
         }
 
@@ -108,8 +119,9 @@ import XMPPTesting
             #expect(await Self.stanzaError { try await setup.execute(node, as: Self.alice) }?.condition == .forbidden)
         }
         for node in Self.userNodes {
-            #expect(await Self.stanzaError { try await setup.execute(node, as: Self.foreigner) }?.condition
-                == .forbidden)
+            #expect(
+                await Self.stanzaError { try await setup.execute(node, as: Self.foreigner) }?.condition
+                    == .forbidden)
         }
     }
 
@@ -128,8 +140,9 @@ import XMPPTesting
         #expect(lines.count == 2)
         #expect(lines.contains { $0.hasPrefix(Fingerprint.of("alice-phone") + " · apush · messages, calls, reads") })
         #expect(lines.contains { $0.hasPrefix(Fingerprint.of("alice-tablet") + " · anotherimIOSprod · calls") })
-        #expect(Set(form.field("remove")?.options.map(\.value) ?? [])
-            == [Fingerprint.of("alice-phone"), Fingerprint.of("alice-tablet")])
+        #expect(
+            Set(form.field("remove")?.options.map(\.value) ?? [])
+                == [Fingerprint.of("alice-phone"), Fingerprint.of("alice-tablet")])
         #expect(form.field("remove")?.type == .listMulti)
         let text = reply.element.serialized()
         for token in ["alice-phone", "alice-tablet", "bob-phone"] {
@@ -146,25 +159,32 @@ import XMPPTesting
 
         let first = try await setup.execute(APushCommands.registrations, as: Self.alice)
         let error = await Self.stanzaError {
-            try await setup.execute(APushCommands.registrations, as: Self.alice, session: first.sessionID,
-                                    action: .complete,
-                                    .init(variable: "remove", type: .listMulti,
-                                          values: [Fingerprint.of("alice-phone"), Fingerprint.of("bob-phone")]))
+            try await setup.execute(
+                APushCommands.registrations, as: Self.alice, session: first.sessionID,
+                action: .complete,
+                .init(
+                    variable: "remove", type: .listMulti,
+                    values: [Fingerprint.of("alice-phone"), Fingerprint.of("bob-phone")]))
         }
         #expect(error?.condition == .badRequest)
         #expect(error?.text?.hasPrefix("remove:") == true, "\(String(describing: error))")
         #expect(try await setup.tokens() == ["alice-phone", "alice-tablet", "bob-phone"])
 
-        let done = try await setup.execute(APushCommands.registrations, as: Self.alice, session: first.sessionID,
-                                           action: .complete,
-                                           .init(variable: "remove", values: [Fingerprint.of("alice-phone")]))
+        let done = try await setup.execute(
+            APushCommands.registrations, as: Self.alice, session: first.sessionID,
+            action: .complete,
+            .init(variable: "remove", values: [Fingerprint.of("alice-phone")]))
         #expect(done.status == "completed")
         #expect(done.notes.map(\.text) == ["Removed 1 registration(s)."])
         #expect(try await setup.tokens() == ["alice-tablet", "bob-phone"])
-        #expect(try await setup.store.isBuried(token: "alice-phone", pushModule: "apush", account: "alice@localhost",
-                                                      since: 0))
-        #expect(!(try await setup.store.isBuried(token: "alice-tablet", pushModule: "apush", account: "alice@localhost",
-                                                      since: 0)))
+        #expect(
+            try await setup.store.isBuried(
+                token: "alice-phone", pushModule: "apush", account: "alice@localhost",
+                since: 0))
+        #expect(
+            !(try await setup.store.isBuried(
+                token: "alice-tablet", pushModule: "apush", account: "alice@localhost",
+                since: 0)))
     }
 
     @Test func removeAllRemovesEveryOneOfTheRequestersOwn() async throws {
@@ -175,8 +195,10 @@ import XMPPTesting
         let reply = try await setup.run(APushCommands.registrations, as: Self.alice, .boolean("remove-all", true))
         #expect(reply.notes.map(\.text) == ["Removed 2 registration(s)."])
         #expect(try await setup.tokens() == ["bob-phone"])
-        #expect(try await setup.store.isBuried(token: "alice-tablet", pushModule: "apush", account: "alice@localhost",
-                                                      since: 0))
+        #expect(
+            try await setup.store.isBuried(
+                token: "alice-tablet", pushModule: "apush", account: "alice@localhost",
+                since: 0))
     }
 
     @Test func submittingNothingRemovesNothing() async throws {
@@ -207,19 +229,30 @@ import XMPPTesting
             (APushCommands.registrations, { try await setup.execute(APushCommands.registrations, as: Self.alice) }),
             (APushCommands.policy, { try await setup.execute(APushCommands.policy, as: Self.alice) }),
             (APushCommands.test, { try await setup.run(APushCommands.test, as: Self.alice, .value("kind", "wake")) }),
-            (APushCommands.adminRegistrations, { try await setup.run(APushCommands.adminRegistrations, as: Self.carol) }),
-            (APushCommands.adminRemove, {
-                try await setup.run(APushCommands.adminRemove, as: Self.carol, .value("account", "alice@localhost"))
-            }),
-            (APushCommands.adminPolicy, {
-                try await setup.run(APushCommands.adminPolicy, as: Self.carol, .value("account", "alice@localhost"))
-            }),
+            (
+                APushCommands.adminRegistrations,
+                { try await setup.run(APushCommands.adminRegistrations, as: Self.carol) }
+            ),
+            (
+                APushCommands.adminRemove,
+                {
+                    try await setup.run(APushCommands.adminRemove, as: Self.carol, .value("account", "alice@localhost"))
+                }
+            ),
+            (
+                APushCommands.adminPolicy,
+                {
+                    try await setup.run(APushCommands.adminPolicy, as: Self.carol, .value("account", "alice@localhost"))
+                }
+            ),
             (APushCommands.adminStats, { try await setup.execute(APushCommands.adminStats, as: Self.carol) }),
         ]
         #expect(Set(runs.map(\.0)) == Self.userNodes.union(Self.adminNodes))
         for (node, run) in runs {
             let error = await Self.stanzaError(run)
-            #expect(error?.type == .wait && error?.condition == .resourceConstraint, "\(node): \(String(describing: error))")
+            #expect(
+                error?.type == .wait && error?.condition == .resourceConstraint, "\(node): \(String(describing: error))"
+            )
             #expect(error?.text?.contains("store") == true)
         }
         #expect(setup.harness.logs.events.filter { $0.level == .error }.count == 1)
@@ -230,7 +263,8 @@ import XMPPTesting
     @Test func policyShowsTheCurrentValues() async throws {
         let setup = try Setup()
         try await setup.harness.service.setPolicy(account: nil, json: #"{"timezone":"Europe/Prague"}"#)
-        try await setup.harness.service.setPolicy(account: "alice@localhost", json: #"{"messages":false,"muted":["bob@localhost"]}"#)
+        try await setup.harness.service.setPolicy(
+            account: "alice@localhost", json: #"{"messages":false,"muted":["bob@localhost"]}"#)
         let reply = try await setup.execute(APushCommands.policy, as: Self.alice)
         #expect(reply.status == "executing")
         let form = try reply.form()
@@ -250,12 +284,15 @@ import XMPPTesting
         submitted.type = .submit
         submitted.set("messages", values: ["0"])
         submitted.set("muted", values: ["Bob@localhost/laptop"])
-        var command = Element("command", namespace: Namespace.commands,
-                              ["node": APushCommands.policy, "sessionid": shown.sessionID, "action": "complete"])
+        var command = Element(
+            "command", namespace: Namespace.commands,
+            ["node": APushCommands.policy, "sessionid": shown.sessionID, "action": "complete"])
         command.append(submitted.element)
         let reply = Reply(element: try await setup.sessions.execute(command, from: Self.alice))
         #expect(reply.status == "completed")
-        #expect(try await setup.store.policy(account: "alice@localhost") == #"{"messages":false,"muted":["bob@localhost"]}"#)
+        #expect(
+            try await setup.store.policy(account: "alice@localhost") == #"{"messages":false,"muted":["bob@localhost"]}"#
+        )
         #expect(try await setup.store.policy(account: nil) == #"{"sender":"hidden"}"#)
         #expect(try await setup.store.policy(account: "bob@localhost") == nil)
     }
@@ -271,22 +308,27 @@ import XMPPTesting
     @Test func aBadPolicyValueIsRefusedNamingTheFieldAndACorrectedSubmitSaves() async throws {
         let setup = try Setup()
         let first = try await setup.execute(APushCommands.policy, as: Self.alice)
-        for (variable, value) in [("coalesce-seconds", "9999"), ("quiet-hours", "late"), ("timezone", "Nowhere/City"),
-                                  ("muted", "@localhost"), ("groupchat", "sometimes")] {
+        for (variable, value) in [
+            ("coalesce-seconds", "9999"), ("quiet-hours", "late"), ("timezone", "Nowhere/City"),
+            ("muted", "@localhost"), ("groupchat", "sometimes"),
+        ] {
             let error = await Self.stanzaError {
-                try await setup.execute(APushCommands.policy, as: Self.alice, session: first.sessionID,
-                                        action: .complete, .boolean("messages", false), .value(variable, value))
+                try await setup.execute(
+                    APushCommands.policy, as: Self.alice, session: first.sessionID,
+                    action: .complete, .boolean("messages", false), .value(variable, value))
             }
             #expect(error?.condition == .badRequest)
             #expect(error?.text?.hasPrefix(variable + ":") == true, "\(String(describing: error?.text))")
             #expect(try await setup.store.policy(account: "alice@localhost") == nil)
         }
-        let reply = try await setup.execute(APushCommands.policy, as: Self.alice, session: first.sessionID,
-                                            action: .complete, .boolean("messages", false),
-                                            .value("quiet-hours", "22:00-07:00"))
+        let reply = try await setup.execute(
+            APushCommands.policy, as: Self.alice, session: first.sessionID,
+            action: .complete, .boolean("messages", false),
+            .value("quiet-hours", "22:00-07:00"))
         #expect(reply.status == "completed")
-        #expect(try await setup.store.policy(account: "alice@localhost")
-            == #"{"messages":false,"quietHours":"22:00-07:00"}"#)
+        #expect(
+            try await setup.store.policy(account: "alice@localhost")
+                == #"{"messages":false,"quietHours":"22:00-07:00"}"#)
     }
 
     @Test func theSavedPolicyAppliesToTheNextPush() async throws {
@@ -308,8 +350,9 @@ import XMPPTesting
         try await setup.register("bob-phone", account: "bob@localhost")
         let first = try await setup.execute(APushCommands.test, as: Self.alice)
         #expect(Set(try first.form().field("kind")?.options.map(\.value) ?? []) == ["message", "call", "read", "wake"])
-        let reply = try await setup.execute(APushCommands.test, as: Self.alice, session: first.sessionID,
-                                            action: .complete, .value("kind", kind))
+        let reply = try await setup.execute(
+            APushCommands.test, as: Self.alice, session: first.sessionID,
+            action: .complete, .value("kind", kind))
         #expect(reply.status == "completed")
         #expect(reply.notes.first?.type == "info")
         #expect(reply.notes.first?.text.contains(Fingerprint.of("alice-phone") + ": accepted") == true)
@@ -370,7 +413,8 @@ import XMPPTesting
 
     static func rows(_ form: DataForm) -> [[String: String]] {
         form.items.map { item in
-            Dictionary(uniqueKeysWithValues: item.compactMap { field in field.variable.map { ($0, field.value ?? "") } })
+            Dictionary(
+                uniqueKeysWithValues: item.compactMap { field in field.variable.map { ($0, field.value ?? "") } })
         }
     }
 
@@ -387,8 +431,9 @@ import XMPPTesting
         let first = try await page("1")
         #expect(first.items.count == 50)
         #expect(first.title == "Registrations 1-50 of 120")
-        #expect(first.reported?.compactMap(\.variable)
-            == ["fingerprint", "account", "domain", "module", "kinds", "created", "last-push", "last-error"])
+        #expect(
+            first.reported?.compactMap(\.variable)
+                == ["fingerprint", "account", "domain", "module", "kinds", "created", "last-push", "last-error"])
         let third = try await page("3")
         #expect(third.items.count == 20)
         #expect(third.title == "Registrations 101-120 of 120")
@@ -425,8 +470,9 @@ import XMPPTesting
         func fingerprints(_ fields: DataForm.Field...) async throws -> (title: String?, set: Set<String>) {
             var command = Element("command", namespace: Namespace.commands, ["node": APushCommands.adminRegistrations])
             let first = Reply(element: try await setup.sessions.execute(command, from: Self.carol))
-            command = Element("command", namespace: Namespace.commands,
-                              ["node": APushCommands.adminRegistrations, "sessionid": first.sessionID])
+            command = Element(
+                "command", namespace: Namespace.commands,
+                ["node": APushCommands.adminRegistrations, "sessionid": first.sessionID])
             command.append(DataForm(type: .submit, fields: fields).element)
             let form = try Reply(element: try await setup.sessions.execute(command, from: Self.carol)).form()
             return (form.title, Set(Self.rows(form).compactMap { $0["fingerprint"] }))
@@ -437,12 +483,14 @@ import XMPPTesting
         #expect(try await fingerprints(.value("module", "anotherimIOSprod")).set == [Fingerprint.of("a2")])
         #expect(try await fingerprints(.value("domain", "old.example")).set == [Fingerprint.of("old")])
         #expect(try await fingerprints().set.count == 4)
-        #expect(try await fingerprints(.value("account", "alice@localhost"), .value("module", "apush")).set
-            == [Fingerprint.of("a1")])
+        #expect(
+            try await fingerprints(.value("account", "alice@localhost"), .value("module", "apush")).set
+                == [Fingerprint.of("a1")])
 
         let foreign = await Self.stanzaError {
-            try await setup.run(APushCommands.adminRegistrations, as: Self.carol,
-                                .value("account", "mallory@elsewhere.example"))
+            try await setup.run(
+                APushCommands.adminRegistrations, as: Self.carol,
+                .value("account", "mallory@elsewhere.example"))
         }
         #expect(foreign?.condition == .badRequest)
         #expect(foreign?.text?.hasPrefix("account:") == true)
@@ -451,11 +499,13 @@ import XMPPTesting
     @Test func adminRegistrationsShowsOneByFingerprint() async throws {
         let setup = try Setup()
         let registration = try await setup.register("alice-phone")
-        try await setup.store.recordPush(registrationID: registration.id, at: ManualClock.start + 1000,
-                                         error: "wait/remote-server-timeout")
+        try await setup.store.recordPush(
+            registrationID: registration.id, at: ManualClock.start + 1000,
+            error: "wait/remote-server-timeout")
         for fingerprint in [registration.fingerprint, String(registration.fingerprint.dropFirst())] {
-            let reply = try await setup.run(APushCommands.adminRegistrations, as: Self.carol,
-                                            .value("fingerprint", fingerprint))
+            let reply = try await setup.run(
+                APushCommands.adminRegistrations, as: Self.carol,
+                .value("fingerprint", fingerprint))
             let form = try reply.form()
             #expect(form.title == "Registration \(registration.fingerprint)")
             #expect(form.value("fingerprint") == registration.fingerprint)
@@ -482,20 +532,25 @@ import XMPPTesting
         let reply = try await setup.run(APushCommands.adminRemove, as: Self.carol, .value("account", "alice@localhost"))
         #expect(reply.notes.map(\.text) == ["Removed 2 registration(s)."])
         #expect(try await setup.tokens() == ["bob-phone"])
-        #expect(try await setup.store.isBuried(token: "alice-phone", pushModule: "apush", account: "alice@localhost",
-                                                      since: 0))
+        #expect(
+            try await setup.store.isBuried(
+                token: "alice-phone", pushModule: "apush", account: "alice@localhost",
+                since: 0))
     }
 
     @Test func adminRemoveByFingerprint() async throws {
         let setup = try Setup()
         try await setup.register("alice-phone")
         try await setup.register("bob-phone", account: "bob@localhost")
-        let reply = try await setup.run(APushCommands.adminRemove, as: Self.carol,
-                                        .value("fingerprint", Fingerprint.of("bob-phone")))
+        let reply = try await setup.run(
+            APushCommands.adminRemove, as: Self.carol,
+            .value("fingerprint", Fingerprint.of("bob-phone")))
         #expect(reply.notes.map(\.text) == ["Removed 1 registration(s)."])
         #expect(try await setup.tokens() == ["alice-phone"])
-        #expect(try await setup.store.isBuried(token: "bob-phone", pushModule: "apush", account: "bob@localhost",
-                                                      since: 0))
+        #expect(
+            try await setup.store.isBuried(
+                token: "bob-phone", pushModule: "apush", account: "bob@localhost",
+                since: 0))
     }
 
     @Test func adminRemoveByAccountAndFingerprintMustMatchBoth() async throws {
@@ -503,8 +558,9 @@ import XMPPTesting
         try await setup.register("alice-phone")
         try await setup.register("bob-phone", account: "bob@localhost")
         let error = await Self.stanzaError {
-            try await setup.run(APushCommands.adminRemove, as: Self.carol, .value("account", "alice@localhost"),
-                                .value("fingerprint", Fingerprint.of("bob-phone")))
+            try await setup.run(
+                APushCommands.adminRemove, as: Self.carol, .value("account", "alice@localhost"),
+                .value("fingerprint", Fingerprint.of("bob-phone")))
         }
         #expect(error?.condition == .itemNotFound)
         #expect(try await setup.tokens() == ["alice-phone", "bob-phone"])
@@ -518,7 +574,8 @@ import XMPPTesting
         }
         #expect(error?.condition == .badRequest)
         let foreign = await Self.stanzaError {
-            try await setup.run(APushCommands.adminRemove, as: Self.carol, .value("account", "mallory@elsewhere.example"))
+            try await setup.run(
+                APushCommands.adminRemove, as: Self.carol, .value("account", "mallory@elsewhere.example"))
         }
         #expect(foreign?.condition == .badRequest)
         #expect(try await setup.tokens() == ["alice-phone"])
@@ -528,16 +585,19 @@ import XMPPTesting
 
     /// Runs admin-policy through its three stages: the account, the form shown, then `fields`.
     func adminPolicy(_ setup: Setup, account: String, _ fields: DataForm.Field...) async throws
-        -> (shown: DataForm, reply: Reply) {
+        -> (shown: DataForm, reply: Reply)
+    {
         let first = try await setup.execute(APushCommands.adminPolicy, as: Self.carol)
         #expect(try first.form().field("account")?.type == .jidSingle)
-        var command = Element("command", namespace: Namespace.commands,
-                              ["node": APushCommands.adminPolicy, "sessionid": first.sessionID, "action": "next"])
+        var command = Element(
+            "command", namespace: Namespace.commands,
+            ["node": APushCommands.adminPolicy, "sessionid": first.sessionID, "action": "next"])
         command.append(DataForm(type: .submit, fields: [.value("account", account)]).element)
         let second = Reply(element: try await setup.sessions.execute(command, from: Self.carol))
         #expect(second.status == "executing")
-        command = Element("command", namespace: Namespace.commands,
-                          ["node": APushCommands.adminPolicy, "sessionid": first.sessionID, "action": "complete"])
+        command = Element(
+            "command", namespace: Namespace.commands,
+            ["node": APushCommands.adminPolicy, "sessionid": first.sessionID, "action": "complete"])
         command.append(DataForm(type: .submit, fields: fields).element)
         return (try second.form(), Reply(element: try await setup.sessions.execute(command, from: Self.carol)))
     }
@@ -557,8 +617,9 @@ import XMPPTesting
         var settings = APushSettings()
         settings.defaults.timezone = "Europe/Prague"
         let setup = try Setup(settings: settings)
-        let (shown, reply) = try await adminPolicy(setup, account: "", .value("quiet-hours", "22:00-07:00"),
-                                                   .value("timezone", "Europe/Prague"))
+        let (shown, reply) = try await adminPolicy(
+            setup, account: "", .value("quiet-hours", "22:00-07:00"),
+            .value("timezone", "Europe/Prague"))
         #expect(shown.title == "Default push policy")
         #expect(shown.value("timezone") == "Europe/Prague")
         #expect(reply.status == "completed")
@@ -569,18 +630,21 @@ import XMPPTesting
     @Test func adminPolicyKeepsTheAccountAcrossABadSubmit() async throws {
         let setup = try Setup()
         let first = try await setup.execute(APushCommands.adminPolicy, as: Self.carol)
-        let second = try await setup.execute(APushCommands.adminPolicy, as: Self.carol, session: first.sessionID,
-                                             action: .next, .value("account", "bob@localhost"))
+        let second = try await setup.execute(
+            APushCommands.adminPolicy, as: Self.carol, session: first.sessionID,
+            action: .next, .value("account", "bob@localhost"))
         #expect(try second.form().title == "Push policy of bob@localhost")
         let error = await Self.stanzaError {
-            try await setup.execute(APushCommands.adminPolicy, as: Self.carol, session: first.sessionID,
-                                    action: .complete, .value("calls", "maybe"))
+            try await setup.execute(
+                APushCommands.adminPolicy, as: Self.carol, session: first.sessionID,
+                action: .complete, .value("calls", "maybe"))
         }
         #expect(error?.condition == .badRequest)
         #expect(error?.text?.hasPrefix("calls:") == true)
         #expect(try await setup.store.policy(account: "bob@localhost") == nil)
-        _ = try await setup.execute(APushCommands.adminPolicy, as: Self.carol, session: first.sessionID,
-                                    action: .complete, .value("calls", "0"))
+        _ = try await setup.execute(
+            APushCommands.adminPolicy, as: Self.carol, session: first.sessionID,
+            action: .complete, .value("calls", "0"))
         #expect(try await setup.store.policy(account: "bob@localhost") == #"{"calls":false}"#)
         #expect(try await setup.store.policy(account: nil) == nil)
     }
@@ -590,8 +654,9 @@ import XMPPTesting
         for account in ["mallory@elsewhere.example", "localhost", "alice@localhost/phone"] {
             let error = await Self.stanzaError {
                 let first = try await setup.execute(APushCommands.adminPolicy, as: Self.carol)
-                return try await setup.execute(APushCommands.adminPolicy, as: Self.carol, session: first.sessionID,
-                                               action: .next, .value("account", account))
+                return try await setup.execute(
+                    APushCommands.adminPolicy, as: Self.carol, session: first.sessionID,
+                    action: .next, .value("account", account))
             }
             #expect(error?.condition == .badRequest, "\(account)")
             #expect(error?.text?.hasPrefix("account:") == true)

@@ -1,22 +1,27 @@
 import ComponentHost
 import Foundation
 import Logging
-import Sealing
 import SQLite
-@testable import Store
+import Sealing
 import Testing
-import XMPPTesting
 import XMLStream
 import XMPP
+import XMPPTesting
+
 @testable import APush
+@testable import Store
 
 @Suite struct APushModuleTests {
     static func configuration(_ json: String, appServer: String? = "push.example.org") throws -> Configuration {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("apush-\(UInt64.random(in: 0...UInt64.max)).json").path
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "apush-\(UInt64.random(in: 0...UInt64.max)).json"
+        ).path
         #expect(FileManager.default.createFile(atPath: path, contents: Data(json.utf8)))
         defer { try? FileManager.default.removeItem(atPath: path) }
-        var environment = ["APUSH_COMPONENT_JID": "apush.localhost", "APUSH_COMPONENT_SECRET": "s",
-                           "APUSH_DOMAINS": "localhost"]
+        var environment = [
+            "APUSH_COMPONENT_JID": "apush.localhost", "APUSH_COMPONENT_SECRET": "s",
+            "APUSH_DOMAINS": "localhost",
+        ]
         environment["APUSH_APP_SERVER"] = appServer
         return try Configuration.load(file: path, environment: environment, schema: .apushComponent)
     }
@@ -28,8 +33,9 @@ import XMPP
     }
 
     static func context(_ sender: RecordingSender) throws -> ModuleContext {
-        ModuleContext(componentJID: try JID("apush.localhost"), servedDomains: ["localhost"], admins: [],
-                      sender: sender, logger: .disabled)
+        ModuleContext(
+            componentJID: try JID("apush.localhost"), servedDomains: ["localhost"], admins: [],
+            sender: sender, logger: .disabled)
     }
 
     @Test func readsThePushSectionAndTheAppServer() throws {
@@ -141,8 +147,9 @@ extension APushModuleTests {
         let options = Stanzas.Options(key: Base64.encode(device.publicKey))
         let sender = RecordingSender()
         let sink = InMemoryLogSink()
-        let context = ModuleContext(componentJID: try JID("apush.localhost"), servedDomains: ["localhost"],
-                                    admins: [], sender: sender, logger: Logger(label: "test", level: .debug, sink: sink))
+        let context = ModuleContext(
+            componentJID: try JID("apush.localhost"), servedDomains: ["localhost"],
+            admins: [], sender: sender, logger: Logger(label: "test", level: .debug, sink: sink))
         for id in ["m1", "m2"] {
             let publish = Stanzas.publish(notification: Stanzas.bridged(Stanzas.chat(id: id)), options: options)
             _ = try await module.iqRoutes[0].handler(try Element.parse(publish), context)

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import APush
 
 @Suite struct APushSettingsTests {
@@ -20,7 +21,8 @@ import Testing
     }
 
     @Test func readsEveryKey() throws {
-        let settings = try Self.decode("""
+        let settings = try Self.decode(
+            """
             {"coalesceSeconds": 3, "wakeIntervalSeconds": 5, "upstreamTimeoutSeconds": 7, "maxInFlight": 9,
              "maxBackgroundDeliveries": 10, "retryMessageSeconds": 11, "retryCallSeconds": 13, "unknownNodeCancelsPerHour": 15,
              "dedupeMinutes": 17, "paddingBucket": 0}
@@ -40,7 +42,8 @@ import Testing
 
     @Test(arguments: [
         #"{"coalesceSeconds": -1}"#, #"{"coalesceSeconds": 3601}"#, #"{"upstreamTimeoutSeconds": 0}"#,
-        #"{"upstreamTimeoutSeconds": 31}"#, #"{"maxInFlight": 0}"#, #"{"maxBackgroundDeliveries": 0}"#, #"{"retryCallSeconds": 121}"#,
+        #"{"upstreamTimeoutSeconds": 31}"#, #"{"maxInFlight": 0}"#, #"{"maxBackgroundDeliveries": 0}"#,
+        #"{"retryCallSeconds": 121}"#,
         #"{"dedupeMinutes": 0}"#, #"{"paddingBucket": 4096}"#,
     ])
     func refusesAValueOutOfItsBounds(_ json: String) {

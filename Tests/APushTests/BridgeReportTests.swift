@@ -3,6 +3,7 @@ import Sealing
 import Testing
 import XMLStream
 import XMPP
+
 @testable import APush
 
 @Suite struct BridgeReportTests {
@@ -27,7 +28,8 @@ import XMPP
     }
 
     @Test func unregisteredWithAnEmptyNodeMeansEveryToken() throws {
-        let xml = "<message from='localhost'><unregistered xmlns='urn:xmpp:apush:bridge:0' account='Alice@localhost/x'>"
+        let xml =
+            "<message from='localhost'><unregistered xmlns='urn:xmpp:apush:bridge:0' account='Alice@localhost/x'>"
             + "<disable xmlns='urn:xmpp:push:0' node=''/></unregistered></message>"
         let report = try BridgeReport(message: try Element.parse(xml), servedDomains: ["localhost"])
         #expect(report.change == .unregistered(account: "alice@localhost", token: nil))
@@ -44,8 +46,9 @@ import XMPP
     }
 
     @Test func aMessageReportingNeitherChangesNothing() throws {
-        let report = try BridgeReport(message: try Element.parse("<message from='localhost'><body>hi</body></message>"),
-                                      servedDomains: ["localhost"])
+        let report = try BridgeReport(
+            message: try Element.parse("<message from='localhost'><body>hi</body></message>"),
+            servedDomains: ["localhost"])
         #expect(report.change == nil)
     }
 }

@@ -1,5 +1,6 @@
 import Store
 import Testing
+
 @testable import APush
 
 @Suite struct ChatCoalescerTests {
@@ -42,14 +43,16 @@ import Testing
             case .message(let at, let expected), .urgent(let at, let expected):
                 var urgent = false
                 if case .urgent = step { urgent = true }
-                let decision = ChatCoalescer.message(&state, registrationID: 1, chat: "bob@localhost", notice: notice(at),
-                                                     now: ms(at), window: window, readsVisible: readsVisible,
-                                                     silenced: false, urgent: urgent)
+                let decision = ChatCoalescer.message(
+                    &state, registrationID: 1, chat: "bob@localhost", notice: notice(at),
+                    now: ms(at), window: window, readsVisible: readsVisible,
+                    silenced: false, urgent: urgent)
                 #expect(decision == expected, "\(step)")
             case .silenced(let at):
-                let decision = ChatCoalescer.message(&state, registrationID: 1, chat: "bob@localhost", notice: notice(at),
-                                                     now: ms(at), window: window, readsVisible: readsVisible,
-                                                     silenced: true)
+                let decision = ChatCoalescer.message(
+                    &state, registrationID: 1, chat: "bob@localhost", notice: notice(at),
+                    now: ms(at), window: window, readsVisible: readsVisible,
+                    silenced: true)
                 #expect(decision == .silence, "\(step)")
             case .windowEnd(let at, let count):
                 let decision = ChatCoalescer.windowEnded(&state, now: ms(at))
@@ -75,27 +78,42 @@ import Testing
 
     @Test(arguments: [
         // A burst of 5: one push at once, one with the count at the window's end, then a quiet window closes it.
-        [Step.message(at: 0, expect: .push(count: 1)), .message(at: 1, expect: .hold), .message(at: 2, expect: .hold),
-         .message(at: 3, expect: .hold), .message(at: 4, expect: .hold), .windowNotDue(at: 9.9),
-         .windowEnd(at: 10, expectCount: 5), .windowCloses(at: 20), .message(at: 25, expect: .push(count: 6))],
+        [
+            Step.message(at: 0, expect: .push(count: 1)), .message(at: 1, expect: .hold),
+            .message(at: 2, expect: .hold),
+            .message(at: 3, expect: .hold), .message(at: 4, expect: .hold), .windowNotDue(at: 9.9),
+            .windowEnd(at: 10, expectCount: 5), .windowCloses(at: 20), .message(at: 25, expect: .push(count: 6)),
+        ],
         // The window reopens after a held push: messages within it are held again.
-        [.message(at: 0, expect: .push(count: 1)), .message(at: 5, expect: .hold), .windowEnd(at: 10, expectCount: 2),
-         .message(at: 15, expect: .hold), .windowEnd(at: 20, expectCount: 3), .windowCloses(at: 30)],
+        [
+            .message(at: 0, expect: .push(count: 1)), .message(at: 5, expect: .hold),
+            .windowEnd(at: 10, expectCount: 2),
+            .message(at: 15, expect: .hold), .windowEnd(at: 20, expectCount: 3), .windowCloses(at: 30),
+        ],
         // A read resets the count and cancels the held push; the read push is due once.
-        [.message(at: 0, expect: .push(count: 1)), .message(at: 1, expect: .hold), .read(at: 2, pushDue: true),
-         .windowNotDue(at: 10), .message(at: 11, expect: .push(count: 1))],
+        [
+            .message(at: 0, expect: .push(count: 1)), .message(at: 1, expect: .hold), .read(at: 2, pushDue: true),
+            .windowNotDue(at: 10), .message(at: 11, expect: .push(count: 1)),
+        ],
         // At most one read push per window, and only after a notice since the last read.
-        [.message(at: 0, expect: .push(count: 1)), .read(at: 1, pushDue: true), .read(at: 2, pushDue: false),
-         .message(at: 3, expect: .push(count: 1)), .read(at: 4, pushDue: false), .message(at: 12, expect: .push(count: 1)),
-         .read(at: 12, pushDue: true)],
+        [
+            .message(at: 0, expect: .push(count: 1)), .read(at: 1, pushDue: true), .read(at: 2, pushDue: false),
+            .message(at: 3, expect: .push(count: 1)), .read(at: 4, pushDue: false),
+            .message(at: 12, expect: .push(count: 1)),
+            .read(at: 12, pushDue: true),
+        ],
         // A read with nothing noticed since is no push.
         [.read(at: 0, pushDue: false), .silenced(at: 1), .read(at: 2, pushDue: false)],
         // Silenced messages count but open no window.
-        [.silenced(at: 0), .silenced(at: 1), .message(at: 2, expect: .push(count: 3)), .silenced(at: 3),
-         .windowEnd(at: 12, expectCount: nil)],
+        [
+            .silenced(at: 0), .silenced(at: 1), .message(at: 2, expect: .push(count: 3)), .silenced(at: 3),
+            .windowEnd(at: 12, expectCount: nil),
+        ],
         // An urgent notice (a missed call) bypasses an open window.
-        [.message(at: 0, expect: .push(count: 1)), .urgent(at: 1, expect: .push(count: 2)),
-         .message(at: 5, expect: .hold), .windowNotDue(at: 10), .windowEnd(at: 11, expectCount: 3)],
+        [
+            .message(at: 0, expect: .push(count: 1)), .urgent(at: 1, expect: .push(count: 2)),
+            .message(at: 5, expect: .hold), .windowNotDue(at: 10), .windowEnd(at: 11, expectCount: 3),
+        ],
     ])
     func followsTheCoalescingRules(_ steps: [Step]) {
         Self.run(steps)
@@ -104,17 +122,21 @@ import Testing
     @Test func theHeldNoticeIsTheLatest() {
         var state: ChatState?
         for at in [0.0, 1, 2] {
-            _ = ChatCoalescer.message(&state, registrationID: 1, chat: "c", notice: Self.notice(at), now: Self.ms(at),
-                                      window: Self.window, readsVisible: true, silenced: false)
+            _ = ChatCoalescer.message(
+                &state, registrationID: 1, chat: "c", notice: Self.notice(at), now: Self.ms(at),
+                window: Self.window, readsVisible: true, silenced: false)
         }
         #expect(ChatCoalescer.windowEnded(&state, now: Self.ms(10)) == .push(Self.notice(2), count: 3))
     }
 
     @Test func withoutReadsTheCountRestartsAfterAQuietHour() {
-        let state = Self.run([.message(at: 0, expect: .push(count: 1)), .message(at: 20, expect: .push(count: 2)),
-                              .message(at: 20 + 3599, expect: .push(count: 3)),
-                              .message(at: 20 + 3599 + 3600, expect: .push(count: 1))],
-                             readsVisible: false)
+        let state = Self.run(
+            [
+                .message(at: 0, expect: .push(count: 1)), .message(at: 20, expect: .push(count: 2)),
+                .message(at: 20 + 3599, expect: .push(count: 3)),
+                .message(at: 20 + 3599 + 3600, expect: .push(count: 1)),
+            ],
+            readsVisible: false)
         #expect(state?.count == 1)
     }
 
@@ -130,8 +152,9 @@ import Testing
 
     @Test func theStateRemembersTheWindowLength() {
         var state: ChatState?
-        _ = ChatCoalescer.message(&state, registrationID: 7, chat: "c", notice: Self.notice(0), now: 0, window: 3000,
-                                  readsVisible: true, silenced: false)
+        _ = ChatCoalescer.message(
+            &state, registrationID: 7, chat: "c", notice: Self.notice(0), now: 0, window: 3000,
+            readsVisible: true, silenced: false)
         #expect(state?.registrationID == 7)
         #expect(state?.windowEndsAt == 3000)
         #expect(state?.windowMilliseconds == 3000)

@@ -1,7 +1,8 @@
-@testable import APush
 import Synchronization
 import Testing
 import XMPPTesting
+
+@testable import APush
 
 /// The doorbell's deadlines run on the module's clock: a manual one here, so no test waits on real time
 /// for a deadline (one checks the system clock's own timer).

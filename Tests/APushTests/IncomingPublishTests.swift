@@ -2,6 +2,7 @@ import Store
 import Testing
 import XMLStream
 import XMPP
+
 @testable import APush
 
 @Suite struct IncomingPublishTests {
@@ -62,7 +63,8 @@ import XMPP
     }
 
     @Test func aPublishWithoutFromIsForbidden() throws {
-        let xml = "<iq type='set' id='1'><pubsub xmlns='http://jabber.org/protocol/pubsub'><publish node='t'/></pubsub></iq>"
+        let xml =
+            "<iq type='set' id='1'><pubsub xmlns='http://jabber.org/protocol/pubsub'><publish node='t'/></pubsub></iq>"
         let error = #expect(throws: StanzaError.self) {
             try IncomingPublish(iq: try Element.parse(xml), servedDomains: ["localhost"])
         }
@@ -93,7 +95,8 @@ import XMPP
     }
 
     @Test func aPublishWithoutANotificationHasNone() throws {
-        let xml = "<iq type='set' from='localhost' id='1'><pubsub xmlns='http://jabber.org/protocol/pubsub'>"
+        let xml =
+            "<iq type='set' from='localhost' id='1'><pubsub xmlns='http://jabber.org/protocol/pubsub'>"
             + "<publish node='t'><item/></publish></pubsub></iq>"
         let publish = try IncomingPublish(iq: try Element.parse(xml), servedDomains: ["localhost"])
         #expect(publish.notification == nil)

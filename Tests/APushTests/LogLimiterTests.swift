@@ -1,5 +1,6 @@
 import Store
 import Testing
+
 @testable import APush
 
 @Suite struct LogLimiterTests {
@@ -10,8 +11,12 @@ import Testing
 
     @Test func aKeyIsLoggedOncePerInterval() {
         var limiter = LogLimiter(interval: 60_000, capacity: 8)
-        let answers = Self.ask(&limiter, [("forbidden", 0), ("forbidden", 1), ("forbidden", 59_999),
-                                          ("forbidden", 60_000), ("forbidden", 60_001)])
+        let answers = Self.ask(
+            &limiter,
+            [
+                ("forbidden", 0), ("forbidden", 1), ("forbidden", 59_999),
+                ("forbidden", 60_000), ("forbidden", 60_001),
+            ])
         #expect(answers == [true, false, false, true, false])
     }
 

@@ -1,5 +1,6 @@
-@testable import APush
 import Testing
+
+@testable import APush
 
 @Suite struct MaintenanceScheduleTests {
     @Test func countersAreFlushedEveryMinuteAndRowsPrunedEveryFiveMinutes() {
@@ -10,8 +11,11 @@ import Testing
             if let chore = schedule.due(at: at) { chores[at] = chore }
             at += 1000
         }
-        #expect(chores == [60_000: .flush, 120_000: .flush, 180_000: .flush, 240_000: .flush, 300_000: .prune,
-                           360_000: .flush, 420_000: .flush, 480_000: .flush, 540_000: .flush, 600_000: .prune])
+        #expect(
+            chores == [
+                60_000: .flush, 120_000: .flush, 180_000: .flush, 240_000: .flush, 300_000: .prune,
+                360_000: .flush, 420_000: .flush, 480_000: .flush, 540_000: .flush, 600_000: .prune,
+            ])
     }
 
     @Test func theNextChoreIsWhenTheLoopMaySleepUntil() {

@@ -2,6 +2,7 @@ import Foundation
 import Store
 import Testing
 import XMPPTesting
+
 @testable import APush
 
 @Suite struct PolicyDecisionTests {
@@ -13,8 +14,10 @@ import XMPPTesting
         var time: String
         var verdict: PolicyDecision.Verdict
 
-        init(_ name: String, _ policy: PushPolicy, _ event: PushEvent, at time: String = "2026-01-15T12:00:00Z",
-             _ verdict: PolicyDecision.Verdict) {
+        init(
+            _ name: String, _ policy: PushPolicy, _ event: PushEvent, at time: String = "2026-01-15T12:00:00Z",
+            _ verdict: PolicyDecision.Verdict
+        ) {
             self.name = name
             self.policy = policy
             self.event = event
@@ -35,12 +38,16 @@ import XMPPTesting
     }
 
     static func room(mention: Bool) -> PushEvent {
-        .message(MessageNotice(chat: "room@conference.localhost", from: "bob", groupchat: true, mention: mention,
-                               id: "r1", dedupeKey: nil))
+        .message(
+            MessageNotice(
+                chat: "room@conference.localhost", from: "bob", groupchat: true, mention: mention,
+                id: "r1", dedupeKey: nil))
     }
 
-    static let call = PushEvent.call(CallNotice(chat: "bob@localhost", from: "bob@localhost/laptop", sid: "c1",
-                                                media: ["audio"]))
+    static let call = PushEvent.call(
+        CallNotice(
+            chat: "bob@localhost", from: "bob@localhost/laptop", sid: "c1",
+            media: ["audio"]))
     static let callEnded = PushEvent.callEnded(sid: "c1", by: "bob@localhost", answeredElsewhere: false)
     static let read = PushEvent.read(chat: "bob@localhost")
 
@@ -51,14 +58,17 @@ import XMPPTesting
     static let cases: [Case] = [
         Case("a message by default", PushPolicy(), chat(), .deliver),
         Case("messages off", policy(#"{"messages":false}"#), chat(), .silence),
-        Case("a muted chat, stored as a full JID in capitals", policy(#"{"muted":["Bob@LocalHost/phone"]}"#),
-             chat(), .silence),
+        Case(
+            "a muted chat, stored as a full JID in capitals", policy(#"{"muted":["Bob@LocalHost/phone"]}"#),
+            chat(), .silence),
         Case("another chat than the muted one", policy(#"{"muted":["carol@localhost"]}"#), chat(), .deliver),
         Case("groupchat always, no mention", PushPolicy(), room(mention: false), .deliver),
-        Case("groupchat on-mention, no mention", policy(#"{"groupchat":"on-mention"}"#), room(mention: false),
-             .silence),
-        Case("groupchat on-mention, mentioned", policy(#"{"groupchat":"on-mention"}"#), room(mention: true),
-             .deliver),
+        Case(
+            "groupchat on-mention, no mention", policy(#"{"groupchat":"on-mention"}"#), room(mention: false),
+            .silence),
+        Case(
+            "groupchat on-mention, mentioned", policy(#"{"groupchat":"on-mention"}"#), room(mention: true),
+            .deliver),
         Case("groupchat never, even mentioned", policy(#"{"groupchat":"never"}"#), room(mention: true), .silence),
         Case("groupchat never leaves one-to-one chats alone", policy(#"{"groupchat":"never"}"#), chat(), .deliver),
 
@@ -75,30 +85,40 @@ import XMPPTesting
         Case("Prague 06:59 CET", policy(nightPrague), chat(), at: "2026-01-16T05:59:00Z", .wakeInstead),
         Case("Prague 07:00 CET", policy(nightPrague), chat(), at: "2026-01-16T06:00:00Z", .deliver),
         Case("Prague 22:00 CEST (21:00 CET)", policy(nightPrague), chat(), at: "2026-07-01T20:00:00Z", .wakeInstead),
-        Case("Prague 06:59 CEST on the day DST starts", policy(nightPrague), chat(), at: "2026-03-29T04:59:00Z",
-             .wakeInstead),
-        Case("Prague 07:30 CEST on the day DST starts (06:30 CET)", policy(nightPrague), chat(),
-             at: "2026-03-29T05:30:00Z", .deliver),
+        Case(
+            "Prague 06:59 CEST on the day DST starts", policy(nightPrague), chat(), at: "2026-03-29T04:59:00Z",
+            .wakeInstead),
+        Case(
+            "Prague 07:30 CEST on the day DST starts (06:30 CET)", policy(nightPrague), chat(),
+            at: "2026-03-29T05:30:00Z", .deliver),
 
         // New York (EST, UTC-5; EDT, UTC-4 from 2026-03-08 02:00).
         Case("New York 06:30 EST", policy(nightNewYork), chat(), at: "2026-01-15T11:30:00Z", .wakeInstead),
-        Case("New York 07:30 EDT on the day DST starts (06:30 EST)", policy(nightNewYork), chat(),
-             at: "2026-03-08T11:30:00Z", .deliver),
-        Case("New York 06:59 EDT on the day DST starts", policy(nightNewYork), chat(), at: "2026-03-08T10:59:00Z",
-             .wakeInstead),
-        Case("New York 22:00 EDT (02:00 UTC)", policy(nightNewYork), chat(), at: "2026-07-02T02:00:00Z",
-             .wakeInstead),
+        Case(
+            "New York 07:30 EDT on the day DST starts (06:30 EST)", policy(nightNewYork), chat(),
+            at: "2026-03-08T11:30:00Z", .deliver),
+        Case(
+            "New York 06:59 EDT on the day DST starts", policy(nightNewYork), chat(), at: "2026-03-08T10:59:00Z",
+            .wakeInstead),
+        Case(
+            "New York 22:00 EDT (02:00 UTC)", policy(nightNewYork), chat(), at: "2026-07-02T02:00:00Z",
+            .wakeInstead),
         Case("New York 21:59 EDT", policy(nightNewYork), chat(), at: "2026-07-02T01:59:00Z", .deliver),
 
-        Case("quiet hours with quietMessages none",
-             policy(#"{"quietHours":"13:00-15:00","quietMessages":"none"}"#), chat(), at: "2026-01-15T14:00:00Z",
-             .silence),
-        Case("quiet hours with wakes off", policy(#"{"quietHours":"13:00-15:00","wakes":false}"#), chat(),
-             at: "2026-01-15T14:00:00Z", .silence),
-        Case("quiet hours do not unmute a chat", policy(#"{"quietHours":"13:00-15:00","muted":["bob@localhost"]}"#),
-             chat(), at: "2026-01-15T14:00:00Z", .silence),
-        Case("quiet hours for a group chat not mentioning", policy(#"{"quietHours":"13:00-15:00","groupchat":"on-mention"}"#),
-             room(mention: false), at: "2026-01-15T14:00:00Z", .silence),
+        Case(
+            "quiet hours with quietMessages none",
+            policy(#"{"quietHours":"13:00-15:00","quietMessages":"none"}"#), chat(), at: "2026-01-15T14:00:00Z",
+            .silence),
+        Case(
+            "quiet hours with wakes off", policy(#"{"quietHours":"13:00-15:00","wakes":false}"#), chat(),
+            at: "2026-01-15T14:00:00Z", .silence),
+        Case(
+            "quiet hours do not unmute a chat", policy(#"{"quietHours":"13:00-15:00","muted":["bob@localhost"]}"#),
+            chat(), at: "2026-01-15T14:00:00Z", .silence),
+        Case(
+            "quiet hours for a group chat not mentioning",
+            policy(#"{"quietHours":"13:00-15:00","groupchat":"on-mention"}"#),
+            room(mention: false), at: "2026-01-15T14:00:00Z", .silence),
 
         Case("a call", PushPolicy(), call, .deliver),
         Case("a call from a muted chat", policy(#"{"muted":["bob@localhost"]}"#), call, .deliver),

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import XMPP
+
 @testable import APush
 
 @Suite struct PushPolicyFormTests {
@@ -127,14 +128,17 @@ import XMPP
         #expect(error.field == "muted")
         #expect(error.reason.contains("\(PushPolicy.maximumMutedChats)"))
         // The same chat many times over is one chat.
-        let repeated = Self.submit(.init(variable: "muted", type: .jidMulti,
-                                         values: Array(repeating: "bob@localhost", count: 5000)))
+        let repeated = Self.submit(
+            .init(
+                variable: "muted", type: .jidMulti,
+                values: Array(repeating: "bob@localhost", count: 5000)))
         #expect(try Self.applying(repeated).muted == ["bob@localhost"])
     }
 
     @Test(arguments: [
         ("messages", "yes"), ("calls", "2"), ("reads", ""), ("wakes", "on"),
-        ("coalesce-seconds", "1"), ("coalesce-seconds", "121"), ("coalesce-seconds", "ten"), ("coalesce-seconds", "5.5"),
+        ("coalesce-seconds", "1"), ("coalesce-seconds", "121"), ("coalesce-seconds", "ten"),
+        ("coalesce-seconds", "5.5"),
         ("groupchat", "sometimes"), ("muted", "@localhost"), ("quiet-hours", "22-07"), ("quiet-hours", "24:00-07:00"),
         ("quiet-messages", "loud"), ("timezone", "Mars/Olympus_Mons"), ("timezone", ""), ("sender", "nobody"),
     ])

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import APush
 
 @Suite struct PushPolicyTests {
@@ -64,7 +65,7 @@ import Testing
         let path: [any CodingKey]
         switch error {
         case .dataCorrupted(let context), .typeMismatch(_, let context), .valueNotFound(_, let context),
-             .keyNotFound(_, let context):
+            .keyNotFound(_, let context):
             path = context.codingPath
         @unknown default:
             path = []
@@ -81,21 +82,25 @@ import Testing
     }
 
     @Test func theStoredTextHasSortedKeys() throws {
-        #expect(PushPolicy().json == #"{"calls":true,"coalesceSeconds":10,"groupchat":"always","messages":true,"#
-            + #""muted":[],"quietHours":"","quietMessages":"wake","reads":true,"sender":"named","timezone":"UTC","#
-            + #""wakes":true}"#)
+        #expect(
+            PushPolicy().json == #"{"calls":true,"coalesceSeconds":10,"groupchat":"always","messages":true,"#
+                + #""muted":[],"quietHours":"","quietMessages":"wake","reads":true,"sender":"named","timezone":"UTC","#
+                + #""wakes":true}"#)
     }
 
     @Test func equalPoliciesStoreEqualText() throws {
-        let reordered = try PushPolicy.decode(json: #"{"sender":"hidden","muted":["room@conference.localhost","bob@localhost"],"#
-            + #""timezone":"Europe/Prague","quietMessages":"none","quietHours":"22:00-07:00","groupchat":"on-mention","#
-            + #""coalesceSeconds":42,"wakes":false,"reads":false,"calls":false,"messages":false}"#)
+        let reordered = try PushPolicy.decode(
+            json: #"{"sender":"hidden","muted":["room@conference.localhost","bob@localhost"],"#
+                + #""timezone":"Europe/Prague","quietMessages":"none","quietHours":"22:00-07:00","groupchat":"on-mention","#
+                + #""coalesceSeconds":42,"wakes":false,"reads":false,"calls":false,"messages":false}"#)
         #expect(reordered == Self.changed)
         #expect(reordered.json == Self.changed.json)
     }
 
-    @Test(arguments: [("22:00-07:00", "22:00-07:00"), (" 9:00-10:00", nil), ("09:05-10:30", "09:05-10:30"),
-                      ("00:00-23:59", "00:00-23:59"), ("12:60-13:00", nil), ("-", nil), ("10:00-11:00-12:00", nil)])
+    @Test(arguments: [
+        ("22:00-07:00", "22:00-07:00"), (" 9:00-10:00", nil), ("09:05-10:30", "09:05-10:30"),
+        ("00:00-23:59", "00:00-23:59"), ("12:60-13:00", nil), ("-", nil), ("10:00-11:00-12:00", nil),
+    ])
     func quietHoursParseOnlyHHMMRanges(text: String, description: String?) {
         #expect(QuietHours(text)?.description == description)
     }

@@ -1,13 +1,14 @@
 import Foundation
 import Logging
-import Sealing
 import SQLite
+import Sealing
 import Store
 import Synchronization
 import Testing
-import XMPPTesting
 import XMLStream
 import XMPP
+import XMPPTesting
+
 @testable import APush
 
 /// Stored work: ended windows, retries, a restart, maintenance.
@@ -35,8 +36,10 @@ import XMPP
         #expect(try await harness.store.nextWindowEnd() == nil)
     }
 
-    @Test(arguments: [RecordingSender.Answer.error(type: "wait", condition: "resource-constraint"), .timeout,
-                      .disconnected, .error(type: "cancel", condition: "remote-server-not-found")])
+    @Test(arguments: [
+        RecordingSender.Answer.error(type: "wait", condition: "resource-constraint"), .timeout,
+        .disconnected, .error(type: "cancel", condition: "remote-server-not-found"),
+    ])
     func anUnreachableAppServerIsRetriedWithAFreshEnvelope(_ answer: RecordingSender.Answer) async throws {
         let harness = try Harness()
         harness.sender.script(answer)
@@ -141,14 +144,17 @@ import XMPP
         let harness = try Harness(store: try SQLitePushStore(.file(path: path)))
         for (account, node) in [("alice@localhost", "tok-a"), ("bob@localhost", "tok-b")] {
             for index in 1...2 {
-                try await harness.publishBridged(Stanzas.chat(id: "\(node)-\(index)", from: "carol@localhost/phone",
-                                                              to: account), node: node, account: account)
+                try await harness.publishBridged(
+                    Stanzas.chat(
+                        id: "\(node)-\(index)", from: "carol@localhost/phone",
+                        to: account), node: node, account: account)
             }
             harness.clock.advance(seconds: 1)
         }
         #expect(harness.upstream.map(\.node) == ["tok-a", "tok-b"])
         let aliceWindowEnd = try await harness.store.nextWindowEnd()
-        try Database(.file(path: path)).executeScript("UPDATE registrations SET calls = 'sometimes' WHERE token = 'tok-a'")
+        try Database(.file(path: path)).executeScript(
+            "UPDATE registrations SET calls = 'sometimes' WHERE token = 'tok-a'")
 
         harness.clock.advance(seconds: 60)
         let error = await #expect(throws: RowDecodingError.self) { try await harness.processDueWork() }
@@ -341,7 +347,8 @@ import XMPP
     /// A first process sends message `m1` at once and dies before the App Server answers it (it never
     /// does: `kill -9`); a second process opens the same store file on the same clock.
     static func processDiesSendingAMessageAtOnce(store path: String) async throws
-        -> (first: Harness, second: Harness, clock: ManualClock, dying: Task<StanzaError?, any Error>) {
+        -> (first: Harness, second: Harness, clock: ManualClock, dying: Task<StanzaError?, any Error>)
+    {
         let clock = ManualClock()
         let device = KeyPair.generate()
         let first = try Harness(store: try SQLitePushStore(.file(path: path)), clock: clock, device: device)

@@ -4,6 +4,7 @@ import Testing
 import XMLStream
 import XMPP
 import XMPPTesting
+
 @testable import APush
 
 @Suite struct PushServiceBridgeTests {
@@ -117,20 +118,25 @@ import XMPPTesting
         let harness = try Harness()
         for account in ["alice@localhost", "bob@localhost"] {
             try await harness.bridge(Stanzas.registered(account: account, options: harness.options()))
-            let registration = try #require(try await harness.store.registration(domain: "localhost", token: "tok123",
-                                                                                account: account))
+            let registration = try #require(
+                try await harness.store.registration(
+                    domain: "localhost", token: "tok123",
+                    account: account))
             try await harness.service.retire(registration, at: harness.clock.now)
         }
         try await harness.bridge(Stanzas.registered(account: "bob@localhost", options: harness.options()))
-        #expect(try await harness.publishBridged(Stanzas.chat(id: "b1", to: "bob@localhost"), account: "bob@localhost")
-            == nil)
+        #expect(
+            try await harness.publishBridged(Stanzas.chat(id: "b1", to: "bob@localhost"), account: "bob@localhost")
+                == nil)
         #expect(try await harness.publishBridged(Stanzas.chat(id: "a1")) == StanzaError(.itemNotFound, type: .cancel))
     }
 
     @Test func registeredPastTheStoresLimitIsRefusedWithResourceConstraint() async throws {
         let harness = try Harness(store: SQLitePushStore(.memory, limits: StoreLimits(registrations: 1)))
         try await harness.bridge(Stanzas.registered(options: harness.options()))
-        await #expect(throws: StanzaError(.resourceConstraint, text: "registered: the store holds its limit of 1 registrations")) {
+        await #expect(
+            throws: StanzaError(.resourceConstraint, text: "registered: the store holds its limit of 1 registrations")
+        ) {
             try await harness.bridge(Stanzas.registered(token: "tok456", options: harness.options()))
         }
     }

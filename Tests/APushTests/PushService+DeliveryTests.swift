@@ -1,12 +1,13 @@
 import Foundation
 import Logging
 import Sealing
-@testable import Store
 import Testing
-import XMPPTesting
 import XMLStream
 import XMPP
+import XMPPTesting
+
 @testable import APush
+@testable import Store
 
 extension PushServiceTests {
     /// Seal, publish upstream, record the answer, retry (PushService+Delivery).
@@ -14,7 +15,9 @@ extension PushServiceTests {
         @Test func aMessageBecomesOneSealedPushWithoutItsText() async throws {
             let harness = try Harness()
             let options = harness.options(pushModule: "anotherimIOSprod")
-            #expect(try await harness.publishBridged(Stanzas.chat(id: "m1", body: PushServiceTests.body), options: options) == nil)
+            #expect(
+                try await harness.publishBridged(Stanzas.chat(id: "m1", body: PushServiceTests.body), options: options)
+                    == nil)
 
             let pushes = harness.upstream
             try #require(pushes.count == 1)
@@ -24,11 +27,16 @@ extension PushServiceTests {
             #expect(push.kind == nil)
             #expect(push.iq[attribute: "to"] == Harness.appServer)
             let json = try push.summary(with: harness.device)
-            #expect(json == #"{"v":2,"kind":"message","account":"alice@localhost","chat":"bob@localhost","from":"bob@localhost","count":1,"id":"s-m1","ts":1764430000}"#)
+            #expect(
+                json
+                    == #"{"v":2,"kind":"message","account":"alice@localhost","chat":"bob@localhost","from":"bob@localhost","count":1,"id":"s-m1","ts":1764430000}"#
+            )
             let registration = try #require(try await harness.store.registration(domain: "localhost", token: "tok123"))
             #expect(registration.account == "alice@localhost")
-            #expect(push.collapse
-                == (try CollapseKey(bytes: registration.collapseKey).tag(account: "alice@localhost", chat: "bob@localhost")))
+            #expect(
+                push.collapse
+                    == (try CollapseKey(bytes: registration.collapseKey).tag(
+                        account: "alice@localhost", chat: "bob@localhost")))
             #expect(!json.contains(PushServiceTests.body))
             #expect(!push.iq.serialized().contains(PushServiceTests.body))
             let stored = try await harness.store.chats(registrationID: registration.id)
@@ -47,12 +55,14 @@ extension PushServiceTests {
         /// §3.1: a `cancel` other than `item-not-found` or `gone` is the App Server refusing us (a sender it
         /// does not allow, a bug of its own), not a dead token. Every registration stays, the server's
         /// publish is answered `wait`, the push is retried, counted, and logged as an error once a minute.
-        @Test(arguments: [RecordingSender.Answer.error(type: "cancel", condition: "forbidden"),
-                          .error(type: "cancel", condition: "not-allowed"),
-                          .error(type: "cancel", condition: "not-authorized"),
-                          .error(type: "cancel", condition: "service-unavailable"),
-                          .error(type: "cancel", condition: "internal-server-error"),
-                          .errorWithoutCondition])
+        @Test(arguments: [
+            RecordingSender.Answer.error(type: "cancel", condition: "forbidden"),
+            .error(type: "cancel", condition: "not-allowed"),
+            .error(type: "cancel", condition: "not-authorized"),
+            .error(type: "cancel", condition: "service-unavailable"),
+            .error(type: "cancel", condition: "internal-server-error"),
+            .errorWithoutCondition,
+        ])
         func anAppServerThatRefusesUsWipesNoRegistration(_ refusal: RecordingSender.Answer) async throws {
             let harness = try Harness()
             let condition = if case .error(_, let condition) = refusal { condition } else { "undefined-condition" }
@@ -61,10 +71,14 @@ extension PushServiceTests {
             #expect(try await harness.publishBridged(Stanzas.chat(id: "m1")) == wait)
             #expect(try await harness.publishBridged(Stanzas.propose(sid: "s1")) == wait)
 
-            let registration = try #require(try await harness.store.registration(domain: "localhost", token: "tok123",
-                                                                                 account: "alice@localhost"))
+            let registration = try #require(
+                try await harness.store.registration(
+                    domain: "localhost", token: "tok123",
+                    account: "alice@localhost"))
             #expect(registration.lastError == "cancel/\(condition)")
-            #expect(!(try await harness.store.isBuried(token: "tok123", pushModule: "apush", account: "alice@localhost", since: 0)))
+            #expect(
+                !(try await harness.store.isBuried(
+                    token: "tok123", pushModule: "apush", account: "alice@localhost", since: 0)))
             #expect(try await harness.store.nextRetry() == ManualClock.start + 2000)
             var counts = harness.service.statistics.sinceStart
             #expect(counts["pushes.message.refused"] == 1)
@@ -105,7 +119,9 @@ extension PushServiceTests {
             let second = try await harness.publishBridged(Stanzas.chat(id: "m2", from: "carol@localhost/pc"))
             #expect(second == StanzaError(.resourceConstraint, type: .wait))
             #expect(harness.sender.requests.count == 1)
-            #expect(try await harness.store.nextRetry() != nil, "the push waits in the store, since the server never retries")
+            #expect(
+                try await harness.store.nextRetry() != nil,
+                "the push waits in the store, since the server never retries")
             harness.sender.release()
             #expect(try await first.value == nil)
             #expect(harness.service.publishesInFlight == 0)
@@ -120,8 +136,11 @@ extension PushServiceTests {
             let wait = StanzaError(.remoteServerTimeout, type: .wait)
             #expect(try await harness.publishBridged(Stanzas.chat(id: "m1", from: "bob@localhost/x")) == wait)
             #expect(try await harness.publishBridged(Stanzas.chat(id: "m2", from: "carol@localhost/x")) == wait)
-            #expect(try await harness.store.claimDueRetries(at: ManualClock.start + 60_000, limit: 10,
-                                                            leaseUntil: ManualClock.start + 90_000).count == 1)
+            #expect(
+                try await harness.store.claimDueRetries(
+                    at: ManualClock.start + 60_000, limit: 10,
+                    leaseUntil: ManualClock.start + 90_000
+                ).count == 1)
             #expect(harness.service.statistics.sinceStart["pushes.message.retry-cap"] == 1)
         }
     }

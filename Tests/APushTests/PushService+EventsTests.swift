@@ -1,12 +1,13 @@
 import Foundation
 import Logging
 import Sealing
-@testable import Store
 import Testing
-import XMPPTesting
 import XMLStream
 import XMPP
+import XMPPTesting
+
 @testable import APush
+@testable import Store
 
 extension PushServiceTests {
     /// What one event means for one registration (PushService+Events).
@@ -26,8 +27,10 @@ extension PushServiceTests {
             let push = harness.upstream[0]
             #expect(push.kind == "voip")
             #expect(push.collapse == nil)
-            #expect(try push.summary(with: harness.device)
-                == #"{"v":2,"kind":"call","account":"alice@localhost","chat":"bob@localhost","from":"bob@localhost/laptop","call":{"sid":"s1","media":["audio","video"]},"ts":1764430000}"#)
+            #expect(
+                try push.summary(with: harness.device)
+                    == #"{"v":2,"kind":"call","account":"alice@localhost","chat":"bob@localhost","from":"bob@localhost/laptop","call":{"sid":"s1","media":["audio","video"]},"ts":1764430000}"#
+            )
         }
 
         @Test func withoutApushCallsAPushedCallRetractedBecomesAMissedCallMessage() async throws {
@@ -42,8 +45,10 @@ extension PushServiceTests {
             let push = harness.upstream[0]
             #expect(push.kind == nil)
             #expect(push.collapse != nil)
-            #expect(try push.summary(with: harness.device)
-                == #"{"v":2,"kind":"message","account":"alice@localhost","chat":"bob@localhost","from":"bob@localhost","count":1,"missed":true,"call":{"sid":"s1","media":["audio"]},"ts":1764430020}"#)
+            #expect(
+                try push.summary(with: harness.device)
+                    == #"{"v":2,"kind":"message","account":"alice@localhost","chat":"bob@localhost","from":"bob@localhost","count":1,"missed":true,"call":{"sid":"s1","media":["audio"]},"ts":1764430020}"#
+            )
         }
 
         @Test(arguments: ["accept", "proceed", "reject"])
@@ -51,8 +56,9 @@ extension PushServiceTests {
             let harness = try Harness()
             let options = harness.options(calls: "1")
             try await harness.publishBridged(Stanzas.propose(sid: "s1"), options: options)
-            try await harness.publishBridged(Stanzas.jingle(action, sid: "s1", from: "alice@localhost/desktop"),
-                                             options: options)
+            try await harness.publishBridged(
+                Stanzas.jingle(action, sid: "s1", from: "alice@localhost/desktop"),
+                options: options)
             try await harness.publishBridged(Stanzas.jingle("retract", sid: "s1"), options: options)
             #expect(harness.upstream.map(\.kind) == ["voip"])
         }
@@ -61,9 +67,11 @@ extension PushServiceTests {
             let harness = try Harness()
             let options = harness.options(calls: nil)
             try await harness.publishBridged(Stanzas.propose(sid: "s1"), options: options)
-            for forged in [Stanzas.jingle("retract", sid: "s1", from: "mallory@localhost/x"),
-                           Stanzas.jingle("accept", sid: "s1", from: "mallory@localhost/x"),
-                           Stanzas.jingle("reject", sid: "s1", from: "bob@localhost/laptop")] {
+            for forged in [
+                Stanzas.jingle("retract", sid: "s1", from: "mallory@localhost/x"),
+                Stanzas.jingle("accept", sid: "s1", from: "mallory@localhost/x"),
+                Stanzas.jingle("reject", sid: "s1", from: "bob@localhost/laptop"),
+            ] {
                 try await harness.publishBridged(forged, options: options)
             }
             // At most a wake: no missed call.
@@ -97,11 +105,14 @@ extension PushServiceTests {
 
         /// A room whose JID once made the classifier's query path invalid and stopped the process (the
         /// room itself speaking, or an occupant).
-        @Test(arguments: ["\u{0301}crew@muc.localhost/Zoë", "crew@muc.localhost\u{0D4E}", "crew@muc.localhost\u{0D4E}/Zoë"])
+        @Test(arguments: [
+            "\u{0301}crew@muc.localhost/Zoë", "crew@muc.localhost\u{0D4E}", "crew@muc.localhost\u{0D4E}/Zoë",
+        ])
         func aGroupchatFromAHostileRoomIsPushedUnderTheRoom(from: String) async throws {
             let harness = try Harness()
             let room = String(from.unicodeScalars.prefix { $0 != "/" })
-            let message = "<message xmlns='jabber:client' type='groupchat' id='g1' from='\(from)' to='alice@localhost'>"
+            let message =
+                "<message xmlns='jabber:client' type='groupchat' id='g1' from='\(from)' to='alice@localhost'>"
                 + "<body>hi</body><stanza-id xmlns='urn:xmpp:sid:0' id='archived' by='\(room)'/></message>"
             #expect(try await harness.publishBridged(message) == nil)
             let summary = try #require(try harness.summaries().first)
@@ -149,8 +160,9 @@ extension PushServiceTests {
             let read = try #require(pushes.last)
             #expect(read.kind == "read")
             #expect(read.collapse == nil)
-            #expect(try read.summary(with: harness.device)
-                == #"{"v":2,"kind":"read","account":"alice@localhost","chat":"bob@localhost","ts":1764430001}"#)
+            #expect(
+                try read.summary(with: harness.device)
+                    == #"{"v":2,"kind":"read","account":"alice@localhost","chat":"bob@localhost","ts":1764430001}"#)
 
             // The count restarted: the next message is count 1.
             try await harness.publishBridged(Stanzas.chat(id: "m4"), node: "tokA", options: wantsReads)
@@ -159,9 +171,11 @@ extension PushServiceTests {
 
         /// In quiet hours a message goes as a wake (once per wake interval), counted as such; with
         /// `quiet-messages` none, or wakes off, nothing goes.
-        @Test(arguments: [(#"{"quietHours":"15:00-16:00"}"#, ["wake"]),
-                          (#"{"quietHours":"15:00-16:00","quietMessages":"none"}"#, []),
-                          (#"{"quietHours":"15:00-16:00","wakes":false}"#, [])])
+        @Test(arguments: [
+            (#"{"quietHours":"15:00-16:00"}"#, ["wake"]),
+            (#"{"quietHours":"15:00-16:00","quietMessages":"none"}"#, []),
+            (#"{"quietHours":"15:00-16:00","wakes":false}"#, []),
+        ])
         func aMessageInQuietHoursGoesAsAWake(policy: String, kinds: [String]) async throws {
             let harness = try Harness()
             try await harness.service.setPolicy(account: "alice@localhost", json: policy)
@@ -183,8 +197,9 @@ extension PushServiceTests {
             harness.clock.advance(seconds: 1)
             try await harness.publishBridged(Stanzas.presence())
             #expect(harness.upstream.map(\.kind) == ["wake", "wake"])
-            #expect(try harness.upstream[0].summary(with: harness.device)
-                == #"{"v":2,"kind":"wake","account":"alice@localhost","ts":1764430000}"#)
+            #expect(
+                try harness.upstream[0].summary(with: harness.device)
+                    == #"{"v":2,"kind":"wake","account":"alice@localhost","ts":1764430000}"#)
         }
 
         @Test func twoConcurrentWakesForOneRegistrationSendOne() async throws {

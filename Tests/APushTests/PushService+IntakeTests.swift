@@ -1,20 +1,22 @@
 import Foundation
 import Logging
 import Sealing
-@testable import Store
 import Testing
-import XMPPTesting
 import XMLStream
 import XMPP
+import XMPPTesting
+
 @testable import APush
+@testable import Store
 
 extension PushServiceTests {
     /// The server's publish, answered (PushService+Intake).
     @Suite struct Intake {
         @Test func aStockPublishIsAMessageForAnUnknownAccount() async throws {
             let harness = try Harness()
-            let xml = Fixture.stockMessage.replacingOccurrences(of: Stanzas.fixtureKey,
-                                                                with: Base64.encode(harness.device.publicKey))
+            let xml = Fixture.stockMessage.replacingOccurrences(
+                of: Stanzas.fixtureKey,
+                with: Base64.encode(harness.device.publicKey))
             #expect(try await harness.publish(xml) == nil)
             let summary = try #require(try harness.summaries().first)
             #expect(summary["account"] as? String == "")
@@ -37,7 +39,9 @@ extension PushServiceTests {
             #expect(try await harness.store.registration(domain: "localhost", token: "tok123") == nil)
 
             // The same token for another module is a different registration.
-            #expect(try await harness.publishBridged(Stanzas.chat(id: "m3"), options: harness.options(pushModule: "other")) == nil)
+            #expect(
+                try await harness.publishBridged(Stanzas.chat(id: "m3"), options: harness.options(pushModule: "other"))
+                    == nil)
             #expect(harness.upstream.count == 2)
 
             // After a day the tombstone no longer answers.
@@ -81,8 +85,10 @@ extension PushServiceTests {
 
         @Test func aPublishFromAnotherDomainIsForbidden() async throws {
             let harness = try Harness()
-            let error = try await harness.publish(Stanzas.publish(from: "evil.example", notification: "",
-                                                                  options: harness.options()))
+            let error = try await harness.publish(
+                Stanzas.publish(
+                    from: "evil.example", notification: "",
+                    options: harness.options()))
             #expect(error?.condition == .forbidden)
             #expect(try await harness.store.registration(domain: "evil.example", token: "tok123") == nil)
         }
@@ -90,8 +96,9 @@ extension PushServiceTests {
         @Test func aNewRegistrationPastTheStoresLimitIsAnsweredWait() async throws {
             let harness = try Harness(store: SQLitePushStore(.memory, limits: StoreLimits(registrations: 1)))
             #expect(try await harness.publishBridged(Stanzas.chat(id: "m1")) == nil)
-            #expect(try await harness.publishBridged(Stanzas.chat(id: "m2"), node: "tok456")
-                == StanzaError(.resourceConstraint, type: .wait))
+            #expect(
+                try await harness.publishBridged(Stanzas.chat(id: "m2"), node: "tok456")
+                    == StanzaError(.resourceConstraint, type: .wait))
             #expect(harness.upstream.count == 1)
             #expect(try await harness.publishBridged(Stanzas.chat(id: "m3")) == nil)
         }

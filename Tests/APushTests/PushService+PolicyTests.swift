@@ -1,5 +1,6 @@
 import Store
 import Testing
+
 @testable import APush
 
 extension PushServiceTests {

@@ -2,8 +2,9 @@ import Foundation
 import Sealing
 import Store
 import Testing
-import XMPPTesting
 import XMPP
+import XMPPTesting
+
 @testable import APush
 
 @Suite struct PushServiceTestPushTests {
@@ -12,17 +13,21 @@ import XMPP
 
     /// A registration of alice with the harness's device key.
     @discardableResult
-    static func register(_ harness: Harness, token: String = "tok123", calls: CallsMode = .also,
-                         reads: Bool = true, account: String = "alice@localhost") async throws -> Registration {
+    static func register(
+        _ harness: Harness, token: String = "tok123", calls: CallsMode = .also,
+        reads: Bool = true, account: String = "alice@localhost"
+    ) async throws -> Registration {
         try await harness.store.register(
-            RegistrationRequest(domain: "localhost", token: token, pushModule: "apush", account: account,
-                                deviceKey: harness.device.publicKey, calls: calls, wantsReads: reads),
+            RegistrationRequest(
+                domain: "localhost", token: token, pushModule: "apush", account: account,
+                deviceKey: harness.device.publicKey, calls: calls, wantsReads: reads),
             freshCollapseKey: Array(repeating: 3, count: 32), now: harness.clock.now)
     }
 
     func send(_ kind: PushService.TestKind, _ harness: Harness) async throws -> [(Registration, UpstreamOutcome)] {
-        try await harness.service.sendTest(kind, account: Self.account, componentJID: Self.component,
-                                           via: harness.upstreamLink)
+        try await harness.service.sendTest(
+            kind, account: Self.account, componentJID: Self.component,
+            via: harness.upstreamLink)
     }
 
     @Test func aTestMessageNamesTheComponentAsChatAndSaysTest() async throws {
@@ -58,8 +63,9 @@ import XMPP
     @Test func aTestBypassesThePolicy() async throws {
         let harness = try Harness()
         try await Self.register(harness)
-        try await harness.service.setPolicy(account: "alice@localhost",
-                                          json: #"{"messages":false,"calls":false,"wakes":false,"quietHours":"00:00-23:59"}"#)
+        try await harness.service.setPolicy(
+            account: "alice@localhost",
+            json: #"{"messages":false,"calls":false,"wakes":false,"quietHours":"00:00-23:59"}"#)
         for kind in PushService.TestKind.allCases {
             _ = try await send(kind, harness)
         }

@@ -1,13 +1,14 @@
 import Foundation
 import Logging
-import Sealing
-@testable import Store
 import SQLite
+import Sealing
 import Testing
-import XMPPTesting
 import XMLStream
 import XMPP
+import XMPPTesting
+
 @testable import APush
+@testable import Store
 
 @Suite struct PushServiceTests {
     static let body = "secret body text"
@@ -16,9 +17,10 @@ import XMPP
     @Test func noLogLineNamesATokenAKeyOrAMessage() async throws {
         let harness = try Harness()
         let token = "tokSECRET123"
-        harness.sender.script(.error(type: "wait", condition: "resource-constraint"),
-                              .error(type: "modify", condition: "bad-request"),
-                              .error(type: "cancel", condition: "item-not-found"))
+        harness.sender.script(
+            .error(type: "wait", condition: "resource-constraint"),
+            .error(type: "modify", condition: "bad-request"),
+            .error(type: "cancel", condition: "item-not-found"))
         try await harness.bridge(Stanzas.registered(token: token, options: harness.options()))
         try await harness.publishBridged(Stanzas.chat(id: "m1", body: Self.body), node: token)
         harness.clock.advance(seconds: 2)
@@ -27,8 +29,10 @@ import XMPP
         try await harness.publishBridged(Stanzas.chat(id: "m2", body: Self.body), node: token)
         try await harness.publishBridged(Stanzas.chat(id: "m3", body: Self.body), node: token)
         try await harness.publish(Stanzas.publish(node: token, notification: "", options: nil))
-        try await harness.publish(Stanzas.publish(node: token, notification: "",
-                                                  options: Stanzas.Options(key: "bad" + Self.body)))
+        try await harness.publish(
+            Stanzas.publish(
+                node: token, notification: "",
+                options: Stanzas.Options(key: "bad" + Self.body)))
         try await harness.bridge(Stanzas.unregistered(token: token))
 
         let text = harness.logs.text
@@ -45,7 +49,8 @@ import XMPP
         #expect(try await harness.publishBridged(Stanzas.chat(id: "m1")) == nil)
         try await harness.store.run { database in try database.executeScript("PRAGMA query_only = 1") }
         harness.clock.advance(seconds: 60)
-        #expect(try await harness.publishBridged(Stanzas.chat(id: "m2")) == StanzaError(.resourceConstraint, type: .wait))
+        #expect(
+            try await harness.publishBridged(Stanzas.chat(id: "m2")) == StanzaError(.resourceConstraint, type: .wait))
         try await harness.store.run { database in try database.executeScript("PRAGMA query_only = 0") }
         #expect(try await harness.publishBridged(Stanzas.chat(id: "m3")) == nil)
         #expect(harness.upstream.count == 2)
@@ -59,7 +64,8 @@ import XMPP
         defer { mount.remove() }
         let harness = try Harness(store: SQLitePushStore.unavailable(on: mount))
         for id in ["m1", "m2", "m3"] {
-            #expect(try await harness.publishBridged(Stanzas.chat(id: id)) == StanzaError(.resourceConstraint, type: .wait))
+            #expect(
+                try await harness.publishBridged(Stanzas.chat(id: id)) == StanzaError(.resourceConstraint, type: .wait))
         }
         let logged = harness.logs.events.filter { $0.level == .error }.map(\.message)
         #expect(logged.count == 1 && logged.allSatisfy { $0.contains("readonly") }, "\(logged)")
@@ -76,9 +82,13 @@ import XMPP
 
         /// Carol writes to Alice and to Bob, two accounts of one app on one device.
         private func carolWritesToBoth(_ harness: Harness, id: String) async throws -> [StanzaError?] {
-            [try await harness.publishBridged(Stanzas.chat(id: "a-\(id)", from: "carol@localhost/x", to: Self.alice)),
-             try await harness.publishBridged(Stanzas.chat(id: "b-\(id)", from: "carol@localhost/x", to: Self.bob),
-                                              account: Self.bob)]
+            [
+                try await harness.publishBridged(
+                    Stanzas.chat(id: "a-\(id)", from: "carol@localhost/x", to: Self.alice)),
+                try await harness.publishBridged(
+                    Stanzas.chat(id: "b-\(id)", from: "carol@localhost/x", to: Self.bob),
+                    account: Self.bob),
+            ]
         }
 
         private func registration(_ harness: Harness, _ account: String) async throws -> Registration? {
@@ -100,7 +110,8 @@ import XMPP
         @Test func oneAccountsRemovalLeavesTheOtherAccountsPushes() async throws {
             let harness = try Harness()
             _ = try await carolWritesToBoth(harness, id: "1")
-            try await harness.service.retire(try #require(try await registration(harness, Self.alice)), at: harness.clock.now)
+            try await harness.service.retire(
+                try #require(try await registration(harness, Self.alice)), at: harness.clock.now)
             harness.clock.advance(seconds: 60)
             #expect(try await carolWritesToBoth(harness, id: "2") == [PushServiceTests.gone, nil])
             #expect(harness.upstream.count == 3)

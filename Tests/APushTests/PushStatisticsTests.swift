@@ -1,4 +1,5 @@
 import Testing
+
 @testable import APush
 
 @Suite struct PushStatisticsTests {

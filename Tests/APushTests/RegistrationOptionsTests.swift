@@ -3,6 +3,7 @@ import Store
 import Testing
 import XMLStream
 import XMPP
+
 @testable import APush
 
 @Suite struct RegistrationOptionsTests {
@@ -10,15 +11,19 @@ import XMPP
 
     static func form(_ values: [(String, String)]) throws -> DataForm {
         let fields = values.map { "<field var='\($0.0)'><value>\($0.1)</value></field>" }.joined()
-        return try DataForm(element: try Element.parse("""
-            <x xmlns='jabber:x:data' type='submit'><field var='FORM_TYPE'>\
-            <value>http://jabber.org/protocol/pubsub#publish-options</value></field>\(fields)</x>
-            """))
+        return try DataForm(
+            element: try Element.parse(
+                """
+                <x xmlns='jabber:x:data' type='submit'><field var='FORM_TYPE'>\
+                <value>http://jabber.org/protocol/pubsub#publish-options</value></field>\(fields)</x>
+                """))
     }
 
     static func options(_ extra: [(String, String)] = []) throws -> RegistrationOptions {
-        try RegistrationOptions(form: form([("pushModule", "apush"), ("apushEncryptionPublicKey", Base64.encode(key))]
-            + extra))
+        try RegistrationOptions(
+            form: form(
+                [("pushModule", "apush"), ("apushEncryptionPublicKey", Base64.encode(key))]
+                    + extra))
     }
 
     @Test func readsTheModuleAndTheKey() throws {
@@ -33,17 +38,30 @@ import XMPP
         ([("apushEncryptionPublicKey", Base64.encode(key))], "pushModule"),
         ([("pushModule", ""), ("apushEncryptionPublicKey", Base64.encode(key))], "pushModule"),
         ([("pushModule", "apush")], "apushEncryptionPublicKey"),
-        ([("pushModule", "apush"), ("apushEncryptionPublicKey", Base64.encodeURLNoPad([UInt8](repeating: 0xfb, count: 32)))],
-         "apushEncryptionPublicKey"),
-        ([("pushModule", "apush"), ("apushEncryptionPublicKey", Base64.encode([UInt8](repeating: 1, count: 31)))],
-         "apushEncryptionPublicKey"),
-        ([("pushModule", "apush"), ("apushEncryptionPublicKey", Base64.encode([UInt8](repeating: 1, count: 33)))],
-         "apushEncryptionPublicKey"),
+        (
+            [
+                ("pushModule", "apush"),
+                ("apushEncryptionPublicKey", Base64.encodeURLNoPad([UInt8](repeating: 0xfb, count: 32))),
+            ],
+            "apushEncryptionPublicKey"
+        ),
+        (
+            [("pushModule", "apush"), ("apushEncryptionPublicKey", Base64.encode([UInt8](repeating: 1, count: 31)))],
+            "apushEncryptionPublicKey"
+        ),
+        (
+            [("pushModule", "apush"), ("apushEncryptionPublicKey", Base64.encode([UInt8](repeating: 1, count: 33)))],
+            "apushEncryptionPublicKey"
+        ),
         ([("pushModule", "apush"), ("apushEncryptionPublicKey", "not base64!")], "apushEncryptionPublicKey"),
-        ([("pushModule", "apush"), ("apushEncryptionPublicKey", Base64.encode(key)), ("apushCalls", "maybe")],
-         "apushCalls"),
-        ([("pushModule", "apush"), ("apushEncryptionPublicKey", Base64.encode(key)), ("apushRead", "only")],
-         "apushRead"),
+        (
+            [("pushModule", "apush"), ("apushEncryptionPublicKey", Base64.encode(key)), ("apushCalls", "maybe")],
+            "apushCalls"
+        ),
+        (
+            [("pushModule", "apush"), ("apushEncryptionPublicKey", Base64.encode(key)), ("apushRead", "only")],
+            "apushRead"
+        ),
     ])
     func refusesABadFormNamingTheField(_ values: [(String, String)], field: String) throws {
         let error = #expect(throws: StanzaError.self) { try RegistrationOptions(form: Self.form(values)) }
@@ -61,10 +79,11 @@ import XMPP
         }
     }
 
-    @Test(arguments: [
-        (nil, CallsMode.none), ("0", .none), ("false", .none), ("", .none), ("1", .also), ("true", .also),
-        ("TRUE", .also), (" only ", .only),
-    ] as [(String?, CallsMode)])
+    @Test(
+        arguments: [
+            (nil, CallsMode.none), ("0", .none), ("false", .none), ("", .none), ("1", .also), ("true", .also),
+            ("TRUE", .also), (" only ", .only),
+        ] as [(String?, CallsMode)])
     func readsApushCalls(_ value: String?, expected: CallsMode) throws {
         let options = try Self.options(value.map { [("apushCalls", $0)] } ?? [])
         #expect(options.calls == expected)
@@ -84,9 +103,12 @@ import XMPP
     @Test func becomesARegistrationRequest() throws {
         let options = try Self.options([("apushCalls", "only"), ("apushRead", "1")])
         let request = options.request(domain: "localhost", token: "tok", account: "alice@localhost")
-        #expect(request == RegistrationRequest(domain: "localhost", token: "tok", pushModule: "apush",
-                                               account: "alice@localhost", deviceKey: Self.key, calls: .only,
-                                               wantsReads: true))
+        #expect(
+            request
+                == RegistrationRequest(
+                    domain: "localhost", token: "tok", pushModule: "apush",
+                    account: "alice@localhost", deviceKey: Self.key, calls: .only,
+                    wantsReads: true))
     }
 
     /// A client writes the form the server stores and echoes on every push: a module name or a token
@@ -94,7 +116,8 @@ import XMPP
     @Test func aPushModuleOrATokenPastItsBoundIsABadRequest() throws {
         let longest = String(repeating: "m", count: RegistrationOptions.maximumPushModuleLength)
         func options(module: String) throws -> RegistrationOptions {
-            try RegistrationOptions(form: Self.form([("pushModule", module), ("apushEncryptionPublicKey", Base64.encode(Self.key))]))
+            try RegistrationOptions(
+                form: Self.form([("pushModule", module), ("apushEncryptionPublicKey", Base64.encode(Self.key))]))
         }
         #expect(try options(module: longest).pushModule == longest)
         let error = #expect(throws: StanzaError.self) { try options(module: longest + "m") }

@@ -1,5 +1,6 @@
 import Testing
 import XMPP
+
 @testable import APush
 
 @Suite struct ServerAnswerTests {
@@ -9,8 +10,10 @@ import XMPP
         (.wait(.resourceConstraint), .wait, .resourceConstraint),
         (.wait(.remoteServerTimeout), .wait, .remoteServerTimeout),
     ])
-    func theServerIsAnsweredAsTheProtocolSays(_ answer: ServerAnswer, type: StanzaError.ErrorType?,
-                                              condition: StanzaError.Condition?) {
+    func theServerIsAnsweredAsTheProtocolSays(
+        _ answer: ServerAnswer, type: StanzaError.ErrorType?,
+        condition: StanzaError.Condition?
+    ) {
         #expect(answer.error?.type == type)
         #expect(answer.error?.condition == condition)
     }

@@ -1,5 +1,6 @@
-@testable import APush
 import Testing
+
+@testable import APush
 
 @Suite struct SlidingWindowLimiterTests {
     @Test func aKeyGetsItsLimitInAWindowAndMoreAsOldUsesAge() {

@@ -1,5 +1,6 @@
 import Testing
 import XMPP
+
 @testable import APush
 
 @Suite struct StatisticTests {

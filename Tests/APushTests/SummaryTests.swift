@@ -1,24 +1,38 @@
 import Foundation
 import Sealing
 import Testing
+
 @testable import APush
 
 @Suite struct SummaryTests {
     /// The examples of docs/wire-contract.md (Output), byte for byte.
     static let examples: [(Summary, String)] = [
-        (Summary(kind: .message, account: "alice@example.org", chat: "bob@example.org", from: "bob@example.org",
-                 count: 3, id: "2f1c…", ts: 1_764_430_000),
-         #"{"v":2,"kind":"message","account":"alice@example.org","chat":"bob@example.org","from":"bob@example.org","count":3,"id":"2f1c…","ts":1764430000}"#),
-        (Summary(kind: .message, account: "alice@example.org", chat: "crew@muc.example.org", groupchat: true,
-                 from: "Zoë", count: 17, mention: true, ts: 1_764_430_060),
-         #"{"v":2,"kind":"message","account":"alice@example.org","chat":"crew@muc.example.org","groupchat":true,"from":"Zoë","count":17,"mention":true,"ts":1764430060}"#),
-        (Summary(kind: .call, account: "alice@example.org", chat: "bob@example.org", from: "bob@example.org/phone",
-                 call: .init(sid: "8f0c…", media: ["audio", "video"]), ts: 1_764_430_120),
-         #"{"v":2,"kind":"call","account":"alice@example.org","chat":"bob@example.org","from":"bob@example.org/phone","call":{"sid":"8f0c…","media":["audio","video"]},"ts":1764430120}"#),
-        (Summary(kind: .read, account: "alice@example.org", chat: "bob@example.org", ts: 1_764_430_180),
-         #"{"v":2,"kind":"read","account":"alice@example.org","chat":"bob@example.org","ts":1764430180}"#),
-        (Summary(kind: .wake, account: "alice@example.org", ts: 1_764_430_240),
-         #"{"v":2,"kind":"wake","account":"alice@example.org","ts":1764430240}"#),
+        (
+            Summary(
+                kind: .message, account: "alice@example.org", chat: "bob@example.org", from: "bob@example.org",
+                count: 3, id: "2f1c…", ts: 1_764_430_000),
+            #"{"v":2,"kind":"message","account":"alice@example.org","chat":"bob@example.org","from":"bob@example.org","count":3,"id":"2f1c…","ts":1764430000}"#
+        ),
+        (
+            Summary(
+                kind: .message, account: "alice@example.org", chat: "crew@muc.example.org", groupchat: true,
+                from: "Zoë", count: 17, mention: true, ts: 1_764_430_060),
+            #"{"v":2,"kind":"message","account":"alice@example.org","chat":"crew@muc.example.org","groupchat":true,"from":"Zoë","count":17,"mention":true,"ts":1764430060}"#
+        ),
+        (
+            Summary(
+                kind: .call, account: "alice@example.org", chat: "bob@example.org", from: "bob@example.org/phone",
+                call: .init(sid: "8f0c…", media: ["audio", "video"]), ts: 1_764_430_120),
+            #"{"v":2,"kind":"call","account":"alice@example.org","chat":"bob@example.org","from":"bob@example.org/phone","call":{"sid":"8f0c…","media":["audio","video"]},"ts":1764430120}"#
+        ),
+        (
+            Summary(kind: .read, account: "alice@example.org", chat: "bob@example.org", ts: 1_764_430_180),
+            #"{"v":2,"kind":"read","account":"alice@example.org","chat":"bob@example.org","ts":1764430180}"#
+        ),
+        (
+            Summary(kind: .wake, account: "alice@example.org", ts: 1_764_430_240),
+            #"{"v":2,"kind":"wake","account":"alice@example.org","ts":1764430240}"#
+        ),
     ]
 
     @Test(arguments: examples)
@@ -30,8 +44,10 @@ import Testing
         var summary = Summary(kind: .message, account: "a@x", chat: "b@x", from: "b@x", count: 1, ts: 5)
         summary.missed = true
         summary.call = .init(sid: "s", media: ["audio"])
-        #expect(summary.json
-            == #"{"v":2,"kind":"message","account":"a@x","chat":"b@x","from":"b@x","count":1,"missed":true,"call":{"sid":"s","media":["audio"]},"ts":5}"#)
+        #expect(
+            summary.json
+                == #"{"v":2,"kind":"message","account":"a@x","chat":"b@x","from":"b@x","count":1,"missed":true,"call":{"sid":"s","media":["audio"]},"ts":5}"#
+        )
     }
 
     @Test func aTestPushSaysSo() {
@@ -57,8 +73,9 @@ import Testing
     }
 
     @Test func hostileValuesStayInsideTheirStrings() throws {
-        let summary = Summary(kind: .message, account: "a@x", chat: #"b"},"kind":"call"#, from: "\n\u{2}\"", count: 1,
-                              ts: 1)
+        let summary = Summary(
+            kind: .message, account: "a@x", chat: #"b"},"kind":"call"#, from: "\n\u{2}\"", count: 1,
+            ts: 1)
         let object = try #require(try JSONSerialization.jsonObject(with: Data(summary.json.utf8)) as? [String: Any])
         #expect(object["kind"] as? String == "message")
         #expect(object["chat"] as? String == #"b"},"kind":"call"#)

@@ -7,6 +7,7 @@ import Testing
 import XMLStream
 import XMPP
 import XMPPTesting
+
 @testable import APush
 
 extension ManualClock {
@@ -26,12 +27,14 @@ struct UpstreamPublish {
     init(_ iq: Element) {
         self.iq = iq
         node = iq.findString("{http://jabber.org/protocol/pubsub}pubsub/publish@node")
-        let fields = #"{http://jabber.org/protocol/pubsub}pubsub/publish/item/{urn:xmpp:push:0}notification/\{urn:xmpp:push:summary}submit@"#
+        let fields =
+            #"{http://jabber.org/protocol/pubsub}pubsub/publish/item/{urn:xmpp:push:0}notification/\{urn:xmpp:push:summary}submit@"#
         envelope = iq.findString(fields + #"apushEncrypted\"#)
         kind = iq.findString(fields + #"apushKind\"#)
         collapse = iq.findString(fields + #"apushCollapse\"#)
         pushModule = iq.findString(
-            #"{http://jabber.org/protocol/pubsub}pubsub/publish-options/\{http://jabber.org/protocol/pubsub#publish-options}submit@pushModule\"#)
+            #"{http://jabber.org/protocol/pubsub}pubsub/publish-options/\{http://jabber.org/protocol/pubsub#publish-options}submit@pushModule\"#
+        )
     }
 
     /// The sealed summary, opened with the device's key, padding removed. The independent Python
@@ -61,7 +64,8 @@ enum Stanzas {
         var read: String? = "1"
 
         var form: String {
-            var fields = "<field var='FORM_TYPE'><value>http://jabber.org/protocol/pubsub#publish-options</value></field>"
+            var fields =
+                "<field var='FORM_TYPE'><value>http://jabber.org/protocol/pubsub#publish-options</value></field>"
             fields += "<field var='pushModule'><value>\(pushModule)</value></field>"
             fields += "<field var='apushEncryptionPublicKey'><value>\(key)</value></field>"
             if let calls { fields += "<field var='apushCalls'><value>\(calls)</value></field>" }
@@ -70,8 +74,10 @@ enum Stanzas {
         }
     }
 
-    static func publish(node: String = "tok123", from: String = "localhost", notification: String,
-                        options: Options?) -> String {
+    static func publish(
+        node: String = "tok123", from: String = "localhost", notification: String,
+        options: Options?
+    ) -> String {
         let publishOptions = options.map { "<publish-options>\($0.form)</publish-options>" } ?? ""
         return """
             <iq type='set' from='\(from)' to='apush.localhost' id='p1'><pubsub xmlns='http://jabber.org/protocol/pubsub'>\
@@ -86,8 +92,10 @@ enum Stanzas {
             + "<forwarded xmlns='urn:xmpp:forward:0'>\(stanza)</forwarded>"
     }
 
-    static func chat(id: String, body: String = "secret body text", from: String = "bob@localhost/laptop",
-                     to: String = "alice@localhost") -> String {
+    static func chat(
+        id: String, body: String = "secret body text", from: String = "bob@localhost/laptop",
+        to: String = "alice@localhost"
+    ) -> String {
         "<message xmlns='jabber:client' type='chat' id='\(id)' from='\(from)' to='\(to)'><body>\(body)</body>"
             + "<origin-id xmlns='urn:xmpp:sid:0' id='\(id)'/>"
             + "<stanza-id xmlns='urn:xmpp:sid:0' id='s-\(id)' by='alice@localhost'/></message>"
@@ -117,8 +125,10 @@ enum Stanzas {
         "<presence xmlns='jabber:client' from='carol@localhost/x' to='alice@localhost/phone'/>"
     }
 
-    static func registered(token: String = "tok123", account: String = "alice@localhost", from: String = "localhost",
-                           options: Options) -> String {
+    static func registered(
+        token: String = "tok123", account: String = "alice@localhost", from: String = "localhost",
+        options: Options
+    ) -> String {
         """
         <message from='\(from)' to='apush.localhost' type='normal'><registered xmlns='urn:xmpp:apush:bridge:0' \
         account='\(account)' resource='phone'><enable xmlns='urn:xmpp:push:0' jid='apush.localhost' node='\(token)'>\
@@ -147,16 +157,20 @@ struct Harness {
     let device: KeyPair
     let upstreamLink: Upstream
 
-    init(settings: APushSettings = APushSettings(), store: SQLitePushStore? = nil, clock: ManualClock = ManualClock(),
-         device: KeyPair? = nil) throws {
+    init(
+        settings: APushSettings = APushSettings(), store: SQLitePushStore? = nil, clock: ManualClock = ManualClock(),
+        device: KeyPair? = nil
+    ) throws {
         self.store = try store ?? SQLitePushStore(.memory)
         self.clock = clock
         var settings = settings
         settings.appServer = Self.appServer
-        service = PushService(store: self.store, settings: settings,
-                              logger: Logger(label: "test", level: .trace, sink: logs), clock: clock.pushClock)
-        upstreamLink = Upstream(sender: sender, componentJID: try JID("apush.localhost"),
-                                appServer: try JID(Self.appServer), timeout: .seconds(25))
+        service = PushService(
+            store: self.store, settings: settings,
+            logger: Logger(label: "test", level: .trace, sink: logs), clock: clock.pushClock)
+        upstreamLink = Upstream(
+            sender: sender, componentJID: try JID("apush.localhost"),
+            appServer: try JID(Self.appServer), timeout: .seconds(25))
         self.device = device ?? KeyPair.generate()
     }
 
@@ -178,10 +192,14 @@ struct Harness {
 
     /// A bridged publish for the account, with this registration's options.
     @discardableResult
-    func publishBridged(_ stanza: String, node: String = "tok123", options: Stanzas.Options? = nil,
-                        account: String = "alice@localhost") async throws -> StanzaError? {
-        try await publish(Stanzas.publish(node: node, notification: Stanzas.bridged(stanza, account: account),
-                                          options: options ?? self.options()))
+    func publishBridged(
+        _ stanza: String, node: String = "tok123", options: Stanzas.Options? = nil,
+        account: String = "alice@localhost"
+    ) async throws -> StanzaError? {
+        try await publish(
+            Stanzas.publish(
+                node: node, notification: Stanzas.bridged(stanza, account: account),
+                options: options ?? self.options()))
     }
 
     /// Runs one turn of the background work and waits until the deliveries it started are answered.
@@ -221,7 +239,8 @@ extension SQLitePushStore {
     /// until the mount is writable again and the next call opens it.
     static func unavailable(on mount: ScratchMount) throws -> SQLitePushStore {
         try mount.setReadOnly(true)
-        return try SQLitePushStore(.file(path: mount.directory.appendingPathComponent("apush.sqlite").path),
-                                   reopenInterval: .zero)
+        return try SQLitePushStore(
+            .file(path: mount.directory.appendingPathComponent("apush.sqlite").path),
+            reopenInterval: .zero)
     }
 }

@@ -1,6 +1,7 @@
 import Store
 import Testing
 import XMPPTesting
+
 @testable import APush
 
 @Suite struct TimeFormatTests {

@@ -1,11 +1,13 @@
 import Testing
 import XMLStream
 import XMPP
+
 @testable import APush
 
 @Suite struct UpstreamOutcomeTests {
     static func answer(type: String, condition: String) throws -> Element {
-        try Element.parse("""
+        try Element.parse(
+            """
             <iq type='error' from='push.example.org' id='1'><error type='\(type)'>\
             <\(condition) xmlns='urn:ietf:params:xml:ns:xmpp-stanzas'/></error></iq>
             """)
@@ -31,11 +33,14 @@ import XMPP
 
     /// §3.1: only `item-not-found` and `gone` say the token is dead. Any other `cancel` is the App Server
     /// refusing us: a misconfiguration must never wipe registrations.
-    @Test(arguments: ["forbidden", "not-allowed", "not-authorized", "service-unavailable", "internal-server-error",
-                      "undefined-condition", "feature-not-implemented", "some-condition-of-its-own"])
+    @Test(arguments: [
+        "forbidden", "not-allowed", "not-authorized", "service-unavailable", "internal-server-error",
+        "undefined-condition", "feature-not-implemented", "some-condition-of-its-own",
+    ])
     func anyOtherCancelIsARefusalNotADeadToken(_ condition: String) throws {
-        #expect(UpstreamOutcome(answer: try Self.answer(type: "cancel", condition: condition))
-            == .retry(.refused(StanzaError.Condition(rawValue: condition))))
+        #expect(
+            UpstreamOutcome(answer: try Self.answer(type: "cancel", condition: condition))
+                == .retry(.refused(StanzaError.Condition(rawValue: condition))))
     }
 
     @Test(arguments: ["<iq type='error' id='1'/>", "<iq type='error' id='1'><error type='cancel'/></iq>"])
@@ -61,8 +66,10 @@ import XMPP
         (.linkDown, "wait/link-down", .remoteServerTimeout),
         (.inFlightCap, "wait/in-flight-cap", .resourceConstraint),
     ])
-    func aRetryReasonNamesItselfAndTheServersWait(_ reason: RetryReason, name: String,
-                                                  serverCondition: StanzaError.Condition) {
+    func aRetryReasonNamesItselfAndTheServersWait(
+        _ reason: RetryReason, name: String,
+        serverCondition: StanzaError.Condition
+    ) {
         #expect(reason.description == name)
         #expect(reason.serverAnswer == .wait(serverCondition))
     }

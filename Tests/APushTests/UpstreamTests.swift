@@ -1,19 +1,22 @@
 import Testing
-import XMPPTesting
 import XMLStream
 import XMPP
+import XMPPTesting
+
 @testable import APush
 
 @Suite struct UpstreamTests {
     static func upstream(_ sender: RecordingSender) throws -> Upstream {
-        Upstream(sender: sender, componentJID: try JID("apush.localhost"), appServer: try JID("push.example.org"),
-                 timeout: .seconds(25))
+        Upstream(
+            sender: sender, componentJID: try JID("apush.localhost"), appServer: try JID("push.example.org"),
+            timeout: .seconds(25))
     }
 
     @Test func aMessagePublishCarriesTheEnvelopeAndTheCollapseTagButNoKind() throws {
         let fields = Upstream.Fields(envelope: "ENVELOPE", kind: nil, collapse: "TAG")
-        let iq = Upstream.iq(node: "tok123", pushModule: "anotherimIOSprod", fields: fields,
-                             from: try JID("apush.localhost"), to: try JID("push.example.org"))
+        let iq = Upstream.iq(
+            node: "tok123", pushModule: "anotherimIOSprod", fields: fields,
+            from: try JID("apush.localhost"), to: try JID("push.example.org"))
         let publish = UpstreamPublish(iq)
         #expect(iq[attribute: "type"] == "set")
         #expect(iq[attribute: "from"] == "apush.localhost")
@@ -29,15 +32,18 @@ import XMPP
     @Test(arguments: ["voip", "read", "wake"])
     func otherKindsNameTheirKindAndCarryNoCollapseTag(_ kind: String) throws {
         let fields = Upstream.Fields(envelope: "E", kind: kind, collapse: nil)
-        let publish = UpstreamPublish(Upstream.iq(node: "n", pushModule: "m", fields: fields,
-                                                  from: try JID("apush.localhost"), to: try JID("push.example.org")))
+        let publish = UpstreamPublish(
+            Upstream.iq(
+                node: "n", pushModule: "m", fields: fields,
+                from: try JID("apush.localhost"), to: try JID("push.example.org")))
         #expect(publish.kind == kind)
         #expect(publish.collapse == nil)
     }
 
     @Test func theSerialisationIsTheProtocolsShape() throws {
-        let iq = Upstream.iq(node: "tok", pushModule: "mod", fields: .init(envelope: "E", kind: "voip", collapse: nil),
-                             from: try JID("apush.localhost"), to: try JID("push.example.org"))
+        let iq = Upstream.iq(
+            node: "tok", pushModule: "mod", fields: .init(envelope: "E", kind: "voip", collapse: nil),
+            from: try JID("apush.localhost"), to: try JID("push.example.org"))
         let xml = iq.serialized()
         let reparsed = try Element.parse(xml)
         #expect(UpstreamPublish(reparsed).envelope == "E")

@@ -40,10 +40,13 @@ import Testing
     }
 
     @Test func usageNamesEveryFormAndWhatTheProgramSays() {
-        let usage = CommandLineInvocation.usage(program: "some-component", purpose: "serve widgets",
-                                                environmentPrefix: "SOME_")
-        for form in ["some-component [run]", "some-component check-config", "--config FILE", "--help", "--version",
-                     "serve widgets", "SOME_* variables"] {
+        let usage = CommandLineInvocation.usage(
+            program: "some-component", purpose: "serve widgets",
+            environmentPrefix: "SOME_")
+        for form in [
+            "some-component [run]", "some-component check-config", "--config FILE", "--help", "--version",
+            "serve widgets", "SOME_* variables",
+        ] {
             #expect(usage.contains(form))
         }
     }

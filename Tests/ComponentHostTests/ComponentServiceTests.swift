@@ -14,45 +14,55 @@ struct ComponentServiceTests {
     @Test func servesDiscoAndCommandsThroughTheStandIn() async throws {
         let server = try StandInComponentServer(componentJID: "apush.localhost", secret: "service-secret")
         defer { server.stop() }
-        let configuration = try Configuration.load(file: nil, environment: [
-            "APUSH_COMPONENT_JID": "apush.localhost",
-            "APUSH_COMPONENT_SECRET": "service-secret",
-            "APUSH_DOMAINS": "localhost",
-            "APUSH_SERVER": "127.0.0.1:\(server.port)",
-        ], schema: .hostOnly)
+        let configuration = try Configuration.load(
+            file: nil,
+            environment: [
+                "APUSH_COMPONENT_JID": "apush.localhost",
+                "APUSH_COMPONENT_SECRET": "service-secret",
+                "APUSH_DOMAINS": "localhost",
+                "APUSH_SERVER": "127.0.0.1:\(server.port)",
+            ], schema: .hostOnly)
         let service = try ComponentService(configuration: configuration, modules: [TestModule()], logger: .disabled)
         let connected = ConnectedCount()
         let running = Task { await service.run(onEvent: { if $0 == .connected { connected.increment() } }) }
         defer { running.cancel() }
 
         try await server.waitForConnection()
-        let info = try await server.request(.iq(type: .get, id: "d1", from: Self.user, to: service.context.componentJID,
-                                                payload: Element("query", namespace: Namespace.discoInfo)))
+        let info = try await server.request(
+            .iq(
+                type: .get, id: "d1", from: Self.user, to: service.context.componentJID,
+                payload: Element("query", namespace: Namespace.discoInfo)))
         #expect(info.iqType == .result && info.toString == Self.user.description)
         let disco = try DiscoInfo(element: try #require(info.elements.first))
         #expect(disco.identities.map(\.type) == ["push"])
         #expect(disco.hasFeature(TestModule.namespace))
 
-        let items = try await server.request(.iq(
-            type: .get, id: "d2", from: Self.user, to: service.context.componentJID,
-            payload: Element("query", namespace: Namespace.discoItems, ["node": Namespace.commands])))
+        let items = try await server.request(
+            .iq(
+                type: .get, id: "d2", from: Self.user, to: service.context.componentJID,
+                payload: Element("query", namespace: Namespace.discoItems, ["node": Namespace.commands])))
         #expect(try DiscoItems(element: try #require(items.elements.first)).items.map(\.node) == ["hello"])
 
-        let command = try await server.request(.iq(
-            type: .set, id: "c1", from: Self.user, to: service.context.componentJID,
-            payload: Element("command", namespace: Namespace.commands, ["node": "hello"])))
+        let command = try await server.request(
+            .iq(
+                type: .set, id: "c1", from: Self.user, to: service.context.componentJID,
+                payload: Element("command", namespace: Namespace.commands, ["node": "hello"])))
         #expect(command.findString("{\(Namespace.commands)}command/note#") == "hello alice@localhost")
 
-        let version = try await server.request(.iq(type: .get, id: "v1", from: Self.user, to: service.context.componentJID,
-                                                   payload: Element("query", namespace: Namespace.version)))
+        let version = try await server.request(
+            .iq(
+                type: .get, id: "v1", from: Self.user, to: service.context.componentJID,
+                payload: Element("query", namespace: Namespace.version)))
         #expect(version.findString("{jabber:iq:version}query/name#") == ComponentService.softwareName)
         #expect(connected.value == 1)
 
         // The host keeps serving across a reconnect.
         server.dropConnection()
         try await server.waitForConnection(timeout: .seconds(20))
-        let again = try await server.request(.iq(type: .get, id: "p1", from: Self.user, to: service.context.componentJID,
-                                                 payload: Element("ping", namespace: Namespace.ping)))
+        let again = try await server.request(
+            .iq(
+                type: .get, id: "p1", from: Self.user, to: service.context.componentJID,
+                payload: Element("ping", namespace: Namespace.ping)))
         #expect(again.iqType == .result)
         #expect(connected.value == 2)
 
@@ -62,12 +72,14 @@ struct ComponentServiceTests {
     }
 
     @Test func theServiceTakesItsLinkSettingsFromTheConfiguration() throws {
-        let configuration = try Configuration.load(file: nil, environment: [
-            "APUSH_COMPONENT_JID": "apush.example.org",
-            "APUSH_COMPONENT_SECRET": "s",
-            "APUSH_DOMAINS": "example.org,example.net",
-            "APUSH_ADMINS": "boss@example.org",
-        ], schema: .hostOnly)
+        let configuration = try Configuration.load(
+            file: nil,
+            environment: [
+                "APUSH_COMPONENT_JID": "apush.example.org",
+                "APUSH_COMPONENT_SECRET": "s",
+                "APUSH_DOMAINS": "example.org,example.net",
+                "APUSH_ADMINS": "boss@example.org",
+            ], schema: .hostOnly)
         let service = try ComponentService(configuration: configuration, modules: [], logger: .disabled)
         #expect(service.context.componentJID == (try JID("apush.example.org")))
         #expect(service.context.servedDomains == ["example.org", "example.net"])
@@ -90,10 +102,14 @@ extension ComponentServiceTests {
     @Test func theLinkHandlesTwiceAsManyStanzasAtOnceAsModulesMayHaveRequestsWaiting() {
         let defaultCap = ComponentConnectionSettings.defaultMaxStanzasInHandling
         #expect(ComponentService.maxStanzasInHandling(for: []) == defaultCap)
-        #expect(ComponentService.maxStanzasInHandling(for: [TestModule(), WaitingModule(maxRequestsInFlight: 512)])
-            == defaultCap)
-        #expect(ComponentService.maxStanzasInHandling(for: [WaitingModule(maxRequestsInFlight: 2000),
-                                                            WaitingModule(maxRequestsInFlight: 500)]) == 5000)
+        #expect(
+            ComponentService.maxStanzasInHandling(for: [TestModule(), WaitingModule(maxRequestsInFlight: 512)])
+                == defaultCap)
+        #expect(
+            ComponentService.maxStanzasInHandling(for: [
+                WaitingModule(maxRequestsInFlight: 2000),
+                WaitingModule(maxRequestsInFlight: 500),
+            ]) == 5000)
     }
 }
 

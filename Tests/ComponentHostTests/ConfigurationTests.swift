@@ -1,7 +1,8 @@
-@testable import ComponentHost
 import Foundation
 import Logging
 import Testing
+
+@testable import ComponentHost
 
 @Suite struct ConfigurationTests {
     static let minimalEnvironment = [
@@ -11,20 +12,27 @@ import Testing
     ]
 
     /// A program with a module that declares a section and a value of its own, as the push module does.
-    static let schema = ConfigurationSchema(environmentPrefix: "APUSH_", modules: [
-        ModuleConfiguration(keys: ["appServer", "push"], environment: [EnvironmentOverride("APP_SERVER", key: "appServer")]),
-    ])
+    static let schema = ConfigurationSchema(
+        environmentPrefix: "APUSH_",
+        modules: [
+            ModuleConfiguration(
+                keys: ["appServer", "push"], environment: [EnvironmentOverride("APP_SERVER", key: "appServer")])
+        ])
 
-    private func load(_ json: String?, environment: [String: String] = [:]) throws(ConfigurationError) -> Configuration {
+    private func load(_ json: String?, environment: [String: String] = [:]) throws(ConfigurationError) -> Configuration
+    {
         guard let json else { return try Configuration.load(file: nil, environment: environment, schema: Self.schema) }
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent("apush-config-\(UUID().uuidString).json")
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "apush-config-\(UUID().uuidString).json")
         try! json.write(to: url, atomically: true, encoding: .utf8)
         defer { try? FileManager.default.removeItem(at: url) }
         return try Configuration.load(file: url.path, environment: environment, schema: Self.schema)
     }
 
-    private func expectError(key: String, _ json: String?, environment: [String: String] = [:],
-                             sourceLocation: SourceLocation = #_sourceLocation) {
+    private func expectError(
+        key: String, _ json: String?, environment: [String: String] = [:],
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) {
         do {
             let configuration = try load(json, environment: environment)
             Issue.record("expected an error at \(key), got \(configuration)", sourceLocation: sourceLocation)
@@ -88,23 +96,26 @@ import Testing
     }
 
     @Test func everyEnvironmentVariableOverridesTheFile() throws {
-        let configuration = try load(Self.fullFile, environment: [
-            "APUSH_COMPONENT_JID": "other.example.org",
-            "APUSH_COMPONENT_SECRET": "from-env",
-            "APUSH_SERVER": "127.0.0.1:5347",
-            "APUSH_DOMAINS": " a.example , b.example ,",
-            "APUSH_APP_SERVER": "apns.example.com",
-            "APUSH_STORE": ":memory:",
-            "APUSH_ADMINS": "x@a.example,y@b.example",
-            "APUSH_LOG": "warning",
-            "APUSH_HTTP": "0.0.0.0:9000",
-        ])
+        let configuration = try load(
+            Self.fullFile,
+            environment: [
+                "APUSH_COMPONENT_JID": "other.example.org",
+                "APUSH_COMPONENT_SECRET": "from-env",
+                "APUSH_SERVER": "127.0.0.1:5347",
+                "APUSH_DOMAINS": " a.example , b.example ,",
+                "APUSH_APP_SERVER": "apns.example.com",
+                "APUSH_STORE": ":memory:",
+                "APUSH_ADMINS": "x@a.example,y@b.example",
+                "APUSH_LOG": "warning",
+                "APUSH_HTTP": "0.0.0.0:9000",
+            ])
         #expect(configuration.component.jid == "other.example.org")
         #expect(configuration.component.secret == "from-env")
         #expect(configuration.server == HostPort(host: "127.0.0.1", port: 5347))
         #expect(configuration.domains == ["a.example", "b.example"])
-        #expect(configuration.moduleValues["appServer"] == Data(#""apns.example.com""#.utf8),
-                "a module's variable sets its key")
+        #expect(
+            configuration.moduleValues["appServer"] == Data(#""apns.example.com""#.utf8),
+            "a module's variable sets its key")
         #expect(configuration.store == ":memory:")
         #expect(configuration.admins == ["x@a.example", "y@b.example"])
         #expect(configuration.logLevel == .warning)
@@ -113,16 +124,18 @@ import Testing
     }
 
     @Test func theEnvironmentTableNamesTheHostsVariablesThenEachModules() {
-        #expect(Self.schema.environment.map(\.variable) == [
-            "APUSH_COMPONENT_JID", "APUSH_COMPONENT_SECRET", "APUSH_SERVER", "APUSH_DOMAINS", "APUSH_STORE",
-            "APUSH_ADMINS", "APUSH_LOG", "APUSH_HTTP", "APUSH_APP_SERVER",
-        ])
+        #expect(
+            Self.schema.environment.map(\.variable) == [
+                "APUSH_COMPONENT_JID", "APUSH_COMPONENT_SECRET", "APUSH_SERVER", "APUSH_DOMAINS", "APUSH_STORE",
+                "APUSH_ADMINS", "APUSH_LOG", "APUSH_HTTP", "APUSH_APP_SERVER",
+            ])
         let other = ConfigurationSchema(environmentPrefix: "OTHER_", modules: [])
         #expect(other.environment.first?.variable == "OTHER_COMPONENT_JID", "the program names the prefix")
     }
 
     @Test func aKeyNoModuleDeclaredIsUnknown() {
-        let json = #"{"component": {"jid": "apush.example.org", "secret": "s"}, "domains": ["example.org"], "push": {}}"#
+        let json =
+            #"{"component": {"jid": "apush.example.org", "secret": "s"}, "domains": ["example.org"], "push": {}}"#
         let hostOnly = ConfigurationSchema(environmentPrefix: "APUSH_", modules: [])
         #expect(throws: ConfigurationError(key: "push", reason: "unknown key (keys starting with // are comments)")) {
             try Configuration.load(json: Data(json.utf8), environment: [:], schema: hostOnly)
@@ -149,13 +162,22 @@ import Testing
     }
 
     @Test(arguments: [
-        (#"{"component": {"jid": "apush.example.org", "secret": "s"}, "domains": ["example.org"], "bogus": 1}"#, "bogus"),
-        (#"{"component": {"jid": "apush.example.org", "secret": "s", "secrets": "x"}, "domains": ["example.org"]}"#,
-         "component.secrets"),
-        (#"{"component": {"jid": "apush.example.org", "secret": "s"}, "domains": ["example.org"], "reconnect": {"initialMS": 5}}"#,
-         "reconnect.initialMS"),
-        (#"{"component": {"jid": "apush.example.org", "secret": "s"}, "domains": ["example.org"], "keepalive": {"interval": 5}}"#,
-         "keepalive.interval"),
+        (
+            #"{"component": {"jid": "apush.example.org", "secret": "s"}, "domains": ["example.org"], "bogus": 1}"#,
+            "bogus"
+        ),
+        (
+            #"{"component": {"jid": "apush.example.org", "secret": "s", "secrets": "x"}, "domains": ["example.org"]}"#,
+            "component.secrets"
+        ),
+        (
+            #"{"component": {"jid": "apush.example.org", "secret": "s"}, "domains": ["example.org"], "reconnect": {"initialMS": 5}}"#,
+            "reconnect.initialMS"
+        ),
+        (
+            #"{"component": {"jid": "apush.example.org", "secret": "s"}, "domains": ["example.org"], "keepalive": {"interval": 5}}"#,
+            "keepalive.interval"
+        ),
     ])
     func unknownKeysAreRejected(json: String, key: String) {
         expectError(key: key, json)
@@ -170,14 +192,22 @@ import Testing
         (#"{"component": {"jid": "apush.example.org", "secret": "s"}}"#, "domains"),
         (#"{"component": {"jid": "apush.example.org", "secret": "s"}, "domains": "example.org"}"#, "domains"),
         (#"{"component": {"jid": "apush.example.org", "secret": "s"}, "domains": ["example.org", 3]}"#, "domains[1]"),
-        (#"{"component": {"jid": "apush.example.org", "secret": "s"}, "domains": ["example.org"], "reconnect": {"initialMs": "fast"}}"#,
-         "reconnect.initialMs"),
-        (#"{"component": {"jid": "apush.example.org", "secret": "s"}, "domains": ["example.org"], "reconnect": {"initialMs": 500, "maxMs": 100}}"#,
-         "reconnect"),
-        (#"{"component": {"jid": "apush.example.org", "secret": "s"}, "domains": ["example.org"], "keepalive": {"timeoutSeconds": 0}}"#,
-         "keepalive"),
-        (#"{"component": {"jid": "apush.example.org", "secret": "s"}, "domains": ["example.org"], "keepalive": 30}"#,
-         "keepalive"),
+        (
+            #"{"component": {"jid": "apush.example.org", "secret": "s"}, "domains": ["example.org"], "reconnect": {"initialMs": "fast"}}"#,
+            "reconnect.initialMs"
+        ),
+        (
+            #"{"component": {"jid": "apush.example.org", "secret": "s"}, "domains": ["example.org"], "reconnect": {"initialMs": 500, "maxMs": 100}}"#,
+            "reconnect"
+        ),
+        (
+            #"{"component": {"jid": "apush.example.org", "secret": "s"}, "domains": ["example.org"], "keepalive": {"timeoutSeconds": 0}}"#,
+            "keepalive"
+        ),
+        (
+            #"{"component": {"jid": "apush.example.org", "secret": "s"}, "domains": ["example.org"], "keepalive": 30}"#,
+            "keepalive"
+        ),
         (#"["not an object"]"#, "(top level)"),
         (#"{"component": "#, "(file)"),
     ])
@@ -187,7 +217,8 @@ import Testing
 
     @Test func anUnreadableFileNamesTheFile() {
         #expect(throws: ConfigurationError(key: "/no/such/file.json", reason: "cannot read the file")) {
-            try Configuration.load(file: "/no/such/file.json", environment: Self.minimalEnvironment, schema: Self.schema)
+            try Configuration.load(
+                file: "/no/such/file.json", environment: Self.minimalEnvironment, schema: Self.schema)
         }
     }
 

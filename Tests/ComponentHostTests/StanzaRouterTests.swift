@@ -37,7 +37,7 @@ struct TestModule: HostedModule {
                 messages.append(message)
                 if message.check("{\(Self.namespace)}refuse") { throw StanzaError(.notAllowed) }
                 if message.check("{\(Self.namespace)}crash") { throw Failure() }
-            },
+            }
         ]
     }
 
@@ -71,9 +71,12 @@ struct NoSender: StanzaSender {
     let module = TestModule()
 
     private var router: StanzaRouter {
-        StanzaRouter(modules: [module], context: ModuleContext(
-            componentJID: Self.component, servedDomains: ["localhost"], admins: [TestModule.admin], sender: NoSender(),
-            logger: .disabled), software: ("apush-component", "9.9"))
+        StanzaRouter(
+            modules: [module],
+            context: ModuleContext(
+                componentJID: Self.component, servedDomains: ["localhost"], admins: [TestModule.admin],
+                sender: NoSender(),
+                logger: .disabled), software: ("apush-component", "9.9"))
     }
 
     private func iq(_ type: IQType, from: JID = Self.user, _ payloads: Element...) -> Element {
@@ -100,8 +103,11 @@ struct NoSender: StanzaSender {
         let reply = try await result(of: iq(.get, Element("query", namespace: Namespace.discoInfo)))
         let info = try DiscoInfo(element: try #require(reply.elements.first))
         #expect(info.identities == [DiscoIdentity(category: "pubsub", type: "push", name: "Test push")])
-        #expect(info.features == [Namespace.discoInfo, Namespace.discoItems, Namespace.ping, Namespace.version,
-                                  Namespace.commands, TestModule.namespace])
+        #expect(
+            info.features == [
+                Namespace.discoInfo, Namespace.discoItems, Namespace.ping, Namespace.version,
+                Namespace.commands, TestModule.namespace,
+            ])
     }
 
     @Test func discoItemsOfTheCommandsNodeListOnlyWhatTheRequesterMayRun() async throws {
@@ -110,7 +116,8 @@ struct NoSender: StanzaSender {
         #expect(forUser.node == Namespace.commands)
         #expect(forUser.items == [DiscoItem(jid: Self.component, node: "hello", name: "Say hello")])
         let boss = try JID("boss@localhost/desk")
-        let forAdmin = try DiscoItems(element: try #require(try await result(of: iq(.get, from: boss, query)).elements.first))
+        let forAdmin = try DiscoItems(
+            element: try #require(try await result(of: iq(.get, from: boss, query)).elements.first))
         #expect(forAdmin.items.map(\.node) == ["hello", "admin"])
     }
 
@@ -213,31 +220,36 @@ struct NoSender: StanzaSender {
     }
 
     @Test func messagesGoToTheModuleThatDeclaredTheirNamespace() async throws {
-        let message = Element.message(id: "m1", from: Self.user, to: Self.component,
-                                      children: [Element("hello", namespace: TestModule.namespace)])
+        let message = Element.message(
+            id: "m1", from: Self.user, to: Self.component,
+            children: [Element("hello", namespace: TestModule.namespace)])
         #expect(await router.route(message) == nil)
         #expect(module.messages.all == [message])
-        let other = Element.message(id: "m2", from: Self.user, to: Self.component,
-                                    children: [Element("body", namespace: Namespace.componentAccept, [:], text: "x")])
+        let other = Element.message(
+            id: "m2", from: Self.user, to: Self.component,
+            children: [Element("body", namespace: Namespace.componentAccept, [:], text: "x")])
         #expect(await router.route(other) == nil, "a message nobody handles is dropped")
         #expect(module.messages.all.count == 1)
     }
 
     @Test func aMessageHandlerErrorIsAMessageError() async throws {
-        let refused = Element.message(id: "m3", from: Self.user, to: Self.component,
-                                      children: [Element("refuse", namespace: TestModule.namespace)])
+        let refused = Element.message(
+            id: "m3", from: Self.user, to: Self.component,
+            children: [Element("refuse", namespace: TestModule.namespace)])
         let reply = try #require(await router.route(refused))
         #expect(reply.name == "message" && reply.stanzaType == "error" && reply.stanzaID == "m3")
         #expect(StanzaError(stanza: reply)?.condition == .notAllowed)
-        let crashed = Element.message(id: "m4", from: Self.user, to: Self.component,
-                                      children: [Element("crash", namespace: TestModule.namespace)])
+        let crashed = Element.message(
+            id: "m4", from: Self.user, to: Self.component,
+            children: [Element("crash", namespace: TestModule.namespace)])
         #expect(try await error(of: crashed).condition == .internalServerError)
     }
 
     @Test func errorMessagesAreIgnored() async {
-        let message = Element("message", namespace: Namespace.componentAccept,
-                              ["type": "error", "from": Self.user.description, "to": Self.component.description],
-                              children: [Element("hello", namespace: TestModule.namespace)])
+        let message = Element(
+            "message", namespace: Namespace.componentAccept,
+            ["type": "error", "from": Self.user.description, "to": Self.component.description],
+            children: [Element("hello", namespace: TestModule.namespace)])
         #expect(await router.route(message) == nil)
         #expect(module.messages.all.isEmpty)
     }

@@ -39,7 +39,8 @@ struct CallsAndReadsEndToEndTests {
     }
 
     @Test(arguments: PushTestbed.bridgedServers)
-    func aReadOnTheSecondDeviceSendsAReadPushAfterABurstAndCancelsTheHeldOne(on server: PushTestbed.Server) async throws {
+    func aReadOnTheSecondDeviceSendsAReadPushAfterABurstAndCancelsTheHeldOne(on server: PushTestbed.Server) async throws
+    {
         try await PushTestbed.with(server, coalesceSeconds: 6) { bed in
             let key = try await bed.enableDevice(token: "token-read", reads: true)
             let bob = try await bed.client("bob")
@@ -49,9 +50,12 @@ struct CallsAndReadsEndToEndTests {
             let first = try await bed.nextPush(key: key)
             #expect(first.summary["count"] as? Int == 1)
             let laptop = try await bed.client("alice", resource: "laptop")
-            try laptop.send(Element.message(type: .chat, id: "seen", to: try JID("bob@localhost"), children: [
-                Element("displayed", namespace: Namespace.chatMarkers, ["id": "r3"]),
-            ], namespace: Namespace.client))
+            try laptop.send(
+                Element.message(
+                    type: .chat, id: "seen", to: try JID("bob@localhost"),
+                    children: [
+                        Element("displayed", namespace: Namespace.chatMarkers, ["id": "r3"])
+                    ], namespace: Namespace.client))
             let read = try await bed.nextPush(key: key)
             #expect(read.push.kind == "read")
             #expect(read.summary["kind"] as? String == "read")
@@ -73,16 +77,22 @@ struct CallsAndReadsEndToEndTests {
             try bed.propose(from: bob, to: "alice@localhost", sid: "sid-accepted")
             #expect(try await bed.nextPush(key: key).push.kind == "voip")
             let laptop = try await bed.client("alice", resource: "laptop")
-            try laptop.send(try Element.parse("""
-                <message xmlns='jabber:client' type='chat' to='alice@localhost' id='accept-1'>\
-                <accept xmlns='urn:xmpp:jingle-message:0' id='sid-accepted'/><store xmlns='urn:xmpp:hints'/></message>
-                """))
+            try laptop.send(
+                try Element.parse(
+                    """
+                    <message xmlns='jabber:client' type='chat' to='alice@localhost' id='accept-1'>\
+                    <accept xmlns='urn:xmpp:jingle-message:0' id='sid-accepted'/><store xmlns='urn:xmpp:hints'/></message>
+                    """))
             // Both servers push the accept twice (archived as sent and as received): either ends the call.
-            try await waitUntil("the component learns the call was answered") { bed.statistic("events.call-ended") >= 1 }
-            try bob.send(try Element.parse("""
-                <message xmlns='jabber:client' type='chat' to='alice@localhost' id='retract-1'>\
-                <retract xmlns='urn:xmpp:jingle-message:0' id='sid-accepted'/><store xmlns='urn:xmpp:hints'/></message>
-                """))
+            try await waitUntil("the component learns the call was answered") {
+                bed.statistic("events.call-ended") >= 1
+            }
+            try bob.send(
+                try Element.parse(
+                    """
+                    <message xmlns='jabber:client' type='chat' to='alice@localhost' id='retract-1'>\
+                    <retract xmlns='urn:xmpp:jingle-message:0' id='sid-accepted'/><store xmlns='urn:xmpp:hints'/></message>
+                    """))
             try bed.message(from: bob, to: "alice@localhost", body: "talk later")
             let next = try await bed.nextPush(key: key)
             #expect(next.summary["kind"] as? String == "message")
@@ -103,12 +113,15 @@ struct CallsAndReadsEndToEndTests {
             try bed.message(from: bob, to: "alice@localhost", body: "read me", id: "mds-1")
             #expect(try await bed.nextPush(key: key).summary["kind"] as? String == "message")
             let laptop = try await bed.client("alice", resource: "laptop")
-            _ = try await laptop.query(.set, to: nil, payload: try Element.parse("""
-                <pubsub xmlns='http://jabber.org/protocol/pubsub'><publish node='urn:xmpp:mds:displayed:0'>\
-                <item id='bob@localhost'><displayed xmlns='urn:xmpp:mds:displayed:0'>\
-                <stanza-id xmlns='urn:xmpp:sid:0' id='mds-stanza-1' by='alice@localhost'/></displayed></item>\
-                </publish></pubsub>
-                """))
+            _ = try await laptop.query(
+                .set, to: nil,
+                payload: try Element.parse(
+                    """
+                    <pubsub xmlns='http://jabber.org/protocol/pubsub'><publish node='urn:xmpp:mds:displayed:0'>\
+                    <item id='bob@localhost'><displayed xmlns='urn:xmpp:mds:displayed:0'>\
+                    <stanza-id xmlns='urn:xmpp:sid:0' id='mds-stanza-1' by='alice@localhost'/></displayed></item>\
+                    </publish></pubsub>
+                    """))
             let read = try await bed.nextPush(key: key)
             #expect(read.push.kind == "read")
             #expect(read.summary["chat"] as? String == "bob@localhost")

@@ -20,8 +20,10 @@ struct CommandsEndToEndTests {
         try await PushTestbed.with(.prosodyBridged) { bed in
             let alice = try await bed.client("alice")
             let carol = try await bed.client("carol")
-            let forUser = try await alice.discoItems(of: Self.component, node: Namespace.commands).items.compactMap(\.node)
-            let forAdmin = try await carol.discoItems(of: Self.component, node: Namespace.commands).items.compactMap(\.node)
+            let forUser = try await alice.discoItems(of: Self.component, node: Namespace.commands).items.compactMap(
+                \.node)
+            let forAdmin = try await carol.discoItems(of: Self.component, node: Namespace.commands).items.compactMap(
+                \.node)
             #expect(Set(forUser) == Set(Self.userNodes))
             #expect(Set(forAdmin) == Set(Self.userNodes + Self.adminNodes))
             await alice.close()
@@ -30,7 +32,9 @@ struct CommandsEndToEndTests {
     }
 
     @Test(arguments: PushTestbed.bridgedServers)
-    func mutingAChatSilencesItsNextMessageAndUnmutingBringsItBackWithTheCount(on server: PushTestbed.Server) async throws {
+    func mutingAChatSilencesItsNextMessageAndUnmutingBringsItBackWithTheCount(on server: PushTestbed.Server)
+        async throws
+    {
         try await PushTestbed.with(server, coalesceSeconds: 0) { bed in
             let key = try await bed.enableDevice(token: "token-policy")
             let alice = try await bed.client("alice", resource: "settings")
@@ -100,13 +104,15 @@ struct CommandsEndToEndTests {
             // Bob's fingerprint is not alice's to remove.
             let sessionID = try #require(first.findString("@sessionid"))
             await #expect(throws: StanzaError.self) {
-                _ = try await alice.executeCommand(on: Self.component, node: "urn:xmpp:apush:0#registrations",
-                                                   action: .complete, sessionID: sessionID,
-                                                   form: .submit(formType: nil, values: ["remove": Fingerprint.of("token-bobs")]))
+                _ = try await alice.executeCommand(
+                    on: Self.component, node: "urn:xmpp:apush:0#registrations",
+                    action: .complete, sessionID: sessionID,
+                    form: .submit(formType: nil, values: ["remove": Fingerprint.of("token-bobs")]))
             }
-            let done = try await alice.executeCommand(on: Self.component, node: "urn:xmpp:apush:0#registrations",
-                                                      action: .complete, sessionID: sessionID,
-                                                      form: .submit(formType: nil, values: ["remove": mine]))
+            let done = try await alice.executeCommand(
+                on: Self.component, node: "urn:xmpp:apush:0#registrations",
+                action: .complete, sessionID: sessionID,
+                form: .submit(formType: nil, values: ["remove": mine]))
             #expect(done.findString("@status") == "completed")
             let store = try SQLitePushStore(.file(path: bed.storePath))
             #expect(try await store.registration(domain: "localhost", token: "token-mine") == nil)
@@ -133,7 +139,8 @@ struct CommandsEndToEndTests {
             let table = try DataForm(element: try #require(list.findElement("{jabber:x:data}x")))
             #expect(table.items.count == 1)
             #expect(table.items.first?.first { $0.variable == "fingerprint" }?.value == Fingerprint.of("token-ops"))
-            let shown = try await run(carol, "urn:xmpp:apush:0#admin-registrations", ["fingerprint": [Fingerprint.of("token-ops")]])
+            let shown = try await run(
+                carol, "urn:xmpp:apush:0#admin-registrations", ["fingerprint": [Fingerprint.of("token-ops")]])
             let details = try DataForm(element: try #require(shown.findElement("{jabber:x:data}x")))
             #expect(details.value("account") == "alice@localhost")
             #expect(details.value("module") == "fcm-test")
@@ -169,8 +176,9 @@ struct CommandsEndToEndTests {
 
     @Test func theAccessRulesHoldOnEveryStage() async throws {
         try await PushTestbed.with(.prosodyBridged) { bed in
-            try await (bed.server as! ProsodyServer).register(user: "dave", password: "pw-dave",
-                                                              domain: PushTestbed.foreignDomain)
+            try await (bed.server as! ProsodyServer).register(
+                user: "dave", password: "pw-dave",
+                domain: PushTestbed.foreignDomain)
             let alice = try await bed.client("alice")
             let bob = try await bed.client("bob")
             let dave = try await bed.client("dave", domain: PushTestbed.foreignDomain)
@@ -188,21 +196,26 @@ struct CommandsEndToEndTests {
             let started = try await alice.executeCommand(on: Self.component, node: "urn:xmpp:apush:0#policy")
             let session = try #require(started.findString("@sessionid"))
             await expectError(.badRequest) {
-                _ = try await bob.executeCommand(on: Self.component, node: "urn:xmpp:apush:0#policy", action: .complete,
-                                                 sessionID: session, form: .submit(formType: nil, values: ["muted": "x@localhost"]))
+                _ = try await bob.executeCommand(
+                    on: Self.component, node: "urn:xmpp:apush:0#policy", action: .complete,
+                    sessionID: session, form: .submit(formType: nil, values: ["muted": "x@localhost"]))
             }
             await expectError(.badRequest) {
-                _ = try await alice.executeCommand(on: Self.component, node: "urn:xmpp:apush:0#policy", action: .complete,
-                                                   sessionID: "no-such-session", form: .submit(formType: nil, values: [:]))
+                _ = try await alice.executeCommand(
+                    on: Self.component, node: "urn:xmpp:apush:0#policy", action: .complete,
+                    sessionID: "no-such-session", form: .submit(formType: nil, values: [:]))
             }
             // Bad form values: named, and nothing applied.
-            for (field, value) in [("coalesce-seconds", "abc"), ("coalesce-seconds", "100000"), ("groupchat", "sometimes"),
-                                   ("quiet-hours", "25:00-07:00"), ("timezone", "Mars/Olympus"), ("muted", "not a jid@@"),
-                                   ("messages", "perhaps")] {
+            for (field, value) in [
+                ("coalesce-seconds", "abc"), ("coalesce-seconds", "100000"), ("groupchat", "sometimes"),
+                ("quiet-hours", "25:00-07:00"), ("timezone", "Mars/Olympus"), ("muted", "not a jid@@"),
+                ("messages", "perhaps"),
+            ] {
                 let error = await expectError(.badRequest) {
-                    _ = try await alice.executeCommand(on: Self.component, node: "urn:xmpp:apush:0#policy",
-                                                       action: .complete, sessionID: session,
-                                                       form: .submit(formType: nil, values: ["sender": "hidden", field: value]))
+                    _ = try await alice.executeCommand(
+                        on: Self.component, node: "urn:xmpp:apush:0#policy",
+                        action: .complete, sessionID: session,
+                        form: .submit(formType: nil, values: ["sender": "hidden", field: value]))
                 }
                 #expect(error?.text?.hasPrefix(field) == true, "the error names \(field): \(error?.text ?? "none")")
             }
@@ -210,12 +223,14 @@ struct CommandsEndToEndTests {
             #expect(try await store.policy(account: "alice@localhost") == nil, "a bad submit changed the policy")
             // An operator naming an account of a foreign domain.
             let carol = try await bed.client("carol")
-            let adminSession = try #require(try await carol.executeCommand(on: Self.component, node: "urn:xmpp:apush:0#admin-policy")
-                .findString("@sessionid"))
+            let adminSession = try #require(
+                try await carol.executeCommand(on: Self.component, node: "urn:xmpp:apush:0#admin-policy")
+                    .findString("@sessionid"))
             await expectError(.badRequest) {
-                _ = try await carol.executeCommand(on: Self.component, node: "urn:xmpp:apush:0#admin-policy", action: .next,
-                                                   sessionID: adminSession,
-                                                   form: .submit(formType: nil, values: ["account": "dave@\(PushTestbed.foreignDomain)"]))
+                _ = try await carol.executeCommand(
+                    on: Self.component, node: "urn:xmpp:apush:0#admin-policy", action: .next,
+                    sessionID: adminSession,
+                    form: .submit(formType: nil, values: ["account": "dave@\(PushTestbed.foreignDomain)"]))
             }
             for client in [alice, bob, dave, carol] { await client.close() }
         }
@@ -228,8 +243,9 @@ struct CommandsEndToEndTests {
         let first = try await client.executeCommand(on: Self.component, node: node)
         let session = try #require(first.findString("@sessionid"))
         let form = DataForm(type: .submit, fields: values.map { DataForm.Field(variable: $0.key, values: $0.value) })
-        return try await client.executeCommand(on: Self.component, node: node, action: .complete, sessionID: session,
-                                               form: form)
+        return try await client.executeCommand(
+            on: Self.component, node: node, action: .complete, sessionID: session,
+            form: form)
     }
 
     private func submitPolicy(_ client: C2SClient, _ values: [String: [String]]) async throws {
@@ -238,8 +254,10 @@ struct CommandsEndToEndTests {
     }
 
     @discardableResult
-    private func expectError(_ condition: StanzaError.Condition, sourceLocation: SourceLocation = #_sourceLocation,
-                             _ body: () async throws -> Void) async -> StanzaError? {
+    private func expectError(
+        _ condition: StanzaError.Condition, sourceLocation: SourceLocation = #_sourceLocation,
+        _ body: () async throws -> Void
+    ) async -> StanzaError? {
         do {
             try await body()
             Issue.record("expected \(condition), got a result", sourceLocation: sourceLocation)

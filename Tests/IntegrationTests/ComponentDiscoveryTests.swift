@@ -4,6 +4,7 @@ import Logging
 import Testing
 import XMLStream
 import XMPP
+
 @testable import XMPPTesting
 
 /// The host as a component of a REAL Prosody and a REAL ejabberd: a user who logs in over c2s
@@ -19,20 +20,26 @@ struct ComponentDiscoveryTests {
         var discoIdentities: [DiscoIdentity] { [DiscoIdentity(category: "pubsub", type: "push", name: "apush test")] }
         var discoFeatures: [String] { [ComponentDiscoveryTests.feature] }
         func commands(context: ModuleContext) -> [AdHocCommand] {
-            [AdHocCommand(node: "greet", name: "Greet", isAllowed: { $0.domainpart == "localhost" }) { request in
-                .completed(AdHocNote(.info, "hello \(request.requester.bare)"))
-            }]
+            [
+                AdHocCommand(node: "greet", name: "Greet", isAllowed: { $0.domainpart == "localhost" }) { request in
+                    .completed(AdHocNote(.info, "hello \(request.requester.bare)"))
+                }
+            ]
         }
     }
 
     @Test func prosody() async throws {
-        try await discoverAndSurviveARestart(try ProsodyServer(componentJID: Self.componentJID,
-                                                               componentSecret: Self.secret))
+        try await discoverAndSurviveARestart(
+            try ProsodyServer(
+                componentJID: Self.componentJID,
+                componentSecret: Self.secret))
     }
 
     @Test func ejabberd() async throws {
-        try await discoverAndSurviveARestart(try EjabberdServer(componentJID: Self.componentJID,
-                                                                componentSecret: Self.secret))
+        try await discoverAndSurviveARestart(
+            try EjabberdServer(
+                componentJID: Self.componentJID,
+                componentSecret: Self.secret))
     }
 
     private func discoverAndSurviveARestart(_ server: any XMPPTestServer) async throws {
@@ -41,22 +48,26 @@ struct ComponentDiscoveryTests {
         var running: Task<Void, Never>?
         do {
             try await server.register(user: "alice", password: "wonderland")
-            let configuration = try Configuration.load(file: nil, environment: [
-                "APUSH_COMPONENT_JID": Self.componentJID,
-                "APUSH_COMPONENT_SECRET": Self.secret,
-                "APUSH_DOMAINS": "localhost",
-                "APUSH_SERVER": "127.0.0.1:\(server.componentPort)",
-            ], schema: ConfigurationSchema(environmentPrefix: "APUSH_", modules: []))
-            let service = try ComponentService(configuration: configuration, modules: [DiscoveryModule()],
-                                               logger: .disabled)
+            let configuration = try Configuration.load(
+                file: nil,
+                environment: [
+                    "APUSH_COMPONENT_JID": Self.componentJID,
+                    "APUSH_COMPONENT_SECRET": Self.secret,
+                    "APUSH_DOMAINS": "localhost",
+                    "APUSH_SERVER": "127.0.0.1:\(server.componentPort)",
+                ], schema: ConfigurationSchema(environmentPrefix: "APUSH_", modules: []))
+            let service = try ComponentService(
+                configuration: configuration, modules: [DiscoveryModule()],
+                logger: .disabled)
             running = Task { await service.run(onEvent: { events.put($0) }) }
             _ = try await events.take(matching: { $0 == .connected }, timeout: .seconds(30))
 
             try await discover(through: server)
 
             try await server.restart()
-            _ = try await events.take(matching: { $0 == .connected }, timeout: .seconds(30),
-                                      what: "the component's second connection")
+            _ = try await events.take(
+                matching: { $0 == .connected }, timeout: .seconds(30),
+                what: "the component's second connection")
             try await discover(through: server)
         } catch {
             Issue.record("\(error)\n\(await server.logContents(lastLines: 60))")
@@ -67,8 +78,9 @@ struct ComponentDiscoveryTests {
     }
 
     private func discover(through server: any XMPPTestServer) async throws {
-        let client = try await C2SClient.connect(port: server.c2sPort, domain: "localhost", user: "alice",
-                                                 password: "wonderland")
+        let client = try await C2SClient.connect(
+            port: server.c2sPort, domain: "localhost", user: "alice",
+            password: "wonderland")
         #expect(client.jid.bare == (try JID("alice@localhost")))
 
         let info = try await client.discoInfo(of: Self.componentJID)

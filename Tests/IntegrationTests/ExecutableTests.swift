@@ -15,7 +15,8 @@ struct ExecutableTests {
 
     private func run(_ arguments: [String], environment: [String: String] = [:]) throws -> Run {
         guard FileManager.default.isExecutableFile(atPath: Self.binary.path) else {
-            throw ServerProcessError(.notInstalled, "\(Self.binary.path) is missing: run `swift build --build-tests` first")
+            throw ServerProcessError(
+                .notInstalled, "\(Self.binary.path) is missing: run `swift build --build-tests` first")
         }
         let process = Process()
         process.executableURL = Self.binary
@@ -39,7 +40,9 @@ struct ExecutableTests {
         #expect(version.output.hasPrefix("apush-component "))
     }
 
-    @Test(arguments: [["bogus"], ["--config"], ["run", "--nonsense"], ["check-config", "--config", "a", "--config", "b"]])
+    @Test(arguments: [
+        ["bogus"], ["--config"], ["run", "--nonsense"], ["check-config", "--config", "a", "--config", "b"],
+    ])
     func usageErrorsExit64(arguments: [String]) throws {
         let result = try run(arguments)
         #expect(result.status == 64)
@@ -49,7 +52,8 @@ struct ExecutableTests {
     @Test func aBadConfigurationFailsAtStartNamingTheKey() throws {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("apush-bad-\(UUID().uuidString).json")
         defer { try? FileManager.default.removeItem(at: file) }
-        try #"{"component": {"jid": "apush.localhost", "secret": "s"}, "domains": ["localhost"], "appServer": "push.localhost", "push": {"coalesceSeconds": -1}}"#
+        try
+            #"{"component": {"jid": "apush.localhost", "secret": "s"}, "domains": ["localhost"], "appServer": "push.localhost", "push": {"coalesceSeconds": -1}}"#
             .write(to: file, atomically: true, encoding: .utf8)
         let result = try run(["run", "--config", file.path])
         #expect(result.status == 78)
@@ -62,14 +66,18 @@ struct ExecutableTests {
     /// A store that can never work stops the component at start, naming the key; a disk that refuses
     /// for now does not (FaultsEndToEndTests: a read-only store at start is answered wait, then opens).
     @Test func aStoreInADirectoryThatDoesNotExistFailsAtStartNamingTheKey() throws {
-        let missing = FileManager.default.temporaryDirectory.appendingPathComponent("apush-missing-\(UUID().uuidString)")
-        let result = try run(["run"], environment: [
-            "APUSH_COMPONENT_JID": "apush.localhost", "APUSH_COMPONENT_SECRET": "s", "APUSH_DOMAINS": "localhost",
-            "APUSH_APP_SERVER": "push.localhost", "APUSH_STORE": missing.appendingPathComponent("s.sqlite").path,
-        ])
+        let missing = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "apush-missing-\(UUID().uuidString)")
+        let result = try run(
+            ["run"],
+            environment: [
+                "APUSH_COMPONENT_JID": "apush.localhost", "APUSH_COMPONENT_SECRET": "s", "APUSH_DOMAINS": "localhost",
+                "APUSH_APP_SERVER": "push.localhost", "APUSH_STORE": missing.appendingPathComponent("s.sqlite").path,
+            ])
         #expect(result.status == 78)
-        #expect(result.output.contains("configuration key 'store': the directory \(missing.path)/ does not exist"),
-                "\(result.output)")
+        #expect(
+            result.output.contains("configuration key 'store': the directory \(missing.path)/ does not exist"),
+            "\(result.output)")
     }
 
     @Test func theExampleConfigurationIsValid() throws {

@@ -17,10 +17,13 @@ import XMPPTesting
 @Suite(.timeLimit(.minutes(4)))
 struct FaultsEndToEndTests {
     @Test func anAppServerSilentForAWhileGetsEveryHeldPushAndRetryOnceWhenItIsBack() async throws {
-        try await PushTestbed.with(.prosodyBridged, coalesceSeconds: 2, configure: {
-            $0.upstreamTimeoutSeconds = 2
-            $0.retryMessageSeconds = 300
-        }) { bed in
+        try await PushTestbed.with(
+            .prosodyBridged, coalesceSeconds: 2,
+            configure: {
+                $0.upstreamTimeoutSeconds = 2
+                $0.retryMessageSeconds = 300
+            }
+        ) { bed in
             let aliceKey = try await bed.enableDevice("alice", token: "token-silent-a")
             let bobKey = try await bed.enableDevice("bob", token: "token-silent-b")
             bed.appServer.scriptEveryNode(answer: .silence)
@@ -37,7 +40,8 @@ struct FaultsEndToEndTests {
             let answered = bed.serverPublishesAnswered
             try bed.message(from: carol, to: "alice@localhost", body: "silent 4")
             try await waitUntil("the server's publish is answered") { bed.serverPublishesAnswered > answered }
-            let stats = try await carol.executeCommand(on: PushTestbed.componentJID, node: "urn:xmpp:apush:0#admin-stats")
+            let stats = try await carol.executeCommand(
+                on: PushTestbed.componentJID, node: "urn:xmpp:apush:0#admin-stats")
             #expect(stats.name == "command")
             try await Task.sleep(for: .seconds(10))  // still silent, past several attempts
 
@@ -58,7 +62,8 @@ struct FaultsEndToEndTests {
         }
     }
 
-    /// Every `cancel` an App Server can answer, each on its own registration (docs/wire-contract.md, Coalescing, reads, calls, answers). Prosody
+    /// Every `cancel` an App Server can answer, each on its own registration (docs/wire-contract.md, Coalescing, reads,
+    /// calls, answers). Prosody
     /// is told to drop a registration at its first error that is not `wait`, so its copy shows the
     /// component's answer too.
     static let refusals: [String: StanzaError.Condition?] = [
@@ -70,8 +75,10 @@ struct FaultsEndToEndTests {
     static let deadTokens: Set<String> = ["token-item-not-found", "token-gone"]
 
     @Test func onlyItemNotFoundAndGoneRemoveARegistrationEveryOtherCancelKeepsIt() async throws {
-        try await PushTestbed.with(.prosodyBridged, coalesceSeconds: 0, serverHostConfig: "    push_max_errors = 1",
-                                   configure: { $0.retryMessageSeconds = 120 }) { bed in
+        try await PushTestbed.with(
+            .prosodyBridged, coalesceSeconds: 0, serverHostConfig: "    push_max_errors = 1",
+            configure: { $0.retryMessageSeconds = 120 }
+        ) { bed in
             var devices: [String: KeyPair] = [:]
             for (index, (token, condition)) in Self.refusals.sorted(by: { $0.key < $1.key }).enumerated() {
                 let user = index % 2 == 0 ? "alice" : "bob"
@@ -121,8 +128,9 @@ struct FaultsEndToEndTests {
             var devices: [String: KeyPair] = [:]
             for index in 0..<8 {
                 let user = index < 4 ? "alice" : "bob"
-                devices["token-slow-\(index)"] = try await bed.enableDevice(user, token: "token-slow-\(index)",
-                                                                         resource: "device-\(index)", calls: "1")
+                devices["token-slow-\(index)"] = try await bed.enableDevice(
+                    user, token: "token-slow-\(index)",
+                    resource: "device-\(index)", calls: "1")
             }
             bed.appServer.delayAnswers(by: .seconds(5))
             let keys = devices
@@ -141,7 +149,9 @@ struct FaultsEndToEndTests {
                 try keys.allSatisfy { try bed.takenCounts(node: $0.key, key: $0.value).contains(4) }
             }
             let drained = ContinuousClock.now - started
-            #expect(drained < .seconds(25), "the held pushes took \(drained): background work waited for one answer at a time")
+            #expect(
+                drained < .seconds(25),
+                "the held pushes took \(drained): background work waited for one answer at a time")
             try await waitUntil("every call reached alice's four devices", timeout: .seconds(30)) {
                 bed.appServer.taken.filter { $0.kind == "voip" }.count == 40
             }
@@ -153,7 +163,9 @@ struct FaultsEndToEndTests {
 
     /// ejabberd keeps its registrations in Mnesia, Prosody in its data directory: both come back.
     @Test(arguments: PushTestbed.bridgedServers)
-    func theServerRestartingDuringABurstLosesNeitherTheHeldPushNorTheRegistration(on server: PushTestbed.Server) async throws {
+    func theServerRestartingDuringABurstLosesNeitherTheHeldPushNorTheRegistration(on server: PushTestbed.Server)
+        async throws
+    {
         try await PushTestbed.with(server, coalesceSeconds: 4) { bed in
             let key = try await bed.enableDevice(token: "token-restart")
             let bob = try await bed.client("bob")
@@ -188,8 +200,9 @@ struct FaultsEndToEndTests {
             let session = try #require(first.findString("@sessionid"))
             // A second stage in flight when the server goes down: its answer is lost with the stream.
             let form = DataForm(type: .submit, fields: [DataForm.Field(variable: "muted", values: ["bob@localhost"])])
-            async let lost: Element? = try? alice.executeCommand(on: PushTestbed.componentJID, node: node, action: .complete,
-                                                       sessionID: session, form: form)
+            async let lost: Element? = try? alice.executeCommand(
+                on: PushTestbed.componentJID, node: node, action: .complete,
+                sessionID: session, form: form)
             try await bed.restartServer()
             _ = await lost
             await alice.close()
@@ -200,8 +213,9 @@ struct FaultsEndToEndTests {
             let fresh = try await again.executeCommand(on: PushTestbed.componentJID, node: node)
             let freshSession = try #require(fresh.findString("@sessionid"))
             let unmute = DataForm(type: .submit, fields: [DataForm.Field(variable: "muted", values: [])])
-            let done = try await again.executeCommand(on: PushTestbed.componentJID, node: node, action: .complete,
-                                                      sessionID: freshSession, form: unmute)
+            let done = try await again.executeCommand(
+                on: PushTestbed.componentJID, node: node, action: .complete,
+                sessionID: freshSession, form: unmute)
             #expect(done.findString("@status") == "completed")
             let bob = try await bed.client("bob")
             try bed.message(from: bob, to: "alice@localhost", body: "after the command")
@@ -296,7 +310,8 @@ struct FaultsEndToEndTests {
             try await Task.sleep(for: .seconds(4))  // the window ends while the store is full
             try await bed.waitUntilRouted()  // still running
             let failures = bed.logSink.text.components(separatedBy: "stored push work failed").count - failuresBefore
-            #expect(failures <= 1, "the background loop logged a failing store \(failures) times in 4 s, not once a minute")
+            #expect(
+                failures <= 1, "the background loop logged a failing store \(failures) times in 4 s, not once a minute")
 
             mount.emptyFiller()
             try await waitUntil("the held push goes out once there is room", timeout: .seconds(20)) {
@@ -317,8 +332,10 @@ struct FaultsEndToEndTests {
     func aReadOnlyStoreAnswersWaitAndRecoversWhenItIsWritableAgain() async throws {
         let mount = try ScratchMount(megabytes: 4)
         defer { mount.remove() }
-        try await PushTestbed.with(.prosodyBridged, coalesceSeconds: 0, placement: .process,
-                                   storeDirectory: mount.directory) { bed in
+        try await PushTestbed.with(
+            .prosodyBridged, coalesceSeconds: 0, placement: .process,
+            storeDirectory: mount.directory
+        ) { bed in
             let key = try await bed.enableDevice(token: "token-readonly")
             let bob = try await bed.client("bob")
             try bed.message(from: bob, to: "alice@localhost", body: "before")
@@ -352,12 +369,18 @@ struct FaultsEndToEndTests {
     @Test func killDashNineAtRandomMomentsOfALoadRunLosesNothing() async throws {
         // A push in flight at a kill comes back when its lease ends (the upstream timeout and 5 s), well
         // within its retry deadline.
-        try await PushTestbed.with(.prosodyBridged, coalesceSeconds: 2, placement: .process,
-                                   configure: { $0.upstreamTimeoutSeconds = 5; $0.retryMessageSeconds = 120 }) { bed in
+        try await PushTestbed.with(
+            .prosodyBridged, coalesceSeconds: 2, placement: .process,
+            configure: {
+                $0.upstreamTimeoutSeconds = 5
+                $0.retryMessageSeconds = 120
+            }
+        ) { bed in
             var devices: [String: KeyPair] = [:]
             for (index, user) in ["alice", "alice", "bob", "bob"].enumerated() {
-                devices["token-load-\(index)"] = try await bed.enableDevice(user, token: "token-load-\(index)",
-                                                                           resource: "device-\(index)")
+                devices["token-load-\(index)"] = try await bed.enableDevice(
+                    user, token: "token-load-\(index)",
+                    resource: "device-\(index)")
             }
             let keys = devices
             var senders = [try await bed.client("carol")]
@@ -369,9 +392,10 @@ struct FaultsEndToEndTests {
             bed.appServer.delayAnswers(by: .seconds(1))
             let load = Task {
                 for index in 1...90 {
-                    try bed.message(from: clients[index % clients.count],
-                                    to: index % 2 == 0 ? "alice@localhost" : "bob@localhost",
-                                    body: "load \(index)", id: "load-\(index)")
+                    try bed.message(
+                        from: clients[index % clients.count],
+                        to: index % 2 == 0 ? "alice@localhost" : "bob@localhost",
+                        body: "load \(index)", id: "load-\(index)")
                     try await Task.sleep(for: .milliseconds(150))
                 }
             }
@@ -427,8 +451,10 @@ extension PushTestbed {
 
     /// No push reached the device twice (each attempt is sealed afresh, but the summary is the same),
     /// except one taken on both sides of a kill at an index in `kills` (at-least-once).
-    func expectEachTakenOnce(node: String, key: KeyPair, exceptAcross kills: [Int] = [],
-                             sourceLocation: SourceLocation = #_sourceLocation) throws {
+    func expectEachTakenOnce(
+        node: String, key: KeyPair, exceptAcross kills: [Int] = [],
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) throws {
         var seen: [String: Int] = [:]
         for (index, json) in try taken(node: node, key: key) {
             if let earlier = seen[json], !kills.contains(where: { earlier < $0 && $0 <= index }) {
@@ -451,14 +477,19 @@ extension PushTestbed {
     }
 
     /// Every token in `present` still has its registration, and none in `absent` has one.
-    func expectRegistrations(_ present: Set<String>, absent: Set<String> = [],
-                             sourceLocation: SourceLocation = #_sourceLocation) async throws {
-        let stored = Set(try await SQLitePushStore(.file(path: storePath))
-            .registrations(matching: RegistrationFilter(), limit: 1000, offset: 0).map(\.token))
-        #expect(present.subtracting(stored).isEmpty, "registrations lost: \(present.subtracting(stored).sorted())",
-                sourceLocation: sourceLocation)
-        #expect(absent.intersection(stored).isEmpty, "dead registrations kept: \(absent.intersection(stored).sorted())",
-                sourceLocation: sourceLocation)
+    func expectRegistrations(
+        _ present: Set<String>, absent: Set<String> = [],
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) async throws {
+        let stored = Set(
+            try await SQLitePushStore(.file(path: storePath))
+                .registrations(matching: RegistrationFilter(), limit: 1000, offset: 0).map(\.token))
+        #expect(
+            present.subtracting(stored).isEmpty, "registrations lost: \(present.subtracting(stored).sorted())",
+            sourceLocation: sourceLocation)
+        #expect(
+            absent.intersection(stored).isEmpty, "dead registrations kept: \(absent.intersection(stored).sorted())",
+            sourceLocation: sourceLocation)
     }
 
     /// The server's publishes the component answered so far, whatever the answer.
@@ -484,7 +515,9 @@ extension PushTestbed {
                     return summary?["chat"] as? String == chat.chat ? summary?["count"] as? Int : nil
                 }
                 if chat.held != nil || counts.max() != chat.count {
-                    missing.append("\(token) \(chat.chat): stored \(chat.count)\(chat.held == nil ? "" : " held"), pushed \(counts)")
+                    missing.append(
+                        "\(token) \(chat.chat): stored \(chat.count)\(chat.held == nil ? "" : " held"), pushed \(counts)"
+                    )
                 }
             }
         }

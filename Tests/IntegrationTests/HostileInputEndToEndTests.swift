@@ -20,10 +20,12 @@ struct HostileInputEndToEndTests {
             let hostile = "\u{0301}mark"
             try await bed.server.register(user: hostile, password: "pw-\(hostile)")
             let sender = try await bed.client(hostile)
-            try sender.send(try Element.parse("""
-                <message xmlns='jabber:client' type='groupchat' to='alice@localhost/phone' id='g1'>\
-                <body>hello</body><stanza-id xmlns='urn:xmpp:sid:0' id='s1' by='\(hostile)@localhost'/></message>
-                """))
+            try sender.send(
+                try Element.parse(
+                    """
+                    <message xmlns='jabber:client' type='groupchat' to='alice@localhost/phone' id='g1'>\
+                    <body>hello</body><stanza-id xmlns='urn:xmpp:sid:0' id='s1' by='\(hostile)@localhost'/></message>
+                    """))
             _ = try await bed.nextPush(key: key)
             #expect(await bed.componentIsRunning, "the component process ended")
 
@@ -36,7 +38,8 @@ struct HostileInputEndToEndTests {
             let deadline = ContinuousClock.now + .seconds(15)
             while ContinuousClock.now < deadline, !chats.contains("bob@localhost") {
                 guard let push = try? await bed.appServer.nextPush(timeout: .seconds(1)),
-                      push.node == "token-after-hostile" else { continue }
+                    push.node == "token-after-hostile"
+                else { continue }
                 let summary = try bed.open(push, key: other)
                 chats.append(summary["chat"] as? String ?? "?")
             }
@@ -47,7 +50,8 @@ struct HostileInputEndToEndTests {
         }
     }
 
-    /// Only the account reads (docs/wire-contract.md, Classifying a publish): a stranger's forged carbon of a sent message with a
+    /// Only the account reads (docs/wire-contract.md, Classifying a publish): a stranger's forged carbon of a sent
+    /// message with a
     /// displayed marker, and a forged XEP-0490 event, neither reset the count nor cancel the held push
     /// nor send a read push.
     @Test(arguments: PushTestbed.bridgedServers)
@@ -58,24 +62,30 @@ struct HostileInputEndToEndTests {
             try bed.message(from: bob, to: "alice@localhost", body: "one", id: "r1")
             #expect(try await bed.nextPush(key: key).summary["count"] as? Int == 1)
             try bed.message(from: bob, to: "alice@localhost", body: "two", id: "r2")
-            try bob.send(try Element.parse("""
-                <message xmlns='jabber:client' type='chat' to='alice@localhost' id='forged-carbon'>\
-                <sent xmlns='urn:xmpp:carbons:2'><forwarded xmlns='urn:xmpp:forward:0'>\
-                <message xmlns='jabber:client' type='chat' from='alice@localhost/desktop' to='bob@localhost' id='x1'>\
-                <displayed xmlns='urn:xmpp:chat-markers:0' id='r2'/></message></forwarded></sent></message>
-                """))
-            try bob.send(try Element.parse("""
-                <message xmlns='jabber:client' type='headline' to='alice@localhost' id='forged-mds'>\
-                <event xmlns='http://jabber.org/protocol/pubsub#event'><items node='urn:xmpp:mds:displayed:0'>\
-                <item id='bob@localhost'/></items></event></message>
-                """))
+            try bob.send(
+                try Element.parse(
+                    """
+                    <message xmlns='jabber:client' type='chat' to='alice@localhost' id='forged-carbon'>\
+                    <sent xmlns='urn:xmpp:carbons:2'><forwarded xmlns='urn:xmpp:forward:0'>\
+                    <message xmlns='jabber:client' type='chat' from='alice@localhost/desktop' to='bob@localhost' id='x1'>\
+                    <displayed xmlns='urn:xmpp:chat-markers:0' id='r2'/></message></forwarded></sent></message>
+                    """))
+            try bob.send(
+                try Element.parse(
+                    """
+                    <message xmlns='jabber:client' type='headline' to='alice@localhost' id='forged-mds'>\
+                    <event xmlns='http://jabber.org/protocol/pubsub#event'><items node='urn:xmpp:mds:displayed:0'>\
+                    <item id='bob@localhost'/></items></event></message>
+                    """))
             // Whatever the forgeries were taken for, none is a read, and the held push still goes.
             var counts: [Int] = []
             let deadline = ContinuousClock.now + .seconds(9)
             while ContinuousClock.now < deadline, counts.isEmpty {
                 guard let (push, summary) = try await bed.pushIfAny(key: key, within: .seconds(1)) else { continue }
                 #expect(push.kind != "read", "a stranger's forgery made a read push")
-                if summary["kind"] as? String == "message", let count = summary["count"] as? Int { counts.append(count) }
+                if summary["kind"] as? String == "message", let count = summary["count"] as? Int {
+                    counts.append(count)
+                }
             }
             #expect(counts == [2], "the held push must go with the count the forgeries did not reset")
             await bob.close()
@@ -93,16 +103,20 @@ struct HostileInputEndToEndTests {
             try bed.propose(from: bob, to: "alice@localhost", sid: "sid-forged")
             #expect(try await bed.nextPush(key: key).push.kind == "voip")
             for forgery in ["retract", "accept", "proceed", "reject"] {
-                try carol.send(try Element.parse("""
-                    <message xmlns='jabber:client' type='chat' to='alice@localhost' id='f-\(forgery)'>\
-                    <\(forgery) xmlns='urn:xmpp:jingle-message:0' id='sid-forged'/><store xmlns='urn:xmpp:hints'/></message>
-                    """))
+                try carol.send(
+                    try Element.parse(
+                        """
+                        <message xmlns='jabber:client' type='chat' to='alice@localhost' id='f-\(forgery)'>\
+                        <\(forgery) xmlns='urn:xmpp:jingle-message:0' id='sid-forged'/><store xmlns='urn:xmpp:hints'/></message>
+                        """))
             }
             await bed.expectNoMessagePush(key: key, within: .seconds(3))
-            try bob.send(try Element.parse("""
-                <message xmlns='jabber:client' type='chat' to='alice@localhost' id='real-retract'>\
-                <retract xmlns='urn:xmpp:jingle-message:0' id='sid-forged'/><store xmlns='urn:xmpp:hints'/></message>
-                """))
+            try bob.send(
+                try Element.parse(
+                    """
+                    <message xmlns='jabber:client' type='chat' to='alice@localhost' id='real-retract'>\
+                    <retract xmlns='urn:xmpp:jingle-message:0' id='sid-forged'/><store xmlns='urn:xmpp:hints'/></message>
+                    """))
             var missed: [String: Any]?
             let deadline = ContinuousClock.now + .seconds(10)
             while ContinuousClock.now < deadline, missed == nil {
@@ -122,9 +136,11 @@ extension PushTestbed {
     /// the session hibernated (XEP-0198) and pushes for what it queues to it, group chat included.
     func hibernateDevice(_ user: String = "alice", token: String, resource: String = "phone") async throws -> KeyPair {
         let key = KeyPair.generate()
-        let form = DataForm(type: .submit, formType: Namespace.pubsubPublishOptions, fields: [
-            .value("pushModule", "fcm-test"), .value("apushEncryptionPublicKey", Base64.encode(key.publicKey)),
-        ])
+        let form = DataForm(
+            type: .submit, formType: Namespace.pubsubPublishOptions,
+            fields: [
+                .value("pushModule", "fcm-test"), .value("apushEncryptionPublicKey", Base64.encode(key.publicKey)),
+            ])
         let device = try await client(user, resource: resource)
         try await device.enableResumption()
         try await device.enablePush(service: Self.componentJID, node: token, publishOptions: form)
@@ -133,8 +149,10 @@ extension PushTestbed {
     }
 
     /// No message push (a wake may come: a forgery can be taken for one) within `window`.
-    func expectNoMessagePush(key: KeyPair, within window: Duration,
-                             sourceLocation: SourceLocation = #_sourceLocation) async {
+    func expectNoMessagePush(
+        key: KeyPair, within window: Duration,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) async {
         let deadline = ContinuousClock.now + window
         while ContinuousClock.now < deadline {
             guard let (push, summary) = try? await pushIfAny(key: key, within: .milliseconds(500)) else { continue }

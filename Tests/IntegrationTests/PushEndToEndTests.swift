@@ -29,9 +29,11 @@ struct PushEndToEndTests {
             #expect(summary["from"] as? String == "bob@localhost")
             #expect(summary["count"] as? Int == 1)
             #expect(summary["id"] is String)
-            let registration = try #require(try await SQLitePushStore(.file(path: bed.storePath))
-                .registration(domain: "localhost", token: "token-message"))
-            let tag = try CollapseKey(bytes: registration.collapseKey).tag(account: "alice@localhost", chat: "bob@localhost")
+            let registration = try #require(
+                try await SQLitePushStore(.file(path: bed.storePath))
+                    .registration(domain: "localhost", token: "token-message"))
+            let tag = try CollapseKey(bytes: registration.collapseKey).tag(
+                account: "alice@localhost", chat: "bob@localhost")
             #expect(push.collapse == tag)
             #expect(bed.appServer.violations.isEmpty)
             #expect(!bed.logSink.text.contains("token-message"), "a token reached the log")
@@ -208,8 +210,10 @@ extension PushEndToEndTests {
 }
 
 /// Polls `condition` every 100 ms until it holds, failing after `timeout`.
-func waitUntil(_ what: String, timeout: Duration = .seconds(15),
-               _ condition: @Sendable () async throws -> Bool) async throws {
+func waitUntil(
+    _ what: String, timeout: Duration = .seconds(15),
+    _ condition: @Sendable () async throws -> Bool
+) async throws {
     let deadline = ContinuousClock.now + timeout
     while ContinuousClock.now < deadline {
         if try await condition() { return }

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import XMPPTesting
 
 /// Starts the real servers installed on the machine. A missing server fails these tests: never skipped.
@@ -30,7 +31,8 @@ struct ServerLauncherTests {
     @Test func ejabberdThatCannotStartThrowsWithItsLog() async throws {
         // mod_carbons is not an ejabberd module: startup fails and the foreground node exits.
         let server = try EjabberdServer(
-            componentJID: "apush.localhost", componentSecret: "launcher-secret", extraModulesConfig: "  mod_carbons: {}")
+            componentJID: "apush.localhost", componentSecret: "launcher-secret", extraModulesConfig: "  mod_carbons: {}"
+        )
         let error = await #expect(throws: ServerProcessError.self) { try await server.start() }
         #expect(error?.code == .exitedEarly)
         #expect(error?.message.contains("mod_carbons") == true)
@@ -44,8 +46,9 @@ struct ServerLauncherTests {
         let script = directory.appendingPathComponent("build.sh")
         try "echo \"mod_apush_bridge.erl:12: syntax error before: '->'\" >&2\nexit 1\n"
             .write(to: script, atomically: true, encoding: .utf8)
-        let server = try EjabberdServer(componentJID: "apush.localhost", componentSecret: "launcher-secret",
-                                        bridge: EjabberdServer.Bridge(buildScript: script))
+        let server = try EjabberdServer(
+            componentJID: "apush.localhost", componentSecret: "launcher-secret",
+            bridge: EjabberdServer.Bridge(buildScript: script))
         let error = await #expect(throws: ServerProcessError.self) { try await server.start() }
         #expect(error?.code == .commandFailed)
         #expect(error?.message.contains("build.sh") == true)
@@ -112,7 +115,8 @@ struct ServerLauncherTests {
     }
 
     private func temporaryDirectory() throws -> URL {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("apush-process-\(UUID().uuidString)")
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "apush-process-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         return directory
     }

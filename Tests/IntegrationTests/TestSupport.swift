@@ -1,4 +1,3 @@
-@testable import APush
 import ComponentHost
 import Foundation
 import Logging
@@ -9,6 +8,8 @@ import Testing
 import XMLStream
 import XMPP
 import XMPPTesting
+
+@testable import APush
 
 /// A real server (Prosody or ejabberd, each with or without its bridge), the component (in this process,
 /// or as its own process so a test can `kill -9` it), a stand-in App Server on the same server, and
@@ -59,12 +60,15 @@ final class PushTestbed: Sendable {
     ///
     /// `storeDirectory` holds the store (a fresh temporary directory unless given); `serverHostConfig`
     /// adds Lua lines to Prosody's VirtualHost; `configure` changes the component's settings.
-    static func with(_ kind: Server, coalesceSeconds: Int = 2, placement: Placement = .inProcess,
-                     storeDirectory: URL? = nil, serverHostConfig: String = "",
-                     configure: (inout APushSettings) -> Void = { _ in },
-                     _ body: (PushTestbed) async throws -> Void) async throws {
-        let bed = try await PushTestbed(kind, coalesceSeconds: coalesceSeconds, storeDirectory: storeDirectory,
-                                        serverHostConfig: serverHostConfig, configure: configure)
+    static func with(
+        _ kind: Server, coalesceSeconds: Int = 2, placement: Placement = .inProcess,
+        storeDirectory: URL? = nil, serverHostConfig: String = "",
+        configure: (inout APushSettings) -> Void = { _ in },
+        _ body: (PushTestbed) async throws -> Void
+    ) async throws {
+        let bed = try await PushTestbed(
+            kind, coalesceSeconds: coalesceSeconds, storeDirectory: storeDirectory,
+            serverHostConfig: serverHostConfig, configure: configure)
         do {
             try await bed.start(placement)
             try await body(bed)
@@ -75,8 +79,10 @@ final class PushTestbed: Sendable {
         await bed.shutdown()
     }
 
-    private init(_ kind: Server, coalesceSeconds: Int, storeDirectory: URL?, serverHostConfig: String,
-                 configure: (inout APushSettings) -> Void) async throws {
+    private init(
+        _ kind: Server, coalesceSeconds: Int, storeDirectory: URL?, serverHostConfig: String,
+        configure: (inout APushSettings) -> Void
+    ) async throws {
         componentSecret = "component-\(UInt64.random(in: .min ... .max))"
         let appServerSecret = "appserver-\(UInt64.random(in: .min ... .max))"
         switch kind {
@@ -86,15 +92,17 @@ final class PushTestbed: Sendable {
                 componentJID: Self.componentJID, componentSecret: componentSecret,
                 modules: ProsodyServer.defaultModules + (bridged ? ["apush_bridge", "pep"] : []),
                 extraGlobalConfig: "VirtualHost \"\(Self.foreignDomain)\"",
-                hostConfig: (bridged ? "    apush_bridge_component = \"\(Self.componentJID)\"\n" : "") + serverHostConfig,
+                hostConfig: (bridged ? "    apush_bridge_component = \"\(Self.componentJID)\"\n" : "")
+                    + serverHostConfig,
                 pluginPaths: [Self.repository.appendingPathComponent("contrib/prosody").path],
                 otherComponents: [Self.appServerJID: appServerSecret])
         case .ejabberd, .ejabberdBridged:
             let bridge = EjabberdServer.Bridge(
                 buildScript: Self.repository.appendingPathComponent("contrib/ejabberd/build.sh"))
-            server = try EjabberdServer(componentJID: Self.componentJID, componentSecret: componentSecret,
-                                        otherComponents: [Self.appServerJID: appServerSecret],
-                                        bridge: kind == .ejabberdBridged ? bridge : nil)
+            server = try EjabberdServer(
+                componentJID: Self.componentJID, componentSecret: componentSecret,
+                otherComponents: [Self.appServerJID: appServerSecret],
+                bridge: kind == .ejabberdBridged ? bridge : nil)
         }
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("apush-e2e-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -105,8 +113,9 @@ final class PushTestbed: Sendable {
         settings.retryMessageSeconds = 30
         configure(&settings)
         self.settings = settings
-        appServer = StandInAppServer(jid: Self.appServerJID, secret: appServerSecret,
-                                     port: server.componentPort(for: Self.appServerJID))
+        appServer = StandInAppServer(
+            jid: Self.appServerJID, secret: appServerSecret,
+            port: server.componentPort(for: Self.appServerJID))
     }
 
     /// Starts the server, its accounts, the stand-in App Server and the component.
@@ -136,8 +145,9 @@ final class PushTestbed: Sendable {
         case .inProcess:
             let configuration = try Configuration.load(file: nil, environment: environment, schema: .apushComponent)
             let logger = Logger(label: "apush", level: .debug, sink: logSink)
-            let module = try APushModule(store: try SQLitePushStore(.file(path: storePath)), settings: settings,
-                                         logger: logger)
+            let module = try APushModule(
+                store: try SQLitePushStore(.file(path: storePath)), settings: settings,
+                logger: logger)
             let service = try ComponentService(configuration: configuration, modules: [module], logger: logger)
             let connected = AsyncStream<Void>.makeStream()
             let task = Task { await service.run { if $0 == .connected { connected.continuation.yield() } } }
@@ -146,15 +156,19 @@ final class PushTestbed: Sendable {
         case .process:
             let binary = Self.componentBinary
             guard FileManager.default.isExecutableFile(atPath: binary.path) else {
-                throw ServerProcessError(.notInstalled, "\(binary.path) is missing: run `swift build --build-tests` first")
+                throw ServerProcessError(
+                    .notInstalled, "\(binary.path) is missing: run `swift build --build-tests` first")
             }
             // A config file carries the push section (the environment has no key for it).
             let config = directory.appendingPathComponent("apush.json")
-            try JSONSerialization.data(withJSONObject: ["push": [
-                "coalesceSeconds": settings.coalesceSeconds, "retryMessageSeconds": settings.retryMessageSeconds,
-                "retryCallSeconds": settings.retryCallSeconds, "upstreamTimeoutSeconds": settings.upstreamTimeoutSeconds,
-                "maxInFlight": settings.maxInFlight,
-            ]]).write(to: config)
+            try JSONSerialization.data(withJSONObject: [
+                "push": [
+                    "coalesceSeconds": settings.coalesceSeconds, "retryMessageSeconds": settings.retryMessageSeconds,
+                    "retryCallSeconds": settings.retryCallSeconds,
+                    "upstreamTimeoutSeconds": settings.upstreamTimeoutSeconds,
+                    "maxInFlight": settings.maxInFlight,
+                ]
+            ]).write(to: config)
             let process = try ServerProcess(
                 name: "apush-component", executable: binary, arguments: ["run", "--config", config.path],
                 environment: environment, workingDirectory: directory,
@@ -232,63 +246,83 @@ final class PushTestbed: Sendable {
         module?.service.statistics.sinceStart[name] ?? 0
     }
 
-    func client(_ user: String, resource: String = "tests", domain: String = PushTestbed.domain,
-                presence: Bool = true) async throws -> C2SClient {
-        try await C2SClient.connect(port: server.c2sPort, domain: domain, user: user, password: "pw-\(user)",
-                                    resource: resource, presence: presence)
+    func client(
+        _ user: String, resource: String = "tests", domain: String = PushTestbed.domain,
+        presence: Bool = true
+    ) async throws -> C2SClient {
+        try await C2SClient.connect(
+            port: server.c2sPort, domain: domain, user: user, password: "pw-\(user)",
+            resource: resource, presence: presence)
     }
 
     /// A device of `user` enables push at the component and goes offline.
     @discardableResult
-    func enableDevice(_ user: String = "alice", token: String, resource: String = "phone", calls: String? = nil,
-                      reads: Bool = false, module: String = "fcm-test") async throws -> KeyPair {
+    func enableDevice(
+        _ user: String = "alice", token: String, resource: String = "phone", calls: String? = nil,
+        reads: Bool = false, module: String = "fcm-test"
+    ) async throws -> KeyPair {
         let key = KeyPair.generate()
-        var values: [(String, String)] = [("pushModule", module), ("apushEncryptionPublicKey", Base64.encode(key.publicKey))]
+        var values: [(String, String)] = [
+            ("pushModule", module), ("apushEncryptionPublicKey", Base64.encode(key.publicKey)),
+        ]
         if let calls { values.append(("apushCalls", calls)) }
         if reads { values.append(("apushRead", "1")) }
-        let form = DataForm(type: .submit, formType: Namespace.pubsubPublishOptions,
-                            fields: values.map { DataForm.Field.value($0.0, $0.1) })
+        let form = DataForm(
+            type: .submit, formType: Namespace.pubsubPublishOptions,
+            fields: values.map { DataForm.Field.value($0.0, $0.1) })
         let device = try await client(user, resource: resource)
         try await device.enablePush(service: Self.componentJID, node: token, publishOptions: form)
         await device.close()
         return key
     }
 
-    func message(from sender: C2SClient, to recipient: String, body: String, id: String? = nil,
-                 type: MessageType = .chat) throws {
-        try sender.send(Element.message(
-            type: type, id: id ?? "m-\(UInt32.random(in: .min ... .max))", to: try JID(recipient),
-            children: [Element("body", namespace: Namespace.client, [:], text: body),
-                       Element("origin-id", namespace: Namespace.sid, ["id": id ?? UUID().uuidString])],
-            namespace: Namespace.client))
+    func message(
+        from sender: C2SClient, to recipient: String, body: String, id: String? = nil,
+        type: MessageType = .chat
+    ) throws {
+        try sender.send(
+            Element.message(
+                type: type, id: id ?? "m-\(UInt32.random(in: .min ... .max))", to: try JID(recipient),
+                children: [
+                    Element("body", namespace: Namespace.client, [:], text: body),
+                    Element("origin-id", namespace: Namespace.sid, ["id": id ?? UUID().uuidString]),
+                ],
+                namespace: Namespace.client))
     }
 
     func propose(from caller: C2SClient, to callee: String, sid: String, media: [String] = ["audio"]) throws {
-        try caller.send(Element.message(
-            type: .chat, id: "p-\(sid)", to: try JID(callee), children: [
-                Element("propose", namespace: Namespace.jingleMessage, ["id": sid],
+        try caller.send(
+            Element.message(
+                type: .chat, id: "p-\(sid)", to: try JID(callee),
+                children: [
+                    Element(
+                        "propose", namespace: Namespace.jingleMessage, ["id": sid],
                         children: media.map { Element("description", namespace: Namespace.jingleRTP, ["media": $0]) }),
-                Element("store", namespace: Namespace.hints),
-            ], namespace: Namespace.client))
+                    Element("store", namespace: Namespace.hints),
+                ], namespace: Namespace.client))
     }
 
     /// The next push at the App Server, opened with the device's key here and by the independent
     /// Python opener, and checked to hold none of `secrets`.
     func nextPush(key: KeyPair, secrets: [String] = [], timeout: Duration = .seconds(15)) async throws
-        -> (push: ReceivedPush, summary: [String: Any]) {
+        -> (push: ReceivedPush, summary: [String: Any])
+    {
         let push: ReceivedPush
         do {
             push = try await appServer.nextPush(timeout: timeout)
         } catch {
             let serverLog = await server.logContents(lastLines: 60)
-            Issue.record("no push arrived. The component's log:\n\(String(logSink.text.suffix(6000)))\nThe server's log:\n\(serverLog)")
+            Issue.record(
+                "no push arrived. The component's log:\n\(String(logSink.text.suffix(6000)))\nThe server's log:\n\(serverLog)"
+            )
             throw error
         }
         return try open(push, key: key, secrets: secrets)
     }
 
     /// The next push within `window`, opened as `nextPush` opens it; nil when none comes.
-    func pushIfAny(key: KeyPair, within window: Duration) async throws -> (push: ReceivedPush, summary: [String: Any])? {
+    func pushIfAny(key: KeyPair, within window: Duration) async throws -> (push: ReceivedPush, summary: [String: Any])?
+    {
         guard let push = try? await appServer.nextPush(timeout: window) else { return nil }
         return try open(push, key: key, secrets: [])
     }
@@ -299,7 +333,8 @@ final class PushTestbed: Sendable {
     }
 
     private func open(_ push: ReceivedPush, key: KeyPair, secrets: [String]) throws
-        -> (push: ReceivedPush, summary: [String: Any]) {
+        -> (push: ReceivedPush, summary: [String: Any])
+    {
         let opened = try Envelope.open(push.envelope, privateKey: key.privateKey)
         let independent = try IndependentOpener.open(push.envelope, privateKey: key.privateKey)
         #expect(independent == opened, "the Python opener must read the same plaintext")
@@ -314,8 +349,9 @@ final class PushTestbed: Sendable {
     /// No push arrives within `window`.
     func expectNoPush(within window: Duration = .seconds(1), sourceLocation: SourceLocation = #_sourceLocation) async {
         if let push = try? await appServer.nextPush(timeout: window) {
-            Issue.record("an unexpected push arrived: kind \(push.kind ?? "message") for node \(push.node)",
-                         sourceLocation: sourceLocation)
+            Issue.record(
+                "an unexpected push arrived: kind \(push.kind ?? "message") for node \(push.node)",
+                sourceLocation: sourceLocation)
         }
     }
 
@@ -337,7 +373,12 @@ private final class RunningComponent: Sendable {
     private let state = Mutex<State?>(nil)
 
     func set(_ value: State) { state.withLock { $0 = value } }
-    func take() -> State? { state.withLock { state in defer { state = nil }; return state } }
+    func take() -> State? {
+        state.withLock { state in
+            defer { state = nil }
+            return state
+        }
+    }
     var current: State? { state.withLock { $0 } }
 }
 

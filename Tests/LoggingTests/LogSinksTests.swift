@@ -1,5 +1,6 @@
-@testable import Logging
 import Testing
+
+@testable import Logging
 
 @Suite struct LogSinksTests {
     private func event(_ message: String) -> LogEvent {

@@ -6,7 +6,11 @@ import Testing
         let sink = InMemoryLogSink()
         let logger = Logger(label: "test", level: .notice, sink: sink)
         var built = false
-        logger.debug({ built = true; return "hidden" }())
+        logger.debug(
+            {
+                built = true
+                return "hidden"
+            }())
         logger.warning("shown")
         #expect(!built)
         #expect(sink.events.map(\.message) == ["shown"])

@@ -61,7 +61,8 @@ import Testing
 
     @Test func foreignKeysAreEnforced() throws {
         let database = try Database(.memory)
-        try database.executeScript("""
+        try database.executeScript(
+            """
             CREATE TABLE parent(id INTEGER PRIMARY KEY);
             CREATE TABLE child(parent INTEGER NOT NULL REFERENCES parent(id));
             """)
@@ -155,7 +156,8 @@ import Testing
 
     @Test func failedCommitRollsBackAndRethrows() throws {
         let database = try Database(.memory)
-        try database.executeScript("""
+        try database.executeScript(
+            """
             CREATE TABLE parent(id INTEGER PRIMARY KEY);
             CREATE TABLE child(parent INTEGER REFERENCES parent(id) DEFERRABLE INITIALLY DEFERRED);
             """)

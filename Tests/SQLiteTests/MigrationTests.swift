@@ -88,18 +88,24 @@ import Testing
     @Test func aRebuildThatWouldOrphanARowIsRolledBack() throws {
         try withTemporaryDatabasePath { path in
             let database = try Database(.file(path: path))
-            try database.migrate([Migration(version: 1, sql: """
-                CREATE TABLE parents (id INTEGER PRIMARY KEY);
-                CREATE TABLE children (parent INTEGER REFERENCES parents (id) ON DELETE CASCADE);
-                INSERT INTO parents VALUES (1), (2);
-                INSERT INTO children VALUES (1), (2);
-                """)])
-            let dropsAParent = Migration(version: 2, rebuildsTables: true, sql: """
-                CREATE TABLE parents_v2 (id INTEGER PRIMARY KEY);
-                INSERT INTO parents_v2 SELECT id FROM parents WHERE id = 1;
-                DROP TABLE parents;
-                ALTER TABLE parents_v2 RENAME TO parents;
-                """)
+            try database.migrate([
+                Migration(
+                    version: 1,
+                    sql: """
+                        CREATE TABLE parents (id INTEGER PRIMARY KEY);
+                        CREATE TABLE children (parent INTEGER REFERENCES parents (id) ON DELETE CASCADE);
+                        INSERT INTO parents VALUES (1), (2);
+                        INSERT INTO children VALUES (1), (2);
+                        """)
+            ])
+            let dropsAParent = Migration(
+                version: 2, rebuildsTables: true,
+                sql: """
+                    CREATE TABLE parents_v2 (id INTEGER PRIMARY KEY);
+                    INSERT INTO parents_v2 SELECT id FROM parents WHERE id = 1;
+                    DROP TABLE parents;
+                    ALTER TABLE parents_v2 RENAME TO parents;
+                    """)
             #expect(throws: MigrationError.foreignKeyViolation(version: 2, table: "children")) {
                 try database.migrate([Migration(version: 1, sql: ""), dropsAParent])
             }

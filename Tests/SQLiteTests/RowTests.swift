@@ -43,8 +43,9 @@ import Testing
         let row = Row(columns: ["token"], values: [.text("secret-token")], sql: "SELECT token FROM t")
         let error = #expect(throws: RowDecodingError.self) { try row.decode("token", \.int64Value) }
         #expect(error?.description == #"column token holds an unexpected TEXT in "SELECT token FROM t""#)
-        #expect(row.unknownValue("token").description
-            == #"column token holds a TEXT that is no value this build knows in "SELECT token FROM t""#)
+        #expect(
+            row.unknownValue("token").description
+                == #"column token holds a TEXT that is no value this build knows in "SELECT token FROM t""#)
     }
 
     @Test func aDecodingErrorNamesTheStatementThatReturnedTheRow() throws {

@@ -1,4 +1,5 @@
 import CSQLite
+import SQLiteTesting
 import Testing
 
 @testable import SQLite
@@ -27,15 +28,17 @@ import Testing
     }
 
     @Test func theFaultsThatMayPassAreTheFileSystemsAndLocks() {
-        for code in [SQLITE_READONLY, SQLITE_FULL, 778 /* SQLITE_IOERR_WRITE */, SQLITE_CANTOPEN, SQLITE_PERM, SQLITE_BUSY] {
+        for code in [
+            SQLITE_READONLY, SQLITE_FULL, sqliteIOErrorWrite, SQLITE_CANTOPEN, SQLITE_PERM, SQLITE_BUSY,
+        ] {
             #expect(SQLiteError(code: code, message: "").mayPass, "\(code)")
         }
-        for code in [SQLITE_ERROR, SQLITE_CORRUPT, SQLITE_NOTADB, 2067 /* SQLITE_CONSTRAINT_UNIQUE */, SQLITE_MISUSE] {
+        for code in [SQLITE_ERROR, SQLITE_CORRUPT, SQLITE_NOTADB, sqliteConstraintUnique, SQLITE_MISUSE] {
             #expect(!SQLiteError(code: code, message: "").mayPass, "\(code)")
         }
     }
 
     @Test func thePrimaryDescriptionIsSQLitesWordsForThePrimaryCode() {
-        #expect(SQLiteError(code: 778 /* SQLITE_IOERR_WRITE */, message: "").primaryDescription == "disk I/O error")
+        #expect(SQLiteError(code: sqliteIOErrorWrite, message: "").primaryDescription == "disk I/O error")
     }
 }

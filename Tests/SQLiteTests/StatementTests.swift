@@ -47,8 +47,9 @@ import Testing
         try database.execute(sql, ["a"])
         #expect(throws: SQLiteError.self) { try database.execute(sql, ["a"]) }
         try database.execute(sql, ["b"])
-        #expect(try database.query("SELECT name FROM t ORDER BY name").map { try $0.decode("name", \.stringValue) }
-            == ["a", "b"])
+        #expect(
+            try database.query("SELECT name FROM t ORDER BY name").map { try $0.decode("name", \.stringValue) }
+                == ["a", "b"])
     }
 
     @Test(arguments: [[], [SQLValue.integer(1), .integer(2)]])

@@ -1,5 +1,5 @@
-import Testing
 import Sealing
+import Testing
 
 @Suite struct Base64Tests {
     // RFC 4648 §10.
@@ -23,10 +23,10 @@ import Sealing
     }
 
     @Test(arguments: [
-        "Zg", "Zg=", "Zg===", "Zm8", "Zh==", "Zm9=",          // missing or wrong padding, non-zero trailing bits
-        "-_-__g==", "Zm9v_w==",                              // URL alphabet
-        " Zm9v", "Zm9v ", "Zm9v\n", "Zm\n9v", "Zm9v\r\n", "\tZm9v", // whitespace anywhere
-        "Zg==Zg==", "====", "Z===", "Zm9v!", "Zm9vYg==\0",   // padding inside, junk
+        "Zg", "Zg=", "Zg===", "Zm8", "Zh==", "Zm9=",  // missing or wrong padding, non-zero trailing bits
+        "-_-__g==", "Zm9v_w==",  // URL alphabet
+        " Zm9v", "Zm9v ", "Zm9v\n", "Zm\n9v", "Zm9v\r\n", "\tZm9v",  // whitespace anywhere
+        "Zg==Zg==", "====", "Z===", "Zm9v!", "Zm9vYg==\0",  // padding inside, junk
     ])
     func standardDecodeRejectsAnythingNonCanonical(input: String) {
         #expect(Base64.decode(input) == nil)

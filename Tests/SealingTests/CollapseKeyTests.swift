@@ -1,5 +1,5 @@
-import Testing
 import Sealing
+import Testing
 
 @Suite struct CollapseKeyTests {
     @Test(arguments: try TestVectors.load().collapseTag.cases)

@@ -1,5 +1,6 @@
 import Testing
 import XMPPTesting
+
 @testable import Sealing
 
 @Suite struct EnvelopeTests {
@@ -13,9 +14,10 @@ import XMPPTesting
 
     @Test(arguments: try vectors.get().cases)
     func sealReproducesVectorByteForByte(_ vector: TestVectors.Case) throws {
-        let envelope = try Envelope.seal(bytes(hex: vector.plaintextHex),
-                                         to: bytes(hex: vector.recipientPublicKeyHex),
-                                         ephemeralPrivateKey: bytes(hex: vector.ephemeralPrivateKeyHex))
+        let envelope = try Envelope.seal(
+            bytes(hex: vector.plaintextHex),
+            to: bytes(hex: vector.recipientPublicKeyHex),
+            ephemeralPrivateKey: bytes(hex: vector.ephemeralPrivateKeyHex))
         #expect(envelope == vector.envelopeB64)
         #expect(envelope.utf8.count == vector.envelopeB64Len)
         let raw = try #require(Base64.decode(envelope))
@@ -160,7 +162,9 @@ import XMPPTesting
         let urlForm = String(envelope.map { $0 == "+" ? "-" : $0 == "/" ? "_" : $0 })
         #expect(urlForm != envelope)
         #expect(try Envelope.open(envelope, privateKey: privateKey).count == vector.plaintextLen)
-        for variant in [envelope + "\n", " " + envelope, envelope.prefix(76) + "\r\n" + envelope.dropFirst(76), urlForm] {
+        for variant in [
+            envelope + "\n", " " + envelope, envelope.prefix(76) + "\r\n" + envelope.dropFirst(76), urlForm,
+        ] {
             #expect(throws: SealingError.malformedEnvelope) {
                 try Envelope.open(variant, privateKey: privateKey)
             }

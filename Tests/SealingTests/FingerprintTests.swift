@@ -1,5 +1,5 @@
-import Testing
 import Sealing
+import Testing
 
 @Suite struct FingerprintTests {
     @Test func isHashPrefixedEightHexDigitsOfSHA256() {
@@ -13,7 +13,7 @@ import Sealing
     @Test(arguments: [
         "abcdef12", "ba7816bf", "#ba7816bf",
         "7f3d1c9a0b2e4f6a8c1d3e5f7a9b0c2d4e6f8a1b3c5d7e9f0a2b4c6d8e0f1a3b",  // an APNs-style token
-        "Jm01EsP8eORzmryrgbTr+/73EA+Yrhl5lnfvvM7/cwI=",                       // a device key
+        "Jm01EsP8eORzmryrgbTr+/73EA+Yrhl5lnfvvM7/cwI=",  // a device key
     ])
     func neverEqualsOrContainsTheSecret(secret: String) {
         let fingerprint = Fingerprint.of(secret)

@@ -43,8 +43,11 @@ struct TestVectors: Decodable, Sendable {
     let collapseTag: CollapseTags
 
     static func load() throws -> TestVectors {
-        guard let url = Bundle.module.url(forResource: "apush-v2-vectors", withExtension: "json",
-                                          subdirectory: "Vectors") else {
+        guard
+            let url = Bundle.module.url(
+                forResource: "apush-v2-vectors", withExtension: "json",
+                subdirectory: "Vectors")
+        else {
             throw CocoaError(.fileNoSuchFile)
         }
         let decoder = JSONDecoder()
@@ -57,5 +60,7 @@ struct TestVectors: Decodable, Sendable {
 func bytes(hex: String) -> [UInt8] {
     let digits = Array(hex.utf8)
     precondition(digits.count.isMultiple(of: 2), "odd hex length")
-    return stride(from: 0, to: digits.count, by: 2).map { UInt8(String(decoding: digits[$0...$0 + 1], as: UTF8.self), radix: 16)! }
+    return stride(from: 0, to: digits.count, by: 2).map {
+        UInt8(String(decoding: digits[$0...$0 + 1], as: UTF8.self), radix: 16)!
+    }
 }

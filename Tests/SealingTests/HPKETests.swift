@@ -1,4 +1,5 @@
 import Testing
+
 @testable import Sealing
 
 @Suite struct HPKETests {
@@ -6,11 +7,13 @@ import Testing
 
     @Test(arguments: try TestVectors.load().cases)
     func senderAndRecipientDeriveTheVectorsIntermediates(_ vector: TestVectors.Case) throws {
-        let (enc, sender) = try HPKE.setUpSender(recipientPublicKey: bytes(hex: vector.recipientPublicKeyHex),
-                                                 ephemeralPrivateKey: bytes(hex: vector.ephemeralPrivateKeyHex),
-                                                 info: Self.info)
-        let recipient = try HPKE.setUpRecipient(enc: enc, recipientPrivateKey: bytes(hex: vector.recipientPrivateKeyHex),
-                                                info: Self.info)
+        let (enc, sender) = try HPKE.setUpSender(
+            recipientPublicKey: bytes(hex: vector.recipientPublicKeyHex),
+            ephemeralPrivateKey: bytes(hex: vector.ephemeralPrivateKeyHex),
+            info: Self.info)
+        let recipient = try HPKE.setUpRecipient(
+            enc: enc, recipientPrivateKey: bytes(hex: vector.recipientPrivateKeyHex),
+            info: Self.info)
         #expect(enc == bytes(hex: vector.encHex))
         for context in [sender, recipient] {
             #expect(context.sharedSecret == bytes(hex: vector.intermediate.sharedSecretHex))
@@ -29,13 +32,15 @@ import Testing
         #expect(context.sharedSecret == bytes(hex: "0bbe78490412b4bbea4812666f7916932b828bba79942424abb65244930d69a7"))
         #expect(context.key == bytes(hex: "ad2744de8e17f4ebba575b3f5f5a8fa1f69c2a07f6e7500bc60ca6e3e3ec1c91"))
         #expect(context.baseNonce == bytes(hex: "5c4d98150661b848853b547f"))
-        let sealed = HPKE.seal(bytes(hex: "4265617574792069732074727574682c20747275746820626561757479"), context: context)
+        let sealed = HPKE.seal(
+            bytes(hex: "4265617574792069732074727574682c20747275746820626561757479"), context: context)
         #expect(sealed.prefix(16) == bytes(hex: "1c5250d8034ec2b784ba2cfd69dbdb8a")[...])
     }
 
     @Test func zeroizeClearsEverySecretOfAContext() throws {
-        let (_, context) = try HPKE.setUpSender(recipientPublicKey: KeyPair.generate().publicKey,
-                                                ephemeralPrivateKey: KeyPair.generate().privateKey, info: Self.info)
+        let (_, context) = try HPKE.setUpSender(
+            recipientPublicKey: KeyPair.generate().publicKey,
+            ephemeralPrivateKey: KeyPair.generate().privateKey, info: Self.info)
         context.zeroize()
         #expect(context.sharedSecret == [UInt8](repeating: 0, count: 32))
         #expect(context.key == [UInt8](repeating: 0, count: 32))
@@ -43,8 +48,9 @@ import Testing
     }
 
     @Test func openRefusesATamperedCiphertext() throws {
-        let (_, context) = try HPKE.setUpSender(recipientPublicKey: KeyPair.generate().publicKey,
-                                                ephemeralPrivateKey: KeyPair.generate().privateKey, info: Self.info)
+        let (_, context) = try HPKE.setUpSender(
+            recipientPublicKey: KeyPair.generate().publicKey,
+            ephemeralPrivateKey: KeyPair.generate().privateKey, info: Self.info)
         var sealed = HPKE.seal(Array("hello".utf8), context: context)
         #expect(try HPKE.open(sealed, context: context) == Array("hello".utf8))
         sealed[0] ^= 1

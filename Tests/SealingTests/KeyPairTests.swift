@@ -1,4 +1,5 @@
 import Testing
+
 @testable import Sealing
 
 @Suite struct KeyPairTests {
@@ -35,8 +36,9 @@ import Testing
     @Test func sharedSecretAgreesBothWays() throws {
         let alice = KeyPair.generate()
         let bob = KeyPair.generate()
-        #expect(try X25519.sharedSecret(privateKey: alice.privateKey, publicKey: bob.publicKey)
-            == X25519.sharedSecret(privateKey: bob.privateKey, publicKey: alice.publicKey))
+        #expect(
+            try X25519.sharedSecret(privateKey: alice.privateKey, publicKey: bob.publicKey)
+                == X25519.sharedSecret(privateKey: bob.privateKey, publicKey: alice.publicKey))
     }
 
     @Test func sharedSecretRefusesBadLengths() {

@@ -1,5 +1,5 @@
-import Testing
 import Sealing
+import Testing
 
 @Suite struct SealingErrorTests {
     @Test func descriptionsNameTheLimits() {

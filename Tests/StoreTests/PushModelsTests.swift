@@ -5,8 +5,9 @@ import Testing
 
 @Suite struct PushModelsTests {
     private func registration(calls: CallsMode, wantsReads: Bool) -> Registration {
-        Registration(id: 1, domain: "example.org", token: "t", pushModule: "fcm", account: nil, deviceKey: [1],
-                     calls: calls, wantsReads: wantsReads, collapseKey: [2], createdAt: 0)
+        Registration(
+            id: 1, domain: "example.org", token: "t", pushModule: "fcm", account: nil, deviceKey: [1],
+            calls: calls, wantsReads: wantsReads, collapseKey: [2], createdAt: 0)
     }
 
     @Test(arguments: [
@@ -63,8 +64,9 @@ import Testing
     }
 
     @Test func newRetryItemHasNoIDYet() {
-        let item = RetryItem(registrationID: 1, summary: "{}", kind: "wake", collapseChat: nil, attempts: 0,
-                             nextAt: 1, deadline: 2)
+        let item = RetryItem(
+            registrationID: 1, summary: "{}", kind: "wake", collapseChat: nil, attempts: 0,
+            nextAt: 1, deadline: 2)
         #expect(item.id == 0)
     }
 

@@ -16,13 +16,17 @@ extension SQLitePushStoreTests.Chats {
             let chat = "bob@example.org"
 
             let sawNothing = try await store.updateChat(registrationID: id, chat: chat) { state in
-                defer { state = ChatState(registrationID: id, chat: chat, count: 1, lastMessageAt: 1_000,
-                                          windowEndsAt: 11_000, windowMilliseconds: 10_000) }
+                defer {
+                    state = ChatState(
+                        registrationID: id, chat: chat, count: 1, lastMessageAt: 1_000,
+                        windowEndsAt: 11_000, windowMilliseconds: 10_000)
+                }
                 return state == nil
             }
             #expect(sawNothing)
-            let created = ChatState(registrationID: id, chat: chat, count: 1, lastMessageAt: 1_000,
-                                    windowEndsAt: 11_000, windowMilliseconds: 10_000)
+            let created = ChatState(
+                registrationID: id, chat: chat, count: 1, lastMessageAt: 1_000,
+                windowEndsAt: 11_000, windowMilliseconds: 10_000)
             #expect(try await store.chats(registrationID: id) == [created])
 
             let countBefore = try await store.updateChat(registrationID: id, chat: chat) { state in
@@ -91,7 +95,8 @@ extension SQLitePushStoreTests.Chats {
             try await store.updateChat(registrationID: other.id, chat: "amy@example.org") { state in
                 state?.count = 7
             }
-            #expect(try await store.chats(registrationID: alice.id).map(\.chat) == ["amy@example.org", "zed@example.org"])
+            #expect(
+                try await store.chats(registrationID: alice.id).map(\.chat) == ["amy@example.org", "zed@example.org"])
             #expect(try await store.chats(registrationID: alice.id).map(\.count) == [1, 1])
             #expect(try await store.chats(registrationID: other.id).map(\.count) == [7])
         }

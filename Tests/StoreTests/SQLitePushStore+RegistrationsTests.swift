@@ -27,8 +27,9 @@ extension SQLitePushStoreTests.Registrations {
             #expect(registration.lastPushAt == nil && registration.lastError == nil)
             #expect(registration.lastErrorAt == nil && registration.lastWakeAt == nil)
             #expect(registration.pushCount == 0 && registration.errorCount == 0)
-            #expect(try await store.registration(domain: new.domain, token: new.token, account: new.account)
-                == registration)
+            #expect(
+                try await store.registration(domain: new.domain, token: new.token, account: new.account)
+                    == registration)
             #expect(try await store.registration(id: registration.id) == registration)
         }
     }
@@ -45,8 +46,9 @@ extension SQLitePushStoreTests.Registrations {
         try await withStore(kind) { store in
             let first = try await store.register(request(), freshCollapseKey: collapseKeyA, now: 1_000)
             try await store.recordPush(registrationID: first.id, at: 1_500, error: nil)
-            let changed = request(pushModule: "apns-voip", account: "alice@example.org", calls: .only,
-                                  wantsReads: true)
+            let changed = request(
+                pushModule: "apns-voip", account: "alice@example.org", calls: .only,
+                wantsReads: true)
             let second = try await store.register(changed, freshCollapseKey: collapseKeyB, now: 2_000)
             #expect(second.id == first.id)
             #expect(second.createdAt == 1_000)
@@ -62,10 +64,12 @@ extension SQLitePushStoreTests.Registrations {
     @Test(arguments: StoreKind.allCases)
     func reregisteringWithoutAccountKeepsTheKnownAccount(kind: StoreKind) async throws {
         try await withStore(kind) { store in
-            let alice = try await store.register(request(account: "alice@example.org"), freshCollapseKey: collapseKeyA,
-                                                 now: 1_000)
-            let anonymous = try await store.register(request(account: nil, calls: .also),
-                                                     freshCollapseKey: collapseKeyA, now: 2_000)
+            let alice = try await store.register(
+                request(account: "alice@example.org"), freshCollapseKey: collapseKeyA,
+                now: 1_000)
+            let anonymous = try await store.register(
+                request(account: nil, calls: .also),
+                freshCollapseKey: collapseKeyA, now: 2_000)
             #expect(anonymous.id == alice.id)
             #expect(anonymous.account == "alice@example.org")
             #expect(try await store.registration(id: alice.id)?.account == "alice@example.org")
@@ -76,8 +80,9 @@ extension SQLitePushStoreTests.Registrations {
     func unchangedDeviceKeyKeepsTheCollapseKey(kind: StoreKind) async throws {
         try await withStore(kind) { store in
             _ = try await store.register(request(deviceKey: [7, 7]), freshCollapseKey: collapseKeyA, now: 1_000)
-            let again = try await store.register(request(deviceKey: [7, 7]), freshCollapseKey: collapseKeyB,
-                                                 now: 2_000)
+            let again = try await store.register(
+                request(deviceKey: [7, 7]), freshCollapseKey: collapseKeyB,
+                now: 2_000)
             #expect(again.collapseKey == collapseKeyA)
             #expect(try await store.registration(id: again.id)?.collapseKey == collapseKeyA)
         }
@@ -87,8 +92,9 @@ extension SQLitePushStoreTests.Registrations {
     func changedDeviceKeyTakesTheFreshCollapseKey(kind: StoreKind) async throws {
         try await withStore(kind) { store in
             _ = try await store.register(request(deviceKey: [7, 7]), freshCollapseKey: collapseKeyA, now: 1_000)
-            let rekeyed = try await store.register(request(deviceKey: [8, 8]), freshCollapseKey: collapseKeyB,
-                                                   now: 2_000)
+            let rekeyed = try await store.register(
+                request(deviceKey: [8, 8]), freshCollapseKey: collapseKeyB,
+                now: 2_000)
             #expect(rekeyed.deviceKey == [8, 8])
             #expect(rekeyed.collapseKey == collapseKeyB)
             let stored = try await store.registration(id: rekeyed.id)
@@ -100,10 +106,12 @@ extension SQLitePushStoreTests.Registrations {
     @Test(arguments: StoreKind.allCases)
     func sameTokenInDifferentDomainsIsTwoRegistrations(kind: StoreKind) async throws {
         try await withStore(kind) { store in
-            let one = try await store.register(request(domain: "one.example", token: "shared"),
-                                               freshCollapseKey: collapseKeyA, now: 1_000)
-            let two = try await store.register(request(domain: "two.example", token: "shared"),
-                                               freshCollapseKey: collapseKeyB, now: 2_000)
+            let one = try await store.register(
+                request(domain: "one.example", token: "shared"),
+                freshCollapseKey: collapseKeyA, now: 1_000)
+            let two = try await store.register(
+                request(domain: "two.example", token: "shared"),
+                freshCollapseKey: collapseKeyB, now: 2_000)
             #expect(one.id != two.id)
             #expect(try await store.registration(domain: "one.example", token: "shared", account: nil) == one)
             #expect(try await store.registration(domain: "two.example", token: "shared", account: nil) == two)
@@ -133,8 +141,9 @@ extension SQLitePushStoreTests.Registrations {
             ]
             var ids: [Int64] = []
             for (index, spec) in specs.enumerated() {
-                let new = request(domain: spec.domain, token: "token-\(index)", pushModule: spec.module,
-                                  account: spec.account)
+                let new = request(
+                    domain: spec.domain, token: "token-\(index)", pushModule: spec.module,
+                    account: spec.account)
                 ids.append(try await store.register(new, freshCollapseKey: collapseKeyA, now: 1_000).id)
             }
             func listed(_ filter: RegistrationFilter, limit: Int = 100, offset: Int = 0) async throws -> [Int64] {
@@ -145,8 +154,11 @@ extension SQLitePushStoreTests.Registrations {
             #expect(try await listed(RegistrationFilter(account: "alice@a.example")) == [ids[0], ids[1], ids[3]])
             #expect(try await listed(RegistrationFilter(domain: "b.example")) == [ids[3], ids[4]])
             #expect(try await listed(RegistrationFilter(pushModule: "apns")) == [ids[1]])
-            #expect(try await listed(RegistrationFilter(account: "alice@a.example", domain: "a.example",
-                                                        pushModule: "fcm")) == [ids[0]])
+            #expect(
+                try await listed(
+                    RegistrationFilter(
+                        account: "alice@a.example", domain: "a.example",
+                        pushModule: "fcm")) == [ids[0]])
             #expect(try await listed(RegistrationFilter(account: "nobody@a.example")).isEmpty)
 
             #expect(try await listed(RegistrationFilter(), limit: 2) == [ids[0], ids[1]])
@@ -157,8 +169,11 @@ extension SQLitePushStoreTests.Registrations {
 
             #expect(try await store.countRegistrations(matching: RegistrationFilter()) == 5)
             #expect(try await store.countRegistrations(matching: RegistrationFilter(account: "alice@a.example")) == 3)
-            #expect(try await store.countRegistrations(matching: RegistrationFilter(domain: "a.example",
-                                                                                    pushModule: "fcm")) == 2)
+            #expect(
+                try await store.countRegistrations(
+                    matching: RegistrationFilter(
+                        domain: "a.example",
+                        pushModule: "fcm")) == 2)
             #expect(try await store.countRegistrations(matching: RegistrationFilter(domain: "c.example")) == 0)
         }
     }
@@ -171,9 +186,11 @@ extension SQLitePushStoreTests.Registrations {
             for registration in [doomed, kept] {
                 try await openWindow(store, registrationID: registration.id, chat: "bob@example.org", windowEnd: 5_000)
                 #expect(try await store.firstSighting(registrationID: registration.id, key: "m1", at: 1_000, since: 0))
-                try await store.rememberCall(PendingCall(registrationID: registration.id, sid: "s1",
-                                                         chat: "bob@example.org", caller: "bob@example.org",
-                                                         media: ["audio"], at: 1_000))
+                try await store.rememberCall(
+                    PendingCall(
+                        registrationID: registration.id, sid: "s1",
+                        chat: "bob@example.org", caller: "bob@example.org",
+                        media: ["audio"], at: 1_000))
                 try await store.enqueueRetry(retry(registration.id, nextAt: 2_000))
             }
 
@@ -183,8 +200,9 @@ extension SQLitePushStoreTests.Registrations {
             #expect(try await store.chats(registrationID: doomed.id).isEmpty)
             #expect(try await store.takeCall(registrationID: doomed.id, sid: "s1", chat: nil) == nil)
             #expect(try await store.dueWindows(at: 10_000, limit: 10).map(\.registrationID) == [kept.id])
-            #expect(try await store.claimDueRetries(at: 10_000, limit: 10, leaseUntil: 20_000).map(\.registrationID)
-                == [kept.id])
+            #expect(
+                try await store.claimDueRetries(at: 10_000, limit: 10, leaseUntil: 20_000).map(\.registrationID)
+                    == [kept.id])
             // The other registration's state is untouched.
             #expect(try await store.registration(id: kept.id) == kept)
             #expect(try await store.chats(registrationID: kept.id).count == 1)
@@ -199,8 +217,10 @@ extension SQLitePushStoreTests.Registrations {
             let doomed = try await registered(store)
             try await openWindow(store, registrationID: doomed.id, chat: "bob@example.org", windowEnd: 5_000)
             _ = try await store.firstSighting(registrationID: doomed.id, key: "m1", at: 1_000, since: 0)
-            try await store.rememberCall(PendingCall(registrationID: doomed.id, sid: "s1", chat: "c", caller: "c",
-                                                     media: [], at: 1_000))
+            try await store.rememberCall(
+                PendingCall(
+                    registrationID: doomed.id, sid: "s1", chat: "c", caller: "c",
+                    media: [], at: 1_000))
             try await store.enqueueRetry(retry(doomed.id, nextAt: 2_000))
 
             try await store.retire(registrationID: doomed.id, at: 2_000)
@@ -231,26 +251,32 @@ extension SQLitePushStoreTests.Registrations {
         try await withStore(kind) { store in
             let phone = try await store.register(request(token: "phone"), freshCollapseKey: collapseKeyA, now: 1)
             let tablet = try await store.register(request(token: "tablet"), freshCollapseKey: collapseKeyA, now: 2)
-            let otherAccount = try await store.register(request(token: "bob", account: "bob@example.org"),
-                                                        freshCollapseKey: collapseKeyA, now: 3)
-            let otherDomain = try await store.register(request(domain: "other.example", token: "elsewhere"),
-                                                       freshCollapseKey: collapseKeyA, now: 4)
+            let otherAccount = try await store.register(
+                request(token: "bob", account: "bob@example.org"),
+                freshCollapseKey: collapseKeyA, now: 3)
+            let otherDomain = try await store.register(
+                request(domain: "other.example", token: "elsewhere"),
+                freshCollapseKey: collapseKeyA, now: 4)
 
-            let one = try await store.removeRegistrations(domain: "example.org", account: "alice@example.org",
-                                                          token: "tablet")
+            let one = try await store.removeRegistrations(
+                domain: "example.org", account: "alice@example.org",
+                token: "tablet")
             #expect(one == [tablet])
             #expect(try await store.registration(id: tablet.id) == nil)
             #expect(try await store.registration(id: phone.id) == phone)
 
-            let unknown = try await store.removeRegistrations(domain: "example.org", account: "alice@example.org",
-                                                              token: "tablet")
+            let unknown = try await store.removeRegistrations(
+                domain: "example.org", account: "alice@example.org",
+                token: "tablet")
             #expect(unknown.isEmpty)
 
-            let all = try await store.removeRegistrations(domain: "example.org", account: "alice@example.org",
-                                                          token: nil)
+            let all = try await store.removeRegistrations(
+                domain: "example.org", account: "alice@example.org",
+                token: nil)
             #expect(all == [phone])
-            #expect(try await store.registrations(matching: RegistrationFilter(), limit: 10, offset: 0)
-                .map(\.id) == [otherAccount.id, otherDomain.id])
+            #expect(
+                try await store.registrations(matching: RegistrationFilter(), limit: 10, offset: 0)
+                    .map(\.id) == [otherAccount.id, otherDomain.id])
         }
     }
 
@@ -259,8 +285,9 @@ extension SQLitePushStoreTests.Registrations {
         try await withStore(kind) { store in
             let phone = try await registered(store, token: "phone")
             let tablet = try await registered(store, token: "tablet")
-            let removed = try await store.removeRegistrations(domain: "example.org", account: "alice@example.org",
-                                                              token: nil)
+            let removed = try await store.removeRegistrations(
+                domain: "example.org", account: "alice@example.org",
+                token: nil)
             #expect(Set(removed.map(\.id)) == [phone.id, tablet.id])
             #expect(try await store.countRegistrations(matching: RegistrationFilter()) == 0)
         }
@@ -311,8 +338,9 @@ extension SQLitePushStoreTests.Registrations {
         #expect(try await store.registration(id: bobs.id) == bobs)
 
         // Adopting a stock-era registration counts too.
-        let stock = try await store.register(request(token: "t4", account: nil), freshCollapseKey: collapseKeyA,
-                                             now: 5_000)
+        let stock = try await store.register(
+            request(token: "t4", account: nil), freshCollapseKey: collapseKeyA,
+            now: 5_000)
         let adopted = try await store.register(request(token: "t4"), freshCollapseKey: collapseKeyA, now: 6_000)
         #expect(adopted.id == stock.id)
         #expect(try await store.countRegistrations(matching: RegistrationFilter(account: "alice@example.org")) == 2)
@@ -327,8 +355,9 @@ extension SQLitePushStoreTests.Registrations {
             try await registered(store, token: "t3", account: "carol@example.org")
         }
         // Known registrations still update.
-        let rekeyed = try await store.register(request(token: "t1", deviceKey: [9]), freshCollapseKey: collapseKeyB,
-                                               now: 2_000)
+        let rekeyed = try await store.register(
+            request(token: "t1", deviceKey: [9]), freshCollapseKey: collapseKeyB,
+            now: 2_000)
         #expect(rekeyed.id == first.id)
         try await store.retire(registrationID: first.id, at: 3_000)
         _ = try await registered(store, token: "t3", account: "carol@example.org")
@@ -370,7 +399,8 @@ extension SQLitePushStoreTests.Registrations {
 }
 
 extension SQLitePushStoreTests.Registrations {
-    /// docs/wire-contract.md (Publishes): a registration is (domain, account, token); accounts that share a token share nothing.
+    /// docs/wire-contract.md (Publishes): a registration is (domain, account, token); accounts that share a token share
+    /// nothing.
     @Suite struct SharedToken {
         private let alice = "alice@example.org"
         private let bob = "bob@example.org"
@@ -381,10 +411,12 @@ extension SQLitePushStoreTests.Registrations.SharedToken {
     @Test(arguments: StoreKind.allCases)
     func twoAccountsEnablingOneTokenKeepTwoRegistrations(kind: StoreKind) async throws {
         try await withStore(kind) { store in
-            let alice = try await store.register(request(account: alice, deviceKey: [1]),
-                                                 freshCollapseKey: collapseKeyA, now: 1_000)
-            let bob = try await store.register(request(account: bob, deviceKey: [2]),
-                                               freshCollapseKey: collapseKeyB, now: 2_000)
+            let alice = try await store.register(
+                request(account: alice, deviceKey: [1]),
+                freshCollapseKey: collapseKeyA, now: 1_000)
+            let bob = try await store.register(
+                request(account: bob, deviceKey: [2]),
+                freshCollapseKey: collapseKeyB, now: 2_000)
             #expect(alice.id != bob.id)
             #expect(try await store.registration(id: alice.id) == alice)
             #expect(try await store.registration(id: bob.id) == bob)
@@ -397,11 +429,14 @@ extension SQLitePushStoreTests.Registrations.SharedToken {
     @Test(arguments: StoreKind.allCases)
     func oneAccountsNewKeyLeavesTheOthersKeyAndCollapseKey(kind: StoreKind) async throws {
         try await withStore(kind) { store in
-            let alice = try await store.register(request(account: alice, deviceKey: [1]),
-                                                 freshCollapseKey: collapseKeyA, now: 1_000)
-            _ = try await store.register(request(account: bob, deviceKey: [2]), freshCollapseKey: collapseKeyA, now: 1_000)
-            let rekeyed = try await store.register(request(account: bob, deviceKey: [3]), freshCollapseKey: collapseKeyB,
-                                                   now: 2_000)
+            let alice = try await store.register(
+                request(account: alice, deviceKey: [1]),
+                freshCollapseKey: collapseKeyA, now: 1_000)
+            _ = try await store.register(
+                request(account: bob, deviceKey: [2]), freshCollapseKey: collapseKeyA, now: 1_000)
+            let rekeyed = try await store.register(
+                request(account: bob, deviceKey: [3]), freshCollapseKey: collapseKeyB,
+                now: 2_000)
             #expect(rekeyed.deviceKey == [3] && rekeyed.collapseKey == collapseKeyB)
             #expect(try await store.registration(id: alice.id) == alice)
         }
@@ -446,8 +481,9 @@ extension SQLitePushStoreTests.Registrations.SharedToken {
             #expect(try await store.registration(domain: "example.org", token: "token-1", account: nil) == bob)
             // A stock publish with unchanged options changes nothing of Bob's.
             #expect(try await store.register(request(account: nil), freshCollapseKey: collapseKeyB, now: 3_000) == bob)
-            let unnamed = try await store.register(request(domain: "other.example", account: nil),
-                                                   freshCollapseKey: collapseKeyA, now: 4_000)
+            let unnamed = try await store.register(
+                request(domain: "other.example", account: nil),
+                freshCollapseKey: collapseKeyA, now: 4_000)
             #expect(try await store.registration(domain: "other.example", token: "token-1", account: nil) == unnamed)
             #expect(try await store.countRegistrations(matching: RegistrationFilter()) == 3)
         }
@@ -458,14 +494,20 @@ extension SQLitePushStoreTests.Registrations.SharedToken {
     @Test(arguments: StoreKind.allCases)
     func aStockPublishAmongSeveralAccountsTakesTheOneWithItsDeviceKey(kind: StoreKind) async throws {
         try await withStore(kind) { store in
-            let alice = try await store.register(request(account: alice, deviceKey: [1]), freshCollapseKey: collapseKeyA,
-                                                 now: 1_000)
-            let bob = try await store.register(request(account: bob, deviceKey: [2]), freshCollapseKey: collapseKeyB,
-                                               now: 2_000)
-            #expect(try await store.register(request(account: nil, deviceKey: [1]), freshCollapseKey: collapseKeyB,
-                                             now: 3_000) == alice)
-            #expect(try await store.register(request(account: nil, deviceKey: [2]), freshCollapseKey: collapseKeyA,
-                                             now: 4_000) == bob)
+            let alice = try await store.register(
+                request(account: alice, deviceKey: [1]), freshCollapseKey: collapseKeyA,
+                now: 1_000)
+            let bob = try await store.register(
+                request(account: bob, deviceKey: [2]), freshCollapseKey: collapseKeyB,
+                now: 2_000)
+            #expect(
+                try await store.register(
+                    request(account: nil, deviceKey: [1]), freshCollapseKey: collapseKeyB,
+                    now: 3_000) == alice)
+            #expect(
+                try await store.register(
+                    request(account: nil, deviceKey: [2]), freshCollapseKey: collapseKeyA,
+                    now: 4_000) == bob)
         }
     }
 }

@@ -175,7 +175,10 @@ extension SQLitePushStoreTests.Retries {
         // Removing a registration frees its retries' room in all.
         try await store.retire(registrationID: first, at: 10)
         #expect(try await store.enqueueRetry(retry(second, nextAt: 6)) != nil)
-        #expect(try await store.claimDueRetries(at: 10, limit: 10, leaseUntil: 90_000).map(\.registrationID) == [second, second])
+        #expect(
+            try await store.claimDueRetries(at: 10, limit: 10, leaseUntil: 90_000).map(\.registrationID) == [
+                second, second,
+            ])
     }
 
     @Test func aDamagedRetryIsAnErrorNamingItsColumnAndIsNotClaimed() async throws {

@@ -11,7 +11,8 @@ extension SQLitePushStoreTests {
         private func writeVersionOne(at path: String) throws {
             let database = try Database(.file(path: path))
             try database.migrate(Array(SQLitePushStore.migrations.prefix(1)))
-            try database.executeScript("""
+            try database.executeScript(
+                """
                 INSERT INTO registrations (id, domain, token, push_module, account, device_key, calls, wants_reads,
                     collapse_key, created_at, updated_at, last_push_at, push_count)
                 VALUES (1, 'example.org', 'shared', 'fcm', 'alice@example.org', x'01', 'also', 1, x'A1', 100, 100, 150, 4),
@@ -45,13 +46,17 @@ extension SQLitePushStoreTests.Schema {
             #expect(try await store.chats(registrationID: 1).map(\.count) == [2])
             #expect(try await !store.firstSighting(registrationID: 1, key: "m/1", at: 130, since: 0))
             #expect(try await store.takeCall(registrationID: 2, sid: "c1", chat: nil)?.media == ["audio"])
-            #expect(try await store.claimDueRetries(at: 5_000, limit: 10, leaseUntil: 5_000).map(\.registrationID) == [1, 2])
+            #expect(
+                try await store.claimDueRetries(at: 5_000, limit: 10, leaseUntil: 5_000).map(\.registrationID) == [
+                    1, 2,
+                ])
             #expect(try await store.isBuried(token: "dead", pushModule: "fcm", account: "bob@example.org", since: 0))
 
             // The highest id ever handed out is kept: a removed registration's id is not reused.
             let bob = try await store.register(
-                RegistrationRequest(domain: "example.org", token: "shared", pushModule: "fcm",
-                                    account: "bob@example.org", deviceKey: [9], calls: .none, wantsReads: false),
+                RegistrationRequest(
+                    domain: "example.org", token: "shared", pushModule: "fcm",
+                    account: "bob@example.org", deviceKey: [9], calls: .none, wantsReads: false),
                 freshCollapseKey: collapseKeyB, now: 500)
             #expect(bob.id == 4)
             #expect(try await store.registration(id: 1) == alice)
@@ -59,7 +64,8 @@ extension SQLitePushStoreTests.Schema {
             // Foreign keys are on again: removing Alice's registration takes her chat and retry with it.
             try await store.retire(registrationID: 1, at: 600)
             #expect(try await store.chats(registrationID: 1).isEmpty)
-            #expect(try await store.claimDueRetries(at: 5_000, limit: 10, leaseUntil: 5_000).map(\.registrationID) == [2])
+            #expect(
+                try await store.claimDueRetries(at: 5_000, limit: 10, leaseUntil: 5_000).map(\.registrationID) == [2])
             try await store.run { database in
                 #expect(try database.userVersion == SQLitePushStore.migrations.last?.version)
                 #expect(try database.query("PRAGMA foreign_key_check").isEmpty)

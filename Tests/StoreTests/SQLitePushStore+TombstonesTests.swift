@@ -82,10 +82,12 @@ extension SQLitePushStoreTests.Tombstones.PerAccount {
         try await withStore(kind) { store in
             _ = try await registered(store, account: alice)
             _ = try await registered(store, account: bob)
-            _ = try await store.register(request(domain: "other.example", account: nil), freshCollapseKey: collapseKeyA,
-                                         now: 1_000)
-            let otherModule = try await store.register(request(pushModule: "apns", account: "carol@example.org"),
-                                                       freshCollapseKey: collapseKeyA, now: 1_000)
+            _ = try await store.register(
+                request(domain: "other.example", account: nil), freshCollapseKey: collapseKeyA,
+                now: 1_000)
+            let otherModule = try await store.register(
+                request(pushModule: "apns", account: "carol@example.org"),
+                freshCollapseKey: collapseKeyA, now: 1_000)
             #expect(try await store.buryDeadToken("token-1", pushModule: "fcm", at: 2_000) == 3)
             #expect(try await store.countRegistrations(matching: RegistrationFilter()) == 1)
             #expect(try await store.registration(id: otherModule.id) == otherModule)
@@ -118,20 +120,27 @@ extension SQLitePushStoreTests.Tombstones.PerAccount {
     func registerUnlessBuriedStoresNothingForABuriedTokenOfThatAccount(kind: StoreKind) async throws {
         try await withStore(kind) { store in
             try await store.retire(registrationID: try await registered(store, account: alice).id, at: 1_000)
-            #expect(try await store.registerUnlessBuried(request(account: alice), freshCollapseKey: collapseKeyA,
-                                                         now: 2_000, buriedSince: 500) == nil)
+            #expect(
+                try await store.registerUnlessBuried(
+                    request(account: alice), freshCollapseKey: collapseKeyA,
+                    now: 2_000, buriedSince: 500) == nil)
             #expect(try await store.countRegistrations(matching: RegistrationFilter()) == 0)
             // Older than the window: registered again.
-            #expect(try await store.registerUnlessBuried(request(account: alice), freshCollapseKey: collapseKeyA,
-                                                         now: 2_000, buriedSince: 1_500) != nil)
-            let bob = try #require(try await store.registerUnlessBuried(
-                request(account: bob), freshCollapseKey: collapseKeyA, now: 2_000, buriedSince: 500))
+            #expect(
+                try await store.registerUnlessBuried(
+                    request(account: alice), freshCollapseKey: collapseKeyA,
+                    now: 2_000, buriedSince: 1_500) != nil)
+            let bob = try #require(
+                try await store.registerUnlessBuried(
+                    request(account: bob), freshCollapseKey: collapseKeyA, now: 2_000, buriedSince: 500))
             #expect(try await store.registration(id: bob.id) == bob)
 
             try await store.buryDeadToken("token-1", pushModule: "fcm", at: 3_000)
             for account in [self.alice, self.bob, nil] {
-                #expect(try await store.registerUnlessBuried(request(account: account), freshCollapseKey: collapseKeyA,
-                                                             now: 4_000, buriedSince: 2_500) == nil)
+                #expect(
+                    try await store.registerUnlessBuried(
+                        request(account: account), freshCollapseKey: collapseKeyA,
+                        now: 4_000, buriedSince: 2_500) == nil)
             }
             #expect(try await store.countRegistrations(matching: RegistrationFilter()) == 0)
         }
@@ -143,13 +152,16 @@ extension SQLitePushStoreTests.Tombstones.PerAccount {
         try await withStore(kind) { store in
             let alice = try await registered(store, account: alice)
             try await store.run { database in
-                try database.executeScript("""
+                try database.executeScript(
+                    """
                     CREATE TEMP TRIGGER refuse_burial BEFORE INSERT ON tombstones
                         BEGIN SELECT RAISE(ABORT, 'injected'); END;
                     """)
             }
             await #expect(throws: SQLiteError.self) { try await store.retire(registrationID: alice.id, at: 1_000) }
-            await #expect(throws: SQLiteError.self) { try await store.buryDeadToken("token-1", pushModule: "fcm", at: 1_000) }
+            await #expect(throws: SQLiteError.self) {
+                try await store.buryDeadToken("token-1", pushModule: "fcm", at: 1_000)
+            }
             #expect(try await store.registration(id: alice.id) == alice)
             try await store.run { database in try database.executeScript("DROP TRIGGER refuse_burial") }
             try await store.retire(registrationID: alice.id, at: 1_000)

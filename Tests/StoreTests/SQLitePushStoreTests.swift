@@ -21,34 +21,41 @@ func withStore<T>(_ kind: StoreKind, _ body: (SQLitePushStore) async throws -> T
     }
 }
 
-func request(domain: String = "example.org", token: String = "token-1", pushModule: String = "fcm",
-                     account: String? = "alice@example.org", deviceKey: [UInt8] = [1, 2, 3],
-                     calls: CallsMode = .none, wantsReads: Bool = false) -> RegistrationRequest {
-    RegistrationRequest(domain: domain, token: token, pushModule: pushModule, account: account,
-                        deviceKey: deviceKey, calls: calls, wantsReads: wantsReads)
+func request(
+    domain: String = "example.org", token: String = "token-1", pushModule: String = "fcm",
+    account: String? = "alice@example.org", deviceKey: [UInt8] = [1, 2, 3],
+    calls: CallsMode = .none, wantsReads: Bool = false
+) -> RegistrationRequest {
+    RegistrationRequest(
+        domain: domain, token: token, pushModule: pushModule, account: account,
+        deviceKey: deviceKey, calls: calls, wantsReads: wantsReads)
 }
 
 let collapseKeyA: [UInt8] = Array(repeating: 0xA1, count: 32)
 let collapseKeyB: [UInt8] = Array(repeating: 0xB2, count: 32)
 
 /// A registration to hang per-registration state on.
-func registered(_ store: SQLitePushStore, token: String = "token-1",
-                        account: String? = "alice@example.org") async throws -> Registration {
+func registered(
+    _ store: SQLitePushStore, token: String = "token-1",
+    account: String? = "alice@example.org"
+) async throws -> Registration {
     try await store.register(request(token: token, account: account), freshCollapseKey: collapseKeyA, now: 1_000)
 }
 
 /// A chat state with an open window ending at `windowEnd`.
 func openWindow(_ store: SQLitePushStore, registrationID: Int64, chat: String, windowEnd: Timestamp?)
-    async throws {
+    async throws
+{
     try await store.updateChat(registrationID: registrationID, chat: chat) { state in
         state = ChatState(registrationID: registrationID, chat: chat, count: 1, windowEndsAt: windowEnd)
     }
 }
 
 func retry(_ registrationID: Int64, nextAt: Timestamp, kind: String = "message") -> RetryItem {
-    RetryItem(registrationID: registrationID, summary: #"{"kind":"\#(kind)"}"#, kind: kind,
-              collapseChat: kind == "message" ? "bob@example.org" : nil, attempts: 1, nextAt: nextAt,
-              deadline: nextAt + 60_000)
+    RetryItem(
+        registrationID: registrationID, summary: #"{"kind":"\#(kind)"}"#, kind: kind,
+        collapseChat: kind == "message" ? "bob@example.org" : nil, attempts: 1, nextAt: nextAt,
+        deadline: nextAt + 60_000)
 }
 
 /// Claims every due item with a lease far ahead; returns their ids.
@@ -85,21 +92,25 @@ extension SQLitePushStoreTests {
             var call: PendingCall
 
             init(writingTo store: SQLitePushStore) async throws {
-                registration = try await store.register(request(calls: .also, wantsReads: true),
-                                                        freshCollapseKey: collapseKeyA, now: 1_000)
+                registration = try await store.register(
+                    request(calls: .also, wantsReads: true),
+                    freshCollapseKey: collapseKeyA, now: 1_000)
                 try await store.recordPush(registrationID: registration.id, at: 1_100, error: nil)
                 registration.pushCount = 1
                 registration.lastPushAt = 1_100
                 let notice = HeldNotice(from: "bob@example.org", id: "m2", groupchat: false, mention: false, at: 1_200)
-                chat = ChatState(registrationID: registration.id, chat: "bob@example.org", count: 2,
-                                 lastMessageAt: 1_200, windowEndsAt: 11_100, held: notice, noticedSinceRead: true)
+                chat = ChatState(
+                    registrationID: registration.id, chat: "bob@example.org", count: 2,
+                    lastMessageAt: 1_200, windowEndsAt: 11_100, held: notice, noticedSinceRead: true)
                 let state = chat
                 try await store.updateChat(registrationID: registration.id, chat: state.chat) { $0 = state }
-                retry = RetryItem(registrationID: registration.id, summary: #"{"count":2}"#, kind: "message",
-                                  collapseChat: "bob@example.org", attempts: 1, nextAt: 3_000, deadline: 121_100)
+                retry = RetryItem(
+                    registrationID: registration.id, summary: #"{"count":2}"#, kind: "message",
+                    collapseChat: "bob@example.org", attempts: 1, nextAt: 3_000, deadline: 121_100)
                 retry.id = try #require(await store.enqueueRetry(retry))
-                call = PendingCall(registrationID: registration.id, sid: "call-1", chat: "bob@example.org",
-                                   caller: "bob@example.org/phone", media: ["audio", "video"], at: 1_300)
+                call = PendingCall(
+                    registrationID: registration.id, sid: "call-1", chat: "bob@example.org",
+                    caller: "bob@example.org/phone", media: ["audio", "video"], at: 1_300)
                 try await store.rememberCall(call)
                 _ = try await store.firstSighting(registrationID: registration.id, key: "m2", at: 1_200, since: 0)
                 try await store.buryDeadToken("dead", pushModule: "fcm", at: 1_400)
@@ -109,8 +120,10 @@ extension SQLitePushStoreTests {
             }
 
             func expectRecovered(by store: SQLitePushStore) async throws {
-                #expect(try await store.registration(domain: registration.domain, token: registration.token,
-                                                     account: registration.account) == registration)
+                #expect(
+                    try await store.registration(
+                        domain: registration.domain, token: registration.token,
+                        account: registration.account) == registration)
                 #expect(try await store.nextWindowEnd() == chat.windowEndsAt)
                 #expect(try await store.dueWindows(at: 20_000, limit: 10) == [chat])
                 #expect(try await store.nextRetry() == retry.nextAt)
@@ -169,9 +182,11 @@ extension SQLitePushStoreTests {
         private func fill(_ store: SQLitePushStore) async throws -> SQLiteError {
             for index in 0..<10_000 {
                 do {
-                    _ = try await store.register(request(token: "filler-\(index)-" + String(repeating: "x", count: 500),
-                                                         account: "user\(index)@example.org"),
-                                                 freshCollapseKey: collapseKeyA, now: 1_000)
+                    _ = try await store.register(
+                        request(
+                            token: "filler-\(index)-" + String(repeating: "x", count: 500),
+                            account: "user\(index)@example.org"),
+                        freshCollapseKey: collapseKeyA, now: 1_000)
                 } catch let error as SQLiteError {
                     return error
                 }

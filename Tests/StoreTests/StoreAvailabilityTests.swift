@@ -12,16 +12,18 @@ import XMPPTesting
 /// refuses for now (read-only, full) leaves the store unavailable, each call failing at once, until
 /// a call finds it writable again and opens (and migrates) it.
 @Suite struct StoreAvailabilityTests {
-    private static let request = RegistrationRequest(domain: "example.org", token: "token-1", pushModule: "fcm",
-                                                     account: "alice@example.org", deviceKey: [1, 2, 3],
-                                                     calls: .none, wantsReads: false)
+    private static let request = RegistrationRequest(
+        domain: "example.org", token: "token-1", pushModule: "fcm",
+        account: "alice@example.org", deviceKey: [1, 2, 3],
+        calls: .none, wantsReads: false)
 
     private static func registrations(_ store: SQLitePushStore) async throws -> [Registration] {
         try await store.registrations(matching: RegistrationFilter(), limit: 10, offset: 0)
     }
 
     @Test func aMissingDirectoryFailsAtStart() throws {
-        let missing = FileManager.default.temporaryDirectory.appendingPathComponent("apush-missing-\(UUID().uuidString)")
+        let missing = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "apush-missing-\(UUID().uuidString)")
         let error = #expect(throws: UnusableStoreError.self) {
             try SQLitePushStore(.file(path: missing.appendingPathComponent("apush.sqlite").path))
         }
@@ -45,9 +47,11 @@ import XMPPTesting
 
     /// What the push path answers `wait` to, named by kind for its once-a-minute log, whatever the engine.
     @Test func theFaultsThatMayPassAreTransientStoreFaults() {
-        let faults: [any Error] = [StoreUnavailableError(cause: SQLiteError(code: SQLITE_READONLY, message: "")),
-                                   SQLiteError(code: 778 /* SQLITE_IOERR_WRITE */, message: ""),
-                                   SQLiteError(code: SQLITE_CORRUPT, message: "")]
+        let faults: [any Error] = [
+            StoreUnavailableError(cause: SQLiteError(code: SQLITE_READONLY, message: "")),
+            SQLiteError(code: sqliteIOErrorWrite, message: ""),
+            SQLiteError(code: SQLITE_CORRUPT, message: ""),
+        ]
         #expect(faults.map { ($0 as? any TransientStoreFault)?.transientKind } == ["unavailable", "10", nil])
     }
 
@@ -93,8 +97,9 @@ import XMPPTesting
         let mount = try ScratchMount(megabytes: 1)
         defer { mount.remove() }
         try mount.fill()
-        let store = try SQLitePushStore(.file(path: mount.directory.appendingPathComponent("apush.sqlite").path),
-                                        reopenInterval: .zero)
+        let store = try SQLitePushStore(
+            .file(path: mount.directory.appendingPathComponent("apush.sqlite").path),
+            reopenInterval: .zero)
         #expect(store.unavailableAtStart != nil)
         await #expect(throws: StoreUnavailableError.self) {
             try await store.register(Self.request, freshCollapseKey: [7], now: 1)
@@ -109,8 +114,9 @@ import XMPPTesting
         let mount = try ScratchMount(megabytes: 4)
         defer { mount.remove() }
         try mount.setReadOnly(true)
-        let store = try SQLitePushStore(.file(path: mount.directory.appendingPathComponent("apush.sqlite").path),
-                                        reopenInterval: .seconds(3600))
+        let store = try SQLitePushStore(
+            .file(path: mount.directory.appendingPathComponent("apush.sqlite").path),
+            reopenInterval: .seconds(3600))
         try mount.setReadOnly(false)
         // Writable again, but the last try was just now: this call fails without trying.
         await #expect(throws: StoreUnavailableError.self) { try await Self.registrations(store) }

@@ -36,11 +36,15 @@ import XMLStream
     }
 
     @Test func limitsApplyWithTheElementAsLevelOne() throws {
-        let nested = { (levels: Int) in String(repeating: "<a>", count: levels) + String(repeating: "</a>", count: levels) }
+        let nested = { (levels: Int) in
+            String(repeating: "<a>", count: levels) + String(repeating: "</a>", count: levels)
+        }
         #expect(throws: Never.self) { try Element.parse(nested(32)) }
         #expect(throws: StreamParseError.self) { try Element.parse(nested(33)) }
         let limits = StreamLimits(maxStanzaBytes: 20)
-        #expect(throws: Never.self) { try Element.parse("<a>" + String(repeating: "x", count: 13) + "</a>", limits: limits) }
+        #expect(throws: Never.self) {
+            try Element.parse("<a>" + String(repeating: "x", count: 13) + "</a>", limits: limits)
+        }
         #expect(throws: StreamParseError.self) {
             try Element.parse("<a>" + String(repeating: "x", count: 14) + "</a>", limits: limits)
         }

@@ -6,7 +6,9 @@ import XMLStream
         let iq = Element(
             "iq", namespace: "jabber:component:accept", ["type": "result"],
             children: [
-                Element("query", namespace: "urn:q", children: [.element(Element("item")), .element(Element("x", namespace: "urn:x"))])
+                Element(
+                    "query", namespace: "urn:q",
+                    children: [.element(Element("item")), .element(Element("x", namespace: "urn:x"))])
             ])
         #expect(
             iq.serialized(parentNamespace: "jabber:component:accept")

@@ -31,12 +31,15 @@ enum SampleStreams {
 }
 
 /// Feeds the whole input in one call and collects the events.
-func events(of input: some Collection<UInt8>, limits: StreamLimits = .init()) throws(StreamParseError) -> [StreamEvent] {
+func events(of input: some Collection<UInt8>, limits: StreamLimits = .init()) throws(StreamParseError) -> [StreamEvent]
+{
     try StreamParser(limits: limits).feed(input)
 }
 
 /// Feeds the input in the given pieces and collects the events.
-func events(ofPieces pieces: [ArraySlice<UInt8>], limits: StreamLimits = .init()) throws(StreamParseError) -> [StreamEvent] {
+func events(ofPieces pieces: [ArraySlice<UInt8>], limits: StreamLimits = .init()) throws(StreamParseError)
+    -> [StreamEvent]
+{
     let parser = StreamParser(limits: limits)
     var result: [StreamEvent] = []
     for piece in pieces { result += try parser.feed(piece) }
@@ -54,8 +57,13 @@ func error(ofPieces pieces: [ArraySlice<UInt8>], limits: StreamLimits = .init())
 }
 
 /// The error a parse ends with, whether the input comes whole or byte by byte.
-func errors(of input: [UInt8], limits: StreamLimits = .init()) -> (whole: StreamParseError?, bytewise: StreamParseError?) {
-    (error(ofPieces: [input[...]], limits: limits), error(ofPieces: input.indices.map { input[$0...$0] }, limits: limits))
+func errors(of input: [UInt8], limits: StreamLimits = .init()) -> (
+    whole: StreamParseError?, bytewise: StreamParseError?
+) {
+    (
+        error(ofPieces: [input[...]], limits: limits),
+        error(ofPieces: input.indices.map { input[$0...$0] }, limits: limits)
+    )
 }
 
 func chunks(of bytes: [UInt8], size: Int) -> [ArraySlice<UInt8>] {
@@ -77,7 +85,9 @@ func chunks(of bytes: [UInt8], size: Int) -> [ArraySlice<UInt8>] {
                 .element(
                     Element(
                         "item", namespace: "urn:example:prefixed",
-                        children: [.element(Element("inner", namespace: "urn:example:prefixed", children: [.text("x")]))])),
+                        children: [
+                            .element(Element("inner", namespace: "urn:example:prefixed", children: [.text("x")]))
+                        ])),
                 .element(Element("plain", namespace: "")),
             ])
         let expected: [StreamEvent] = [
@@ -132,7 +142,8 @@ func chunks(of bytes: [UInt8], size: Int) -> [ArraySlice<UInt8>] {
         #expect(try parser.feed(header.suffix(1)).count == 1)
         let stanza = Array("<handshake/>".utf8)
         #expect(try parser.feed(stanza.dropLast()).isEmpty)
-        #expect(try parser.feed(stanza.suffix(1)) == [.stanza(Element("handshake", namespace: "jabber:component:accept"))])
+        #expect(
+            try parser.feed(stanza.suffix(1)) == [.stanza(Element("handshake", namespace: "jabber:component:accept"))])
         let end = Array("</stream:stream>".utf8)
         #expect(try parser.feed(end.dropLast()).isEmpty)
         #expect(try parser.feed(end.suffix(1)) == [.streamEnd])
@@ -142,7 +153,8 @@ func chunks(of bytes: [UInt8], size: Int) -> [ArraySlice<UInt8>] {
 
     /// A stanza of exactly `size` bytes.
     static func message(bytes size: Int) -> String {
-        let open = "<message><body>", close = "</body></message>"
+        let open = "<message><body>"
+        let close = "</body></message>"
         return open + String(repeating: "a", count: size - open.utf8.count - close.utf8.count) + close
     }
 
@@ -223,8 +235,9 @@ func chunks(of bytes: [UInt8], size: Int) -> [ArraySlice<UInt8>] {
     @Test func customDepthLimitCountsTheStanzaAsLevelOne() throws {
         let limits = StreamLimits(maxDepth: 2)
         #expect(try events(of: Array((SampleStreams.componentHeader + Self.nested(2)).utf8), limits: limits).count == 2)
-        #expect(errors(of: Array((SampleStreams.componentHeader + Self.nested(3)).utf8), limits: limits).whole?
-            .condition == .policyViolation)
+        #expect(
+            errors(of: Array((SampleStreams.componentHeader + Self.nested(3)).utf8), limits: limits).whole?
+                .condition == .policyViolation)
     }
 
     // MARK: - Errors
@@ -299,7 +312,8 @@ func chunks(of bytes: [UInt8], size: Int) -> [ArraySlice<UInt8>] {
 
     @Test func resetInTheMiddleOfAStanzaForgetsIt() throws {
         let parser = StreamParser(limits: StreamLimits(maxStanzaBytes: 1_000))
-        _ = try parser.feed(Array((SampleStreams.componentHeader + "<message><body>" + String(repeating: "a", count: 900)).utf8))
+        _ = try parser.feed(
+            Array((SampleStreams.componentHeader + "<message><body>" + String(repeating: "a", count: 900)).utf8))
         parser.reset()
         let bytes = Array(SampleStreams.component.utf8)
         #expect(try parser.feed(bytes) == events(of: bytes))

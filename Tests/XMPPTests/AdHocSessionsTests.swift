@@ -29,27 +29,34 @@ import XMPP
     @Sendable static func wizard(_ request: AdHocRequest) async throws -> AdHocResponse {
         switch request.stage {
         case 0:
-            return .next(DataForm(type: .form, title: "Name", fields: [DataForm.Field(variable: "name")]),
-                         actions: [.next])
+            return .next(
+                DataForm(type: .form, title: "Name", fields: [DataForm.Field(variable: "name")]),
+                actions: [.next])
         case 1:
             let name = request.form?.value("name") ?? ""
-            return .next(DataForm(type: .form, title: "Confirm \(name)"), actions: [.prev, .complete],
-                         state: ["name": name])
+            return .next(
+                DataForm(type: .form, title: "Confirm \(name)"), actions: [.prev, .complete],
+                state: ["name": name])
         default:
             return .completed(AdHocNote(.info, "hello \(request.state["name"] ?? "?")"))
         }
     }
 
-    private func command(_ node: String, action: AdHocAction? = nil, sessionID: String? = nil,
-                         form: DataForm? = nil) -> Element {
-        var element = Element("command", namespace: Namespace.commands,
-                              ["node": node, "action": action?.rawValue, "sessionid": sessionID])
+    private func command(
+        _ node: String, action: AdHocAction? = nil, sessionID: String? = nil,
+        form: DataForm? = nil
+    ) -> Element {
+        var element = Element(
+            "command", namespace: Namespace.commands,
+            ["node": node, "action": action?.rawValue, "sessionid": sessionID])
         if let form { element.append(form.element) }
         return element
     }
 
-    private func expectError(_ condition: StanzaError.Condition, application: String? = nil,
-                             _ body: () async throws -> Element) async {
+    private func expectError(
+        _ condition: StanzaError.Condition, application: String? = nil,
+        _ body: () async throws -> Element
+    ) async {
         do {
             let answer = try await body()
             Issue.record("expected \(condition), got \(answer.serialized())")
@@ -91,8 +98,9 @@ import XMPP
         let id = try #require(first[attribute: "sessionid"])
 
         let name = DataForm(type: .submit, fields: [.value("name", "Zoë")])
-        let second = try await sessions.execute(command("wizard", action: .next, sessionID: id, form: name),
-                                                from: Self.alice)
+        let second = try await sessions.execute(
+            command("wizard", action: .next, sessionID: id, form: name),
+            from: Self.alice)
         #expect(second[attribute: "status"] == "executing")
         #expect(second[attribute: "sessionid"] == id)
         #expect(second.findString("{jabber:x:data}x/title#") == "Confirm Zoë")
@@ -137,9 +145,10 @@ import XMPP
     }
 
     @Test func anExpiredSessionIsABadSessionID() async throws {
-        let sessions = AdHocSessions(commands: [
-            AdHocCommand(node: "wizard", name: "Wizard", isAllowed: { _ in true }, handler: Self.wizard),
-        ], lifetime: .milliseconds(50))
+        let sessions = AdHocSessions(
+            commands: [
+                AdHocCommand(node: "wizard", name: "Wizard", isAllowed: { _ in true }, handler: Self.wizard)
+            ], lifetime: .milliseconds(50))
         let id = try #require(try await sessions.execute(command("wizard"), from: Self.alice)[attribute: "sessionid"])
         try await Task.sleep(for: .milliseconds(100))
         await expectError(.badRequest, application: "bad-sessionid") {
@@ -150,7 +159,8 @@ import XMPP
     @Test func accessIsCheckedAgainOnEveryStage() async throws {
         let sessions = sessions()
         aliceAllowed.value = true
-        let id = try #require(try await sessions.execute(command("revocable"), from: Self.alice)[attribute: "sessionid"])
+        let id = try #require(
+            try await sessions.execute(command("revocable"), from: Self.alice)[attribute: "sessionid"])
         aliceAllowed.value = false
         await expectError(.forbidden) {
             try await sessions.execute(command("revocable", action: .next, sessionID: id), from: Self.alice)
@@ -170,8 +180,10 @@ import XMPP
 
     @Test func anUnknownActionOrAMissingSessionIsAMalformedAction() async {
         await expectError(.badRequest, application: "malformed-action") {
-            try await sessions().execute(Element("command", namespace: Namespace.commands,
-                                                 ["node": "wizard", "action": "jump"]), from: Self.alice)
+            try await sessions().execute(
+                Element(
+                    "command", namespace: Namespace.commands,
+                    ["node": "wizard", "action": "jump"]), from: Self.alice)
         }
         await expectError(.badRequest, application: "malformed-action") {
             try await sessions().execute(command("wizard", action: .next), from: Self.alice)
@@ -187,9 +199,10 @@ import XMPP
     }
 
     @Test func tooManyOpenSessionsIsAResourceConstraint() async throws {
-        let sessions = AdHocSessions(commands: [
-            AdHocCommand(node: "wizard", name: "Wizard", isAllowed: { _ in true }, handler: Self.wizard),
-        ], maximumSessions: 2)
+        let sessions = AdHocSessions(
+            commands: [
+                AdHocCommand(node: "wizard", name: "Wizard", isAllowed: { _ in true }, handler: Self.wizard)
+            ], maximumSessions: 2)
         _ = try await sessions.execute(command("wizard"), from: Self.alice)
         _ = try await sessions.execute(command("wizard"), from: Self.alice)
         await expectError(.resourceConstraint) { try await sessions.execute(command("wizard"), from: Self.alice) }
@@ -207,9 +220,10 @@ import XMPP
     }
 
     @Test func aRequesterPastItsShareLosesItsOwnOldestSession() async throws {
-        let sessions = AdHocSessions(commands: [
-            AdHocCommand(node: "wizard", name: "Wizard", isAllowed: { _ in true }, handler: Self.wizard),
-        ], maximumSessionsPerRequester: 2)
+        let sessions = AdHocSessions(
+            commands: [
+                AdHocCommand(node: "wizard", name: "Wizard", isAllowed: { _ in true }, handler: Self.wizard)
+            ], maximumSessionsPerRequester: 2)
         let oldest = try await sessions.execute(command("wizard"), from: Self.alice)[attribute: "sessionid"]
         let older = try await sessions.execute(command("wizard"), from: Self.aliceLaptop)[attribute: "sessionid"]
         let newest = try await sessions.execute(command("wizard"), from: Self.alice)[attribute: "sessionid"]
@@ -224,9 +238,10 @@ import XMPP
     }
 
     @Test func abandonedSessionsStopCountingOnceTheyExpire() async throws {
-        let sessions = AdHocSessions(commands: [
-            AdHocCommand(node: "wizard", name: "Wizard", isAllowed: { _ in true }, handler: Self.wizard),
-        ], lifetime: .milliseconds(50), maximumSessions: 1)
+        let sessions = AdHocSessions(
+            commands: [
+                AdHocCommand(node: "wizard", name: "Wizard", isAllowed: { _ in true }, handler: Self.wizard)
+            ], lifetime: .milliseconds(50), maximumSessions: 1)
         _ = try await sessions.execute(command("wizard"), from: Self.alice)
         try await Task.sleep(for: .milliseconds(100))
         let fresh = try await sessions.execute(command("wizard"), from: Self.aliceLaptop)

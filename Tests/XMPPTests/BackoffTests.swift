@@ -6,8 +6,11 @@ import XMPP
         let backoff = Backoff(initial: .milliseconds(50), multiplier: 2, maximum: .seconds(1), jitter: 0.2)
         // unit 0.5 is the middle of the jitter range: no spread.
         let delays = (1...5).map { backoff.delay(attempt: $0, unit: 0.5) }
-        #expect(delays == [.milliseconds(50), .milliseconds(100), .milliseconds(200), .milliseconds(400),
-                           .milliseconds(800)])
+        #expect(
+            delays == [
+                .milliseconds(50), .milliseconds(100), .milliseconds(200), .milliseconds(400),
+                .milliseconds(800),
+            ])
     }
 
     @Test func theDefaultIsCappedAtOneSecondEvenWithJitter() {

@@ -4,6 +4,7 @@ import Synchronization
 import Testing
 import XMLStream
 import XMPP
+
 @testable import XMPPTesting
 
 /// The component's link against the stand-in server on loopback.
@@ -21,16 +22,19 @@ struct ComponentConnectionTests {
         private let runner = MutexTask()
 
         init(secret: String = "stand-in-secret", configure: (inout ComponentConnectionSettings) -> Void = { _ in })
-            throws {
+            throws
+        {
             server = try StandInComponentServer(componentJID: "apush.localhost", secret: "stand-in-secret")
-            var settings = ComponentConnectionSettings(componentJID: "apush.localhost", secret: secret,
-                                                       host: "127.0.0.1", port: server.port, keepaliveTarget: "localhost")
+            var settings = ComponentConnectionSettings(
+                componentJID: "apush.localhost", secret: secret,
+                host: "127.0.0.1", port: server.port, keepaliveTarget: "localhost")
             configure(&settings)
             connection = ComponentConnection(settings: settings, logger: .disabled)
             let (connection, events, delivered) = (connection, events, delivered)
-            runner.set(Task {
-                await connection.run(onStanza: { delivered.put($0) }, onEvent: { events.put($0) })
-            })
+            runner.set(
+                Task {
+                    await connection.run(onStanza: { delivered.put($0) }, onEvent: { events.put($0) })
+                })
         }
 
         func connected(timeout: Duration = .seconds(20)) async throws {
@@ -70,9 +74,11 @@ struct ComponentConnectionTests {
     @Test func sendsStanzasToTheServer() async throws {
         let link = try Link()
         #expect(throws: ComponentLinkError.notConnected) {
-            try ComponentConnection(settings: ComponentConnectionSettings(
-                componentJID: "x.localhost", secret: "s", host: "127.0.0.1", port: 1, keepaliveTarget: "localhost"),
-                                    logger: .disabled).send(Element("message"))
+            try ComponentConnection(
+                settings: ComponentConnectionSettings(
+                    componentJID: "x.localhost", secret: "s", host: "127.0.0.1", port: 1, keepaliveTarget: "localhost"),
+                logger: .disabled
+            ).send(Element("message"))
         }
         try await link.connected()
         try link.connection.send(Element.message(id: "out", from: Self.component, to: Self.server))
@@ -85,8 +91,9 @@ struct ComponentConnectionTests {
         let link = try Link()
         try await link.connected()
         async let answer = link.connection.request(
-            Element.iq(type: .get, id: "q1", from: Self.component, to: Self.server,
-                       payload: Element("query", namespace: Namespace.version)), timeout: .seconds(20))
+            Element.iq(
+                type: .get, id: "q1", from: Self.component, to: Self.server,
+                payload: Element("query", namespace: Namespace.version)), timeout: .seconds(20))
         let request = try await link.server.nextStanza()
         #expect(request.stanzaID == "q1")
         try link.server.send(.iq(type: .result, id: "other", from: Self.server, to: Self.component))
@@ -102,8 +109,9 @@ struct ComponentConnectionTests {
         let link = try Link()
         try await link.connected()
         async let answer = link.connection.request(
-            Element.iq(type: .set, id: "up1", from: Self.component, to: try JID("push.localhost"),
-                       payload: Element("pubsub", namespace: Namespace.pubsub)), timeout: .seconds(20))
+            Element.iq(
+                type: .set, id: "up1", from: Self.component, to: try JID("push.localhost"),
+                payload: Element("pubsub", namespace: Namespace.pubsub)), timeout: .seconds(20))
         let request = try await link.server.nextStanza()
         // A user guessing the id answers "cancel" first: it must not count as the App Server's answer.
         var forged = try #require(request.errorReply(StanzaError(.itemNotFound, type: .cancel)))
@@ -117,8 +125,9 @@ struct ComponentConnectionTests {
     @Test func aSecondRequestWithAWaitingIDIsRefused() async throws {
         let link = try Link()
         try await link.connected()
-        let iq = Element.iq(type: .get, id: "same", from: Self.component, to: Self.server,
-                            payload: Element("query", namespace: Namespace.version))
+        let iq = Element.iq(
+            type: .get, id: "same", from: Self.component, to: Self.server,
+            payload: Element("query", namespace: Namespace.version))
         async let first = link.connection.request(iq, timeout: .seconds(20))
         let request = try await link.server.nextStanza()
         await #expect(throws: ComponentLinkError.duplicateID) {
@@ -132,8 +141,9 @@ struct ComponentConnectionTests {
     @Test func aRequestWithoutIDGetsOne() async throws {
         let link = try Link()
         try await link.connected()
-        var iq = Element.iq(type: .get, id: "", from: Self.component, to: Self.server,
-                            payload: Element("query", namespace: Namespace.version))
+        var iq = Element.iq(
+            type: .get, id: "", from: Self.component, to: Self.server,
+            payload: Element("query", namespace: Namespace.version))
         iq[attribute: "id"] = nil
         async let answer = link.connection.request(iq, timeout: .seconds(20))
         let request = try await link.server.nextStanza()
@@ -149,8 +159,9 @@ struct ComponentConnectionTests {
         let started = ContinuousClock.now
         await #expect(throws: ComponentLinkError.timedOut) {
             try await link.connection.request(
-                Element.iq(type: .get, id: "lost", from: Self.component, to: Self.server,
-                           payload: Element("query", namespace: Namespace.version)), timeout: .milliseconds(200))
+                Element.iq(
+                    type: .get, id: "lost", from: Self.component, to: Self.server,
+                    payload: Element("query", namespace: Namespace.version)), timeout: .milliseconds(200))
         }
         #expect(ContinuousClock.now - started < .seconds(8), "the request's own timeout ended it")
         await link.stop()
@@ -162,8 +173,9 @@ struct ComponentConnectionTests {
         let connection = link.connection
         let answer = Task {
             try await connection.request(
-                Element.iq(type: .get, id: "doomed", from: Self.component, to: Self.server,
-                           payload: Element("query", namespace: Namespace.version)), timeout: .seconds(10))
+                Element.iq(
+                    type: .get, id: "doomed", from: Self.component, to: Self.server,
+                    payload: Element("query", namespace: Namespace.version)), timeout: .seconds(10))
         }
         _ = try await link.server.nextStanza()
         link.server.dropConnection()
@@ -230,7 +242,8 @@ struct ComponentConnectionTests {
         try await link.connected()
         try await link.server.waitForConnection()
         let server = link.server
-        let huge = "<message from='localhost' to='apush.localhost'><body>"
+        let huge =
+            "<message from='localhost' to='apush.localhost'><body>"
             + String(repeating: "a", count: 300_000) + "</body></message>"
         // The component hangs up mid-stanza, so the write may fail: that is expected.
         Task.detached { try? server.sendRaw(huge) }
@@ -312,7 +325,7 @@ struct ComponentHandshakeTimeoutTests {
         try await waitForSecondConnection(accepted)
         runner.cancel()
         await runner.value
-        accepted.withLock { $0.forEach { $0.close() } }
+        accepted.withLock { connections in for connection in connections { connection.close() } }
     }
 
     private func waitForSecondConnection(_ accepted: borrowing Mutex<[TCPConnection]>) async throws {
@@ -357,15 +370,18 @@ extension ComponentConnectionTests {
                 defer { state.held = [] }
                 return state.held
             }
-            held.forEach { $0.resume() }
+            for continuation in held { continuation.resume() }
         }
 
         var counts: Counts { state.withLock { $0.counts } }
     }
 
-    private func backpressureLink(_ server: StandInComponentServer, maxStanzasInHandling: Int, maxStanzasWaiting: Int,
-                                  onStanza: @escaping @Sendable (ComponentConnection, Element) async -> Void)
-        async throws -> (ComponentConnection, MutexTask) {
+    private func backpressureLink(
+        _ server: StandInComponentServer, maxStanzasInHandling: Int, maxStanzasWaiting: Int,
+        onStanza: @escaping @Sendable (ComponentConnection, Element) async -> Void
+    )
+        async throws -> (ComponentConnection, MutexTask)
+    {
         let settings = ComponentConnectionSettings(
             componentJID: "apush.localhost", secret: "stand-in-secret", host: "127.0.0.1", port: server.port,
             keepaliveTarget: "localhost", maxStanzasInHandling: maxStanzasInHandling,
@@ -373,9 +389,10 @@ extension ComponentConnectionTests {
         let connection = ComponentConnection(settings: settings, logger: .disabled)
         let events = Mailbox<ConnectionEvent>(name: "a connection event")
         let runner = MutexTask()
-        runner.set(Task {
-            await connection.run(onStanza: { await onStanza(connection, $0) }, onEvent: { events.put($0) })
-        })
+        runner.set(
+            Task {
+                await connection.run(onStanza: { await onStanza(connection, $0) }, onEvent: { events.put($0) })
+            })
         _ = try await events.take(matching: { $0 == .connected }, timeout: .seconds(20))
         return (connection, runner)
     }
@@ -427,9 +444,10 @@ extension ComponentConnectionTests {
             connection, stanza in
             let id = stanza.stanzaID ?? "?"
             guard id.hasPrefix("ask") else { return outcomes.put(id) }
-            let ping = Element("iq", namespace: Namespace.componentAccept,
-                               ["type": "get", "from": "apush.localhost", "to": "localhost"],
-                               children: [Element("ping", namespace: Namespace.ping)])
+            let ping = Element(
+                "iq", namespace: Namespace.componentAccept,
+                ["type": "get", "from": "apush.localhost", "to": "localhost"],
+                children: [Element("ping", namespace: Namespace.ping)])
             let answered = (try? await connection.request(ping, timeout: .seconds(10))) != nil
             outcomes.put("\(id) \(answered ? "answered" : "not answered")")
         }

@@ -14,6 +14,8 @@ import XMPP
     }
 
     @Test func theOrderOfIDAndSecretMatters() {
-        #expect(ComponentHandshake.digest(streamID: "a", secret: "b") != ComponentHandshake.digest(streamID: "b", secret: "a"))
+        #expect(
+            ComponentHandshake.digest(streamID: "a", secret: "b")
+                != ComponentHandshake.digest(streamID: "b", secret: "a"))
     }
 }

@@ -27,9 +27,11 @@ import XMPP
     @Test func headerHandshakeReady() {
         var machine = machine()
         #expect(machine.state == .idle)
-        #expect(machine.connected() == .send(
-            "<?xml version='1.0'?><stream:stream xmlns='jabber:component:accept' "
-                + "xmlns:stream='http://etherx.jabber.org/streams' to='apush.example.org'>"))
+        #expect(
+            machine.connected()
+                == .send(
+                    "<?xml version='1.0'?><stream:stream xmlns='jabber:component:accept' "
+                        + "xmlns:stream='http://etherx.jabber.org/streams' to='apush.example.org'>"))
         #expect(machine.state == .awaitingStreamHeader)
         let digest = ComponentHandshake.digest(streamID: "abc", secret: "s3cret")
         #expect(machine.received(header(id: "abc")) == .send("<handshake>\(digest)</handshake>"))
@@ -114,14 +116,18 @@ import XMPP
         (.restrictedXML, .restrictedXML),
         (.invalidNamespace, .invalidNamespace),
     ])
-    func unreadableInputIsAnsweredWithOurStreamError(parse: StreamParseError.Condition,
-                                                     expected: StreamError.Condition) {
+    func unreadableInputIsAnsweredWithOurStreamError(
+        parse: StreamParseError.Condition,
+        expected: StreamError.Condition
+    ) {
         var machine = ready()
         let action = machine.parseFailed(StreamParseError(condition: parse, text: "bad input"))
         let error = StreamError(expected, text: "bad input")
-        #expect(action == .close(
-            farewell: error.element.serialized(parentNamespace: Namespace.componentAccept) + "</stream:stream>",
-            failure: .protocolViolation(error)))
+        #expect(
+            action
+                == .close(
+                    farewell: error.element.serialized(parentNamespace: Namespace.componentAccept) + "</stream:stream>",
+                    failure: .protocolViolation(error)))
         #expect(machine.state == .closed)
     }
 

@@ -4,13 +4,18 @@ import XMPP
 
 @Suite struct DataFormTests {
     @Test func readsTheProsodySummaryForm() throws {
-        let element = try #require(Fixtures.prosodyStockPublish.findElement(
-            "{http://jabber.org/protocol/pubsub}pubsub/publish/item/{urn:xmpp:push:0}notification/{jabber:x:data}x"))
+        let element = try #require(
+            Fixtures.prosodyStockPublish.findElement(
+                "{http://jabber.org/protocol/pubsub}pubsub/publish/item/{urn:xmpp:push:0}notification/{jabber:x:data}x")
+        )
         let form = try DataForm(element: element)
         #expect(form.type == .form)
         #expect(form.formType == Namespace.pushSummary)
-        #expect(form.fields.map(\.variable) == ["FORM_TYPE", "message-count", "pending-subscription-count",
-                                                "last-message-sender", "last-message-body"])
+        #expect(
+            form.fields.map(\.variable) == [
+                "FORM_TYPE", "message-count", "pending-subscription-count",
+                "last-message-sender", "last-message-body",
+            ])
         #expect(form.field("last-message-sender")?.type == .jidSingle)
         #expect(form.value("message-count") == "1")
         #expect(form.value("pending-subscription-count") == nil)
@@ -22,8 +27,9 @@ import XMPP
     @Test(arguments: ["prosodyStockPublish", "ejabberdPublish"])
     func readsPublishOptionsWhoseFormTypeIsNotHidden(fixture: String) throws {
         let stanza = try #require(Fixtures.all[fixture])
-        let element = try #require(stanza.findElement(
-            "{http://jabber.org/protocol/pubsub}pubsub/publish-options/{jabber:x:data}x"))
+        let element = try #require(
+            stanza.findElement(
+                "{http://jabber.org/protocol/pubsub}pubsub/publish-options/{jabber:x:data}x"))
         let form = try DataForm(element: element)
         #expect(form.type == .submit)
         #expect(form.formType == Namespace.pubsubPublishOptions)
@@ -35,18 +41,19 @@ import XMPP
     }
 
     @Test func readsLabelsOfEjabberdsSummary() throws {
-        let element = try #require(Fixtures.ejabberdPublish.findElement(
-            #"{http://jabber.org/protocol/pubsub}pubsub/publish/item/{urn:xmpp:push:0}notification/\\"#))
+        let element = try #require(
+            Fixtures.ejabberdPublish.findElement(
+                #"{http://jabber.org/protocol/pubsub}pubsub/publish/item/{urn:xmpp:push:0}notification/\\"#))
         let form = try DataForm(element: element)
         #expect(form.field("last-message-body")?.label == "The body text of the last received message")
     }
 
     @Test func writesASubmission() {
         let form = DataForm.submit(formType: Namespace.pubsubPublishOptions, values: ["pushModule": "apush"])
-        #expect(form.element.serialized() ==
-            "<x xmlns='jabber:x:data' type='submit'><field var='FORM_TYPE' type='hidden'>"
-            + "<value>http://jabber.org/protocol/pubsub#publish-options</value></field>"
-            + "<field var='pushModule'><value>apush</value></field></x>")
+        #expect(
+            form.element.serialized() == "<x xmlns='jabber:x:data' type='submit'><field var='FORM_TYPE' type='hidden'>"
+                + "<value>http://jabber.org/protocol/pubsub#publish-options</value></field>"
+                + "<field var='pushModule'><value>apush</value></field></x>")
     }
 
     @Test func roundTripsEveryPart() throws {
@@ -54,9 +61,10 @@ import XMPP
             type: .result, formType: "urn:example:config", title: "Settings",
             instructions: ["Line one", "Line two"],
             fields: [
-                DataForm.Field(variable: "mode", type: .listSingle, label: "Mode", description: "How to push",
-                               isRequired: true, values: ["fast"],
-                               options: [DataForm.Option(label: "Fast", value: "fast"), DataForm.Option(value: "slow")]),
+                DataForm.Field(
+                    variable: "mode", type: .listSingle, label: "Mode", description: "How to push",
+                    isRequired: true, values: ["fast"],
+                    options: [DataForm.Option(label: "Fast", value: "fast"), DataForm.Option(value: "slow")]),
                 DataForm.Field(variable: "admins", type: .jidMulti, values: ["a@example.com", "b@example.com"]),
                 DataForm.Field(variable: nil, type: .fixed, values: ["A note"]),
                 .boolean("enabled", true, label: "Enabled"),
@@ -87,33 +95,44 @@ import XMPP
         return stanza(form)
     }
 
-    @Test(arguments: [
-        (stanza(node("x", xmlns: "urn:other", ["type": "submit"])), DataFormError.notADataForm),
-        (stanza(node("form", xmlns: Namespace.dataForms, ["type": "submit"])), .notADataForm),
-        (DataFormTests.form(type: nil), .missingFormType),
-        (DataFormTests.form(type: "draft"), .unknownFormType("draft")),
-        (DataFormTests.form(field("a", type: "text-huge")), .unknownFieldType("text-huge")),
-        (DataFormTests.form(node("field", ["type": "text-single"])), .fieldWithoutVariable),
-        (DataFormTests.form(field("a", "1"), field("a", "2")), .duplicateField("a")),
-        (DataFormTests.form(field("a", type: "list-single", "1", "2")), .multipleValuesInSingleValuedField("a")),
-        (DataFormTests.form(field("b", type: "boolean", "yes")), .invalidBoolean(field: "b", value: "yes")),
-        (DataFormTests.form(node("field", ["var": "l", "type": "list-single"], node("option", ["label": "No value"]))),
-         .optionWithoutValue(field: "l")),
-        (DataFormTests.form(type: "result", node("reported", field("j")), node("reported", field("j"))), .duplicateReported),
-        (DataFormTests.form(type: "result", node("item", field("j", "x"))), .itemsWithoutReported),
-        (DataFormTests.form(type: "result", node("reported", field("j")), node("item", field("j", "x"), field("j", "y"))),
-         .duplicateField("j")),
-    ] as [(Element, DataFormError)])
+    @Test(
+        arguments: [
+            (stanza(node("x", xmlns: "urn:other", ["type": "submit"])), DataFormError.notADataForm),
+            (stanza(node("form", xmlns: Namespace.dataForms, ["type": "submit"])), .notADataForm),
+            (DataFormTests.form(type: nil), .missingFormType),
+            (DataFormTests.form(type: "draft"), .unknownFormType("draft")),
+            (DataFormTests.form(field("a", type: "text-huge")), .unknownFieldType("text-huge")),
+            (DataFormTests.form(node("field", ["type": "text-single"])), .fieldWithoutVariable),
+            (DataFormTests.form(field("a", "1"), field("a", "2")), .duplicateField("a")),
+            (DataFormTests.form(field("a", type: "list-single", "1", "2")), .multipleValuesInSingleValuedField("a")),
+            (DataFormTests.form(field("b", type: "boolean", "yes")), .invalidBoolean(field: "b", value: "yes")),
+            (
+                DataFormTests.form(
+                    node("field", ["var": "l", "type": "list-single"], node("option", ["label": "No value"]))),
+                .optionWithoutValue(field: "l")
+            ),
+            (
+                DataFormTests.form(type: "result", node("reported", field("j")), node("reported", field("j"))),
+                .duplicateReported
+            ),
+            (DataFormTests.form(type: "result", node("item", field("j", "x"))), .itemsWithoutReported),
+            (
+                DataFormTests.form(
+                    type: "result", node("reported", field("j")), node("item", field("j", "x"), field("j", "y"))),
+                .duplicateField("j")
+            ),
+        ] as [(Element, DataFormError)])
     func rejectsMalformedForms(element: Element, expected: DataFormError) {
         #expect(throws: expected) { try DataForm(element: element) }
     }
 
     @Test func acceptsWhatXEP0004Allows() throws {
-        let form = try DataForm(element: Self.form(
-            node("field", ["type": "fixed"], node("value", text: "Section")),
-            field("multi", type: "text-multi", "a", "b"),
-            field("untyped", "c", "d"),
-            node("unknown-extension", xmlns: "urn:example:ext")))
+        let form = try DataForm(
+            element: Self.form(
+                node("field", ["type": "fixed"], node("value", text: "Section")),
+                field("multi", type: "text-multi", "a", "b"),
+                field("untyped", "c", "d"),
+                node("unknown-extension", xmlns: "urn:example:ext")))
         #expect(form.fields.count == 3)
         #expect(form.values("multi") == ["a", "b"])
         // A submission may leave the type out of a multi-valued field (a list-multi or jid-multi).

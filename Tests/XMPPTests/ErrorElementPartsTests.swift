@@ -1,10 +1,12 @@
-@testable import XMPP
-import XMLStream
 import Testing
+import XMLStream
+
+@testable import XMPP
 
 @Suite struct ErrorElementPartsTests {
     @Test func readsConditionItsTextTheTextAndTheApplicationCondition() throws {
-        let error = try Element.parse("""
+        let error = try Element.parse(
+            """
             <error xmlns='jabber:client' type='modify'><redirect xmlns='urn:ietf:params:xml:ns:xmpp-stanzas'>xmpp:b@x</redirect>\
             <text xmlns='urn:ietf:params:xml:ns:xmpp-stanzas'>moved</text><too-many xmlns='urn:example'/><second xmlns='urn:example'/></error>
             """)

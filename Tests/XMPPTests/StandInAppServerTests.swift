@@ -8,21 +8,31 @@ import XMPPTesting
 struct StandInAppServerTests {
     static let envelope = String(repeating: "QUJD", count: 10)
 
-    private func publish(node: String = "TOKEN", fields: [DataForm.Field]? = nil, pushModule: String? = "apushIOS") -> Element {
-        let summary = DataForm(type: .submit, formType: Namespace.pushSummary,
-                               fields: fields ?? [.value("apushEncrypted", Self.envelope), .value("apushCollapse", "q83vEjRWeJA")])
-        var pubsub = Element("pubsub", namespace: Namespace.pubsub, [:], children: [
-            Element("publish", namespace: Namespace.pubsub, ["node": node], children: [
-                Element("item", namespace: Namespace.pubsub, [:], children: [
-                    Element("notification", namespace: Namespace.push, [:], children: [summary.element]),
-                ]),
-            ]),
-        ])
+    private func publish(node: String = "TOKEN", fields: [DataForm.Field]? = nil, pushModule: String? = "apushIOS")
+        -> Element
+    {
+        let summary = DataForm(
+            type: .submit, formType: Namespace.pushSummary,
+            fields: fields ?? [.value("apushEncrypted", Self.envelope), .value("apushCollapse", "q83vEjRWeJA")])
+        var pubsub = Element(
+            "pubsub", namespace: Namespace.pubsub, [:],
+            children: [
+                Element(
+                    "publish", namespace: Namespace.pubsub, ["node": node],
+                    children: [
+                        Element(
+                            "item", namespace: Namespace.pubsub, [:],
+                            children: [
+                                Element("notification", namespace: Namespace.push, [:], children: [summary.element])
+                            ])
+                    ])
+            ])
         if let pushModule {
             let options = DataForm.submit(formType: Namespace.pubsubPublishOptions, values: ["pushModule": pushModule])
             pubsub.append(Element("publish-options", namespace: Namespace.pubsub, [:], children: [options.element]))
         }
-        return .iq(type: .set, id: "", from: try! JID("apush.localhost"), to: try! JID("push.localhost"), payload: pubsub)
+        return .iq(
+            type: .set, id: "", from: try! JID("apush.localhost"), to: try! JID("push.localhost"), payload: pubsub)
     }
 
     private func withAppServer(_ body: (StandInComponentServer, StandInAppServer) async throws -> Void) async throws {
@@ -47,8 +57,11 @@ struct StandInAppServerTests {
             let answer = try await send(publish(), to: server, id: "p1")
             #expect(answer.iqType == .result)
             let push = try await app.nextPush()
-            #expect(push == ReceivedPush(node: "TOKEN", pushModule: "apushIOS", envelope: Self.envelope, kind: nil,
-                                         collapse: "q83vEjRWeJA", from: "apush.localhost"))
+            #expect(
+                push
+                    == ReceivedPush(
+                        node: "TOKEN", pushModule: "apushIOS", envelope: Self.envelope, kind: nil,
+                        collapse: "q83vEjRWeJA", from: "apush.localhost"))
             #expect(app.pushes == [push])
             #expect(app.violations.isEmpty)
         }
@@ -70,8 +83,10 @@ struct StandInAppServerTests {
         }
     }
 
-    @Test(arguments: [StanzaError.Condition.itemNotFound, .gone, .forbidden, .notAllowed, .notAuthorized,
-                      .serviceUnavailable, .internalServerError])
+    @Test(arguments: [
+        StanzaError.Condition.itemNotFound, .gone, .forbidden, .notAllowed, .notAuthorized,
+        .serviceUnavailable, .internalServerError,
+    ])
     func answersAnyErrorTypeAndCondition(condition: StanzaError.Condition) async throws {
         try await withAppServer { server, app in
             app.script(node: "refused", answer: .error(.cancel, condition))
@@ -124,13 +139,26 @@ struct StandInAppServerTests {
     @Test(arguments: [
         ([DataForm.Field.value("apushKind", "voip")], "apushEncrypted is missing"),
         ([.value("apushEncrypted", "not base64!")], "apushEncrypted is not standard base64"),
-        ([.value("apushEncrypted", String(repeating: "A", count: 3076))], "apushEncrypted has 3076 characters, over 3072"),
-        ([.value("apushEncrypted", envelope), .value("last-message-body", "hi")], "unexpected summary field last-message-body"),
-        ([.value("apushEncrypted", envelope), .value("apushKind", "chat")], "apushKind 'chat' is not voip, read or wake"),
-        ([.value("apushEncrypted", envelope), .value("apushKind", "voip"), .value("apushCollapse", "q83v")],
-         "apushCollapse on a voip push (messages only)"),
-        ([.value("apushEncrypted", envelope), .value("apushCollapse", String(repeating: "A", count: 90))],
-         "apushCollapse is not base64url of at most 64 bytes"),
+        (
+            [.value("apushEncrypted", String(repeating: "A", count: 3076))],
+            "apushEncrypted has 3076 characters, over 3072"
+        ),
+        (
+            [.value("apushEncrypted", envelope), .value("last-message-body", "hi")],
+            "unexpected summary field last-message-body"
+        ),
+        (
+            [.value("apushEncrypted", envelope), .value("apushKind", "chat")],
+            "apushKind 'chat' is not voip, read or wake"
+        ),
+        (
+            [.value("apushEncrypted", envelope), .value("apushKind", "voip"), .value("apushCollapse", "q83v")],
+            "apushCollapse on a voip push (messages only)"
+        ),
+        (
+            [.value("apushEncrypted", envelope), .value("apushCollapse", String(repeating: "A", count: 90))],
+            "apushCollapse is not base64url of at most 64 bytes"
+        ),
     ])
     func aMalformedPublishIsABadRequest(fields: [DataForm.Field], violation: String) async throws {
         try await withAppServer { server, app in

@@ -16,8 +16,10 @@ struct StandInComponentServerTests {
         let handled = Mutex<[Element]>([])
         server.handleEveryStanza { stanza in handled.withLock { $0.append(stanza) } }
         let query = Element("query", namespace: Namespace.discoInfo)
-        try server.send(.iq(type: .get, id: "q1", from: try JID("apush.localhost"), to: try JID("push.localhost"),
-                            payload: query))
+        try server.send(
+            .iq(
+                type: .get, id: "q1", from: try JID("apush.localhost"), to: try JID("push.localhost"),
+                payload: query))
         let deadline = ContinuousClock.now + .seconds(5)
         while handled.withLock({ $0.isEmpty }) && ContinuousClock.now < deadline {
             try await Task.sleep(for: .milliseconds(20))
@@ -25,8 +27,9 @@ struct StandInComponentServerTests {
         let answer = try #require(handled.withLock { $0.first })
         #expect(answer.stanzaID == "q1" && answer[attribute: "type"] == "error")
         server.handleEveryStanza(nil)
-        let again = Element.iq(type: .get, id: "q2", from: try JID("apush.localhost"), to: try JID("push.localhost"),
-                               payload: query)
+        let again = Element.iq(
+            type: .get, id: "q2", from: try JID("apush.localhost"), to: try JID("push.localhost"),
+            payload: query)
         #expect(try await server.request(again).stanzaID == "q2", "without a handler answers reach request again")
         await app.stop()
         server.stop()

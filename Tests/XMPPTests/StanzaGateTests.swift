@@ -1,5 +1,6 @@
 import Testing
 import XMLStream
+
 @testable import XMPP
 
 @Suite(.timeLimit(.minutes(1)))

@@ -4,20 +4,24 @@ import XMPP
 
 @Suite struct StanzaTests {
     @Test func buildsIQs() throws {
-        let iq = Element.iq(type: .get, id: "p1", from: try JID("apush.localhost"), to: try JID("localhost"),
-                            payload: Element("ping", namespace: Namespace.ping))
-        #expect(iq.serialized(parentNamespace: Namespace.componentAccept) ==
-            "<iq type='get' id='p1' from='apush.localhost' to='localhost'><ping xmlns='urn:xmpp:ping'/></iq>")
+        let iq = Element.iq(
+            type: .get, id: "p1", from: try JID("apush.localhost"), to: try JID("localhost"),
+            payload: Element("ping", namespace: Namespace.ping))
+        #expect(
+            iq.serialized(parentNamespace: Namespace.componentAccept)
+                == "<iq type='get' id='p1' from='apush.localhost' to='localhost'><ping xmlns='urn:xmpp:ping'/></iq>")
         #expect(iq.namespace == Namespace.componentAccept)
         let bare = Element.iq(type: .result, id: "r", namespace: Namespace.client)
         #expect(bare.serialized() == "<iq xmlns='jabber:client' type='result' id='r'/>")
     }
 
     @Test func buildsMessages() throws {
-        let message = Element.message(type: .chat, id: "m1", to: try JID("alice@localhost"),
-                                      children: [Element("body", namespace: Namespace.componentAccept, [:], text: "hi")])
-        #expect(message.serialized(parentNamespace: Namespace.componentAccept) ==
-            "<message type='chat' id='m1' to='alice@localhost'><body>hi</body></message>")
+        let message = Element.message(
+            type: .chat, id: "m1", to: try JID("alice@localhost"),
+            children: [Element("body", namespace: Namespace.componentAccept, [:], text: "hi")])
+        #expect(
+            message.serialized(parentNamespace: Namespace.componentAccept)
+                == "<message type='chat' id='m1' to='alice@localhost'><body>hi</body></message>")
         #expect(Element.message().serialized(parentNamespace: Namespace.componentAccept) == "<message/>")
     }
 
@@ -54,12 +58,14 @@ import XMPP
 
     @Test func answersARequestWithAResult() throws {
         let query = Fixtures.ejabberdDiscoQuery
-        let payload = Element("query", namespace: Namespace.discoInfo, ["node": "urn:xmpp:delegation:1::urn:xmpp:push:0"])
+        let payload = Element(
+            "query", namespace: Namespace.discoInfo, ["node": "urn:xmpp:delegation:1::urn:xmpp:push:0"])
         let reply = try #require(query.resultReply(payload: payload))
-        #expect(reply.serialized(parentNamespace: Namespace.componentAccept) ==
-            "<iq type='result' id='rr-1795967871984-16053748326798559298-PrJ0LdfrYB687NlSWm8cY33QWqc=-95942708'"
-            + " from='apush.localhost' to='localhost'><query xmlns='http://jabber.org/protocol/disco#info'"
-            + " node='urn:xmpp:delegation:1::urn:xmpp:push:0'/></iq>")
+        #expect(
+            reply.serialized(parentNamespace: Namespace.componentAccept)
+                == "<iq type='result' id='rr-1795967871984-16053748326798559298-PrJ0LdfrYB687NlSWm8cY33QWqc=-95942708'"
+                + " from='apush.localhost' to='localhost'><query xmlns='http://jabber.org/protocol/disco#info'"
+                + " node='urn:xmpp:delegation:1::urn:xmpp:push:0'/></iq>")
         #expect(reply.namespace == Namespace.componentAccept)
         #expect(Fixtures.prosodyStockPublish.resultReply()?.children.isEmpty == true)
     }
@@ -72,10 +78,11 @@ import XMPP
 
     @Test func answersWithAnErrorWithoutEchoingThePayload() throws {
         let reply = try #require(Fixtures.prosodyStockPublish.errorReply(StanzaError(.resourceConstraint)))
-        #expect(reply.serialized(parentNamespace: Namespace.componentAccept) ==
-            "<iq type='error' id='20ab3be121224fa65a880106ccfceb8b604b04115231312b10068684274d8999'"
-            + " from='apush.localhost' to='localhost'><error type='wait'>"
-            + "<resource-constraint xmlns='urn:ietf:params:xml:ns:xmpp-stanzas'/></error></iq>")
+        #expect(
+            reply.serialized(parentNamespace: Namespace.componentAccept)
+                == "<iq type='error' id='20ab3be121224fa65a880106ccfceb8b604b04115231312b10068684274d8999'"
+                + " from='apush.localhost' to='localhost'><error type='wait'>"
+                + "<resource-constraint xmlns='urn:ietf:params:xml:ns:xmpp-stanzas'/></error></iq>")
         // The <error/> is in the stanza's namespace, so queries and readers find it.
         #expect(reply.findString("error@type") == "wait")
         // The shape ejabberd accepted from the component (ejabberd-23.01-stock.md).

@@ -24,22 +24,25 @@ import XMPP
 
     @Test func writesStreamErrorInTheStreamsNamespace() {
         let error = StreamError(.notAuthorized, text: "bad secret")
-        #expect(error.element.serialized(parentNamespace: Namespace.componentAccept) ==
-            "<error xmlns='http://etherx.jabber.org/streams'><not-authorized xmlns='urn:ietf:params:xml:ns:xmpp-streams'/>"
-            + "<text xmlns='urn:ietf:params:xml:ns:xmpp-streams'>bad secret</text></error>")
+        #expect(
+            error.element.serialized(parentNamespace: Namespace.componentAccept)
+                == "<error xmlns='http://etherx.jabber.org/streams'><not-authorized xmlns='urn:ietf:params:xml:ns:xmpp-streams'/>"
+                + "<text xmlns='urn:ietf:params:xml:ns:xmpp-streams'>bad secret</text></error>")
     }
 
     @Test func carriesTheOtherHostAndApplicationCondition() throws {
-        let error = StreamError(.seeOtherHost, otherHost: "[2001:db8::1]:5222",
-                                applicationCondition: Element("moved", namespace: "urn:example"))
+        let error = StreamError(
+            .seeOtherHost, otherHost: "[2001:db8::1]:5222",
+            applicationCondition: Element("moved", namespace: "urn:example"))
         #expect(error.element.elements[0].text == "[2001:db8::1]:5222")
         #expect(StreamError(element: error.element) == error)
     }
 
     @Test func readsWhatAServerSends() throws {
         // <stream:error><host-unknown xmlns='urn:ietf:params:xml:ns:xmpp-streams'/></stream:error>
-        let wire = Element("error", namespace: Namespace.streams,
-                           children: [.element(Element("host-unknown", namespace: Namespace.streamErrors))])
+        let wire = Element(
+            "error", namespace: Namespace.streams,
+            children: [.element(Element("host-unknown", namespace: Namespace.streamErrors))])
         #expect(StreamError(element: wire) == StreamError(.hostUnknown))
         let bare = try #require(StreamError(element: Element("error", namespace: Namespace.streams)))
         #expect(bare.condition == .undefinedCondition)

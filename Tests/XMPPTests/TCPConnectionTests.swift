@@ -1,11 +1,13 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import Foundation
 import Synchronization
 import Testing
 import XMPP
+
 @testable import XMPPTesting
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 @Suite(.timeLimit(.minutes(1)))
 struct TCPConnectionTests {
@@ -60,7 +62,7 @@ struct TCPConnectionTests {
         var received: [UInt8] = []
         for try await chunk in other.incoming() { received += chunk }
         #expect(String(decoding: received, as: UTF8.self) == "meant for the other connection")
-        [server, other].forEach { $0.close() }
+        for listener in [server, other] { listener.close() }
     }
 }
 
