@@ -360,7 +360,10 @@ forget_offline_message(Acc) ->
     forget_note(),
     Acc.
 
-note_c2s_stanza(#{jid := #jid{luser = LUser, lserver = LServer}} = State, Pkt, _SendResult) ->
+%% mod_push pushes only for a session with push enabled that waits for
+%% resumption; no other session's stanzas are noted.
+note_c2s_stanza(#{push_enabled := true, mgmt_state := pending, jid := #jid{luser = LUser, lserver = LServer}} = State,
+                Pkt, _SendResult) ->
     set_note(LUser, LServer, Pkt),
     State;
 note_c2s_stanza(State, _Pkt, _SendResult) ->
@@ -371,7 +374,8 @@ forget_c2s_stanza(State, _Pkt, _SendResult) ->
     State.
 
 %% mod_push pushes for the first incoming chat message of the queue, if any.
-note_c2s_session_pending(#{jid := #jid{luser = LUser, lserver = LServer}, mgmt_queue := Queue} = State) ->
+note_c2s_session_pending(#{push_enabled := true, jid := #jid{luser = LUser, lserver = LServer},
+                           mgmt_queue := Queue} = State) ->
     Pkt = case mod_stream_mgmt:queue_find(fun mod_push:is_incoming_chat_msg/1, Queue) of
               none -> none;
               Found -> Found
@@ -385,7 +389,7 @@ forget_c2s_session_pending(State) ->
     forget_note(),
     State.
 
-note_c2s_info(#{jid := #jid{luser = LUser, lserver = LServer}} = State, _Info) ->
+note_c2s_info(#{push_enabled := true, jid := #jid{luser = LUser, lserver = LServer}} = State, _Info) ->
     set_note(LUser, LServer, none),
     State;
 note_c2s_info(State, _Info) ->
