@@ -1,4 +1,4 @@
-public import XMLStream
+import XMLStream
 import XMPP
 
 /// What one stanza of the server's bridge module reports (docs/wire-contract.md, Bridge stanzas), checked but not acted

@@ -1,5 +1,5 @@
 import Foundation
-public import XMLStream
+import XMLStream
 import XMPP
 
 /// Classifies a notification (docs/wire-contract.md, Classifying a publish): from the forwarded stanza when the bridge

@@ -1,4 +1,4 @@
-public import XMLStream
+import XMLStream
 import XMPP
 
 /// A XEP-0357 publish from a served server: the node (the device token), the registration it

@@ -1,7 +1,7 @@
 import Logging
 import Sealing
 import Store
-public import XMLStream
+import XMLStream
 import XMPP
 
 extension PushService {

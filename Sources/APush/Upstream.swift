@@ -1,4 +1,4 @@
-public import XMLStream
+import XMLStream
 import XMPP
 
 /// Publishes one sealed push to the App Server (docs/wire-contract.md, Output) and says what its answer means.

@@ -1,4 +1,4 @@
-public import XMLStream
+import XMLStream
 import XMPP
 
 /// What the App Server's answer to one publish means (docs/wire-contract.md, Coalescing, reads, calls, answers). Pure.

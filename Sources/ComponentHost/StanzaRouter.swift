@@ -1,6 +1,6 @@
-public import Logging
+import Logging
 public import XMLStream
-public import XMPP
+import XMPP
 
 /// Routes each stanza for the component to the module that declared it, and answers what the host
 /// answers itself: disco#info and disco#items (with the command list), ad-hoc commands, ping, version.

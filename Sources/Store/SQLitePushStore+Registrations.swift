@@ -208,6 +208,7 @@ extension SQLitePushStore {
         }
     }
 
+    @discardableResult
     public func buryDeadToken(_ token: String, pushModule: String, at: Timestamp) async throws -> Int {
         try await run { database in
             try database.transaction { database in

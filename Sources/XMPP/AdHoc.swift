@@ -1,4 +1,4 @@
-public import XMLStream
+import XMLStream
 
 /// XEP-0050 ad-hoc commands: what a command is, what it is asked, and what it answers.
 public struct AdHocCommand: Sendable {

@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 /// Runs the independent Python opener (`Tests/SealingTests/Vectors/open_envelope.py`, a copy of the
 /// design's `tools/open_envelope.py`, written apart from this project's code) on an envelope. It needs

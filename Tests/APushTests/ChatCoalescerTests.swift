@@ -36,6 +36,7 @@ import Testing
     }
 
     /// Runs the steps as the service would, keeping the state between them.
+    @discardableResult
     static func run(_ steps: [Step], readsVisible: Bool = true) -> ChatState? {
         var state: ChatState?
         for step in steps {
