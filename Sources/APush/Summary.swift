@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import Store
 
 /// The sealed plaintext (docs/wire-contract.md, Output): compact JSON, keys in a fixed order, never a message's text.
@@ -62,48 +63,5 @@ struct Summary: Sendable, Equatable {
             bytes.append(contentsOf: repeatElement(UInt8(ascii: " "), count: target - bytes.count))
         }
         return bytes
-    }
-}
-
-/// Writes one JSON object with keys in the order added (JSONSerialization would sort or shuffle them).
-struct JSONObjectWriter {
-    private var output = "{"
-    private var first = true
-
-    mutating func add(_ key: String, _ value: String) { addRaw(key, Self.quoted(value)) }
-    mutating func add(_ key: String, _ value: Int) { addRaw(key, String(value)) }
-    mutating func add(_ key: String, _ value: Bool) { addRaw(key, value ? "true" : "false") }
-    mutating func add(_ key: String, _ values: [String]) {
-        addRaw(key, "[" + values.map(Self.quoted).joined(separator: ",") + "]")
-    }
-
-    mutating func addRaw(_ key: String, _ json: String) {
-        if !first { output += "," }
-        first = false
-        output += Self.quoted(key)
-        output += ":"
-        output += json
-    }
-
-    func finish() -> String { output + "}" }
-
-    /// RFC 8259 string escaping: quotes, backslash and control characters.
-    static func quoted(_ text: String) -> String {
-        var result = "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": result += "\\\""
-            case "\\": result += "\\\\"
-            case "\n": result += "\\n"
-            case "\r": result += "\\r"
-            case "\t": result += "\\t"
-            case let control where control.value < 0x20:
-                let hex = String(control.value, radix: 16)
-                result += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-            default:
-                result.unicodeScalars.append(scalar)
-            }
-        }
-        return result + "\""
     }
 }

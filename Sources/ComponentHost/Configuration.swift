@@ -60,6 +60,8 @@ public struct Configuration: Sendable, Equatable {
     public var store: String
     public var admins: [String]
     public var logLevel: Logger.Level
+    /// `log.format`: text lines, or one JSON object a line.
+    public var logFormat: LogFormat
     /// Where a health endpoint listens, if any.
     public var http: HostPort?
     public var reconnect: Reconnect
@@ -76,7 +78,8 @@ public struct Configuration: Sendable, Equatable {
         EnvironmentOverride("DOMAINS", key: "domains", isList: true),
         EnvironmentOverride("STORE", key: "store"),
         EnvironmentOverride("ADMINS", key: "admins", isList: true),
-        EnvironmentOverride("LOG", key: "log"),
+        EnvironmentOverride("LOG", key: "log.level"),
+        EnvironmentOverride("LOG_FORMAT", key: "log.format"),
         EnvironmentOverride("HTTP", key: "http"),
     ]
 
@@ -112,6 +115,8 @@ public struct Configuration: Sendable, Equatable {
                 throw ConfigurationError(key: "(file)", reason: "not valid JSON: \(Self.describe(error))")
             }
         }
+        // `"log": "debug"` is the short form of `"log": {"level": "debug"}`.
+        if let level = tree["log"] as? String { tree["log"] = ["level": level] }
         for entry in schema.environment {
             guard let value = environment[entry.variable] else { continue }
             let parsed: Any =

@@ -15,6 +15,7 @@ struct ConfigurationReader {
     /// ignored silently and its default used.
     static let sectionKeys: [String: Set<String>] = [
         "reconnect": ["initialMs", "maxMs"],
+        "log": ["level", "format"],
         "keepalive": ["intervalSeconds", "timeoutSeconds"],
     ]
     func configuration() throws(ConfigurationError) -> Configuration {
@@ -58,10 +59,25 @@ struct ConfigurationReader {
                 throw ConfigurationError(key: "admins[\(index)]", reason: "'\(admin)' is not a bare user JID")
             }
         }
-        let levelName = try tree["log"].map { value throws(ConfigurationError) in try string("log", value) } ?? "info"
+        let log =
+            try tree["log"].map { value throws(ConfigurationError) -> [String: Any] in
+                guard let object = value as? [String: Any] else {
+                    throw ConfigurationError(key: "log", reason: "must be a level or an object with level and format")
+                }
+                return object
+            } ?? [:]
+        let levelName =
+            try log["level"].map { value throws(ConfigurationError) in try string("log.level", value) } ?? "info"
         guard let level = Logger.Level(name: levelName) else {
             let names = Logger.Level.allCases.map(\.description).joined(separator: ", ")
-            throw ConfigurationError(key: "log", reason: "'\(levelName)' is not one of \(names)")
+            throw ConfigurationError(key: "log.level", reason: "'\(levelName)' is not one of \(names)")
+        }
+        let formatName =
+            try log["format"].map { value throws(ConfigurationError) in try string("log.format", value) }
+            ?? LogFormat.text.rawValue
+        guard let format = LogFormat(rawValue: formatName) else {
+            let names = LogFormat.allCases.map(\.rawValue).joined(separator: ", ")
+            throw ConfigurationError(key: "log.format", reason: "'\(formatName)' is not one of \(names)")
         }
         let http = try tree["http"].map { value throws(ConfigurationError) in try hostPort("http", value) }
 
@@ -85,7 +101,7 @@ struct ConfigurationReader {
         }
         return Configuration(
             component: .init(jid: jid, secret: secret), server: server, domains: domains,
-            store: store, admins: admins, logLevel: level, http: http,
+            store: store, admins: admins, logLevel: level, logFormat: format, http: http,
             reconnect: reconnect, keepalive: keepalive, moduleValues: moduleValues)
     }
 

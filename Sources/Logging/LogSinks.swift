@@ -4,13 +4,23 @@ import Synchronization
     import Glibc
 #endif
 
-/// Writes each event as one line on standard error, prefixed with an ISO-8601 UTC time.
+/// How a log line is written: `LEVEL label: message` text, or one JSON object a line.
+public enum LogFormat: String, Sendable, CaseIterable {
+    case text, json
+}
+
+/// Writes each event as one line on standard error with an ISO-8601 UTC time: prefixed to the text, or
+/// the first field of the JSON object.
 public struct StandardErrorLogSink: LogSink {
-    public init() {}
+    public let format: LogFormat
+
+    public init(format: LogFormat = .text) {
+        self.format = format
+    }
 
     public func log(event: LogEvent) {
         // One write(2) per line keeps lines whole when several threads log at once.
-        var bytes = Array(Self.line(for: event).utf8)
+        var bytes = Array(Self.line(for: event, format: format).utf8)
         bytes.withUnsafeMutableBytes { buffer in
             var offset = 0
             while offset < buffer.count {
@@ -21,10 +31,16 @@ public struct StandardErrorLogSink: LogSink {
         }
     }
 
-    /// The event as one line. A message must stay one line, whatever a peer put in it: every line
-    /// break counts, including CR LF (one `Character`) and the Unicode separators.
-    static func line(for event: LogEvent) -> String {
-        String("\(timestamp()) \(event.formatted)".map { $0.isNewline ? " " : $0 }) + "\n"
+    /// The event as one line. A message must stay one line, whatever a peer put in it: in text every
+    /// line break counts, including CR LF (one `Character`) and the Unicode separators; JSON escapes
+    /// control characters, and U+2028/U+2029 are kept out of it too.
+    static func line(for event: LogEvent, format: LogFormat = .text) -> String {
+        switch format {
+        case .text:
+            String("\(timestamp()) \(event.formatted)".map { $0.isNewline ? " " : $0 }) + "\n"
+        case .json:
+            String(event.json(time: timestamp()).map { $0.isNewline ? " " : $0 }) + "\n"
+        }
     }
 
     private static func timestamp() -> String {

@@ -121,6 +121,22 @@ public struct LogEvent: Sendable, Equatable {
     public var file: String
     public var line: UInt
 
+    /// One JSON object (for journald, Loki or ELK): the same fields as `formatted`, metadata as an
+    /// object of strings, its keys sorted; `time` first when given.
+    public func json(time: String? = nil) -> String {
+        var writer = JSONObjectWriter()
+        if let time { writer.add("time", time) }
+        writer.add("level", level.description)
+        writer.add("label", label)
+        writer.add("message", message)
+        if !metadata.isEmpty {
+            var fields = JSONObjectWriter()
+            for key in metadata.keys.sorted() { fields.add(key, "\(metadata[key]!)") }
+            writer.addRaw("metadata", fields.finish())
+        }
+        return writer.finish()
+    }
+
     /// One line: `LEVEL label: message key=value …`, metadata sorted so lines are stable.
     public var formatted: String {
         var line = "\(level.description.uppercased()) \(label): \(message)"

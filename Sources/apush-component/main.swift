@@ -53,12 +53,13 @@ case .checkConfig(let file):
           app server   \(settings.appServer)
           store        \(configuration.store)
           admins       \(configuration.admins.isEmpty ? "(none)" : configuration.admins.joined(separator: ", "))
-          log level    \(configuration.logLevel)
+          log          \(configuration.logLevel), \(configuration.logFormat.rawValue) lines
           coalescing   \(settings.coalesceSeconds) s
         """)
 case .run(let file):
     let (configuration, settings) = loadConfiguration(file)
-    let logger = Logger(label: "apush", level: configuration.logLevel, sink: StandardErrorLogSink())
+    let logger = Logger(
+        label: "apush", level: configuration.logLevel, sink: StandardErrorLogSink(format: configuration.logFormat))
     let service: ComponentService
     let store: SQLitePushStore
     do {

@@ -56,22 +56,6 @@ import Testing
         #expect(summary.json == #"{"v":2,"kind":"wake","account":"a@x","test":true,"ts":5}"#)
     }
 
-    @Test(arguments: [
-        ("plain", #""plain""#),
-        (#"say "hi""#, #""say \"hi\"""#),
-        (#"back\slash"#, #""back\\slash""#),
-        ("line\nfeed\r\ttab", #""line\nfeed\r\ttab""#),
-        ("\u{0}\u{1}\u{1f}", #""\u0000\u0001\u001f""#),
-        ("Zoë 🎉 日本", "\"Zoë 🎉 日本\""),
-        ("\u{7f}/", "\"\u{7f}/\""),
-    ])
-    func escapesStringsAsRFC8259Asks(_ text: String, expected: String) throws {
-        let quoted = JSONObjectWriter.quoted(text)
-        #expect(quoted == expected)
-        let decoded = try JSONSerialization.jsonObject(with: Data("[\(quoted)]".utf8)) as? [String]
-        #expect(decoded == [text])
-    }
-
     @Test func hostileValuesStayInsideTheirStrings() throws {
         let summary = Summary(
             kind: .message, account: "a@x", chat: #"b"},"kind":"call"#, from: "\n\u{2}\"", count: 1,

@@ -51,6 +51,7 @@ import Testing
         #expect(configuration.store == "/var/lib/apush-component/apush.sqlite")
         #expect(configuration.admins == [])
         #expect(configuration.logLevel == .info)
+        #expect(configuration.logFormat == .text)
         #expect(configuration.http == nil)
         #expect(configuration.reconnect.initialMilliseconds == 50)
         #expect(configuration.reconnect.maximumMilliseconds == 1000)
@@ -127,10 +128,23 @@ import Testing
         #expect(
             Self.schema.environment.map(\.variable) == [
                 "APUSH_COMPONENT_JID", "APUSH_COMPONENT_SECRET", "APUSH_SERVER", "APUSH_DOMAINS", "APUSH_STORE",
-                "APUSH_ADMINS", "APUSH_LOG", "APUSH_HTTP", "APUSH_APP_SERVER",
+                "APUSH_ADMINS", "APUSH_LOG", "APUSH_LOG_FORMAT", "APUSH_HTTP", "APUSH_APP_SERVER",
             ])
         let other = ConfigurationSchema(environmentPrefix: "OTHER_", modules: [])
         #expect(other.environment.first?.variable == "OTHER_COMPONENT_JID", "the program names the prefix")
+    }
+
+    @Test func theLogIsALevelOrAnObjectWithItsFormat() throws {
+        let base = #"{"component": {"jid": "apush.example.org", "secret": "s"}, "domains": ["example.org"], "log": "#
+        let short = try load(base + #""debug"}"#)
+        #expect(short.logLevel == .debug && short.logFormat == .text)
+        let object = try load(base + #"{"level": "notice", "format": "json"}}"#)
+        #expect(object.logLevel == .notice && object.logFormat == .json)
+        let overridden = try load(base + #""debug"}"#, environment: ["APUSH_LOG_FORMAT": "json"])
+        #expect(overridden.logLevel == .debug && overridden.logFormat == .json, "the short form keeps its level")
+        expectError(key: "log.format", base + #"{"format": "yaml"}}"#)
+        expectError(key: "log.formats", base + #"{"formats": "json"}}"#)
+        expectError(key: "log", base + #"5}"#)
     }
 
     @Test func aKeyNoModuleDeclaredIsUnknown() {
@@ -154,7 +168,8 @@ import Testing
         ("APUSH_STORE", "", "store"),
         ("APUSH_ADMINS", "example.org", "admins[0]"),
         ("APUSH_ADMINS", "ok@example.org,boss@example.org/phone", "admins[1]"),
-        ("APUSH_LOG", "loud", "log"),
+        ("APUSH_LOG", "loud", "log.level"),
+        ("APUSH_LOG_FORMAT", "xml", "log.format"),
         ("APUSH_HTTP", "8080", "http"),
     ])
     func aBadEnvironmentValueNamesItsKey(variable: String, value: String, key: String) {

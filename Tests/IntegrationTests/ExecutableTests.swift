@@ -87,7 +87,9 @@ struct ExecutableTests {
         #expect(result.output.contains("configuration is valid"))
     }
 
-    @Test func itRunsFromTheEnvironmentAloneAndStopsGracefullyOnSIGTERM() async throws {
+    /// In either log format: JSON lines are each one object with the text line's fields.
+    @Test(arguments: ["text", "json"])
+    func itRunsFromTheEnvironmentAloneAndStopsGracefullyOnSIGTERM(logFormat: String) async throws {
         let secret = "exec-\(UInt32.random(in: .min ... .max))"
         let prosody = try ProsodyServer(componentJID: "apush.localhost", componentSecret: secret)
         try await prosody.start()
@@ -103,9 +105,20 @@ struct ExecutableTests {
                     "APUSH_SERVER": "127.0.0.1:\(prosody.componentPort)", "APUSH_DOMAINS": "localhost",
                     "APUSH_APP_SERVER": "push.localhost",
                     "APUSH_STORE": directory.appendingPathComponent("s.sqlite").path,
+                    "APUSH_LOG_FORMAT": logFormat,
                 ],
                 workingDirectory: directory, outputURL: log)
             try await expectGracefulStop(of: component!, log: log, store: directory.appendingPathComponent("s.sqlite"))
+            if logFormat == "json" {
+                let lines = try String(contentsOf: log, encoding: .utf8).split(separator: "\n")
+                #expect(lines.count >= 3)
+                for line in lines {
+                    let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
+                    #expect(
+                        object?["level"] is String && object?["message"] is String && object?["time"] is String,
+                        "not a JSON log line: \(line)")
+                }
+            }
         } catch {
             Issue.record(error)
         }
