@@ -47,19 +47,25 @@ default_limit() -> ?DEFAULT_LIMIT.
 %% <forwarded/>), or none when the stanza is not a message or the copy would
 %% be longer than Limit bytes serialised.
 -spec stripped(element(), pos_integer()) -> element() | none.
-stripped(#xmlel{name = <<"message">>} = Message, Limit) ->
+stripped(Stanza, Limit) ->
+    within(strip(Stanza), Limit).
+
+%% The stripped copy whatever its size; none for anything but a message.
+-spec strip(element()) -> element() | none.
+strip(#xmlel{name = <<"message">>} = Message) ->
     case copy(Message, top, ?NS_CLIENT) of
-        #xmlel{attrs = Attrs} = Copy0 ->
-            Copy = Copy0#xmlel{attrs = lists:keystore(<<"xmlns">>, 1, Attrs, {<<"xmlns">>, ?NS_CLIENT})},
-            case byte_size(fxml:element_to_binary(Copy)) > Limit of
-                true -> none;
-                false -> Copy
-            end;
-        none ->
-            none
+        #xmlel{attrs = Attrs} = Copy -> Copy#xmlel{attrs = lists:keystore(<<"xmlns">>, 1, Attrs, {<<"xmlns">>, ?NS_CLIENT})};
+        none -> none
     end;
-stripped(_Stanza, _Limit) ->
+strip(_Stanza) ->
     none.
+
+within(none, _Limit) -> none;
+within(Copy, Limit) ->
+    case byte_size(fxml:element_to_binary(Copy)) > Limit of
+        true -> none;
+        false -> Copy
+    end.
 
 %% What a rule keeps of an element found in Context under its namespace and
 %% name: {Attributes, the context of its children (none: an empty marker)},
@@ -161,19 +167,18 @@ is_word_byte(B) -> B >= 128.
 %% of one; never the account's own outgoing message, a headline or a room's
 %% subject change.
 -spec is_important(element(), binary()) -> boolean().
-is_important(#xmlel{name = <<"message">>} = Message, AccountBare) ->
-    case stripped(Message, infinity_limit()) of
-        none ->
-            false;
-        Copy ->
-            case carbon(Copy) of
-                {<<"sent">>, _} -> false;
-                {<<"received">>, Inner} -> is_important_copy(Inner, AccountBare);
-                none -> is_important_copy(Copy, AccountBare)
-            end
-    end;
-is_important(_Stanza, _AccountBare) ->
-    false.
+is_important(Stanza, AccountBare) ->
+    important(strip(Stanza), AccountBare).
+
+%% The same, judged from the stripped copy (what the rules keep is all it reads).
+important(none, _AccountBare) ->
+    false;
+important(Copy, AccountBare) ->
+    case carbon(Copy) of
+        {<<"sent">>, _} -> false;
+        {<<"received">>, Inner} -> is_important_copy(Inner, AccountBare);
+        none -> is_important_copy(Copy, AccountBare)
+    end.
 
 is_important_copy(Copy, AccountBare) ->
     Type = fxml:get_tag_attr_s(<<"type">>, Copy),
@@ -191,14 +196,12 @@ is_read(#xmlel{name = <<"message">>} = Message, AccountBare) ->
     To = fxml:get_tag_attr_s(<<"to">>, Message),
     Type /= <<"error">> andalso Type /= <<"headline">> andalso To /= <<>>
         andalso bare(To) /= AccountBare
-        andalso case stripped(Message, infinity_limit()) of
+        andalso case strip(Message) of
                     none -> false;
                     Copy -> has_body(Copy) orelse has_child(Copy, ?NS_MARKERS, <<"displayed">>)
                 end;
 is_read(_Stanza, _AccountBare) ->
     false.
-
-infinity_limit() -> 1 bsl 62.
 
 has_content(Copy) ->
     has_body(Copy) orelse
@@ -261,8 +264,9 @@ bridged_notification(#xmlel{children = Children} = Notification, AccountBare, Or
                 {false, false, []};
             _ ->
                 Body = fxml:get_path_s(Original, [{elem, <<"body">>}, cdata]),
-                Copy = stripped(Original, Limit),
-                {is_important(Original, AccountBare), Body /= <<>> andalso names(Username, Body),
+                Stripped = strip(Original),
+                Copy = within(Stripped, Limit),
+                {important(Stripped, AccountBare), Body /= <<>> andalso names(Username, Body),
                  [#xmlel{name = <<"forwarded">>, attrs = [{<<"xmlns">>, ?NS_FORWARD}], children = [Copy]}
                   || Copy /= none]}
         end,
