@@ -9,6 +9,7 @@ server and call `scenarios`.
 
 import base64
 import hashlib
+import os
 import queue
 import socket
 import threading
@@ -412,3 +413,23 @@ def scenarios(c2s_port, component):
 
     for client in (desktop, bob):
         client.close()
+
+
+def run_checks(base, component_port, checks):
+    """Connects the fake component and runs `checks(component)`, which returns the component in use at
+    the end (a check may reconnect it). Prints the outcome, keeps what the component received in
+    `base/component.xml.txt` and closes it. Returns the exit status: 0 when every check passed."""
+    component = None
+    try:
+        component = Component(component_port)
+        component = checks(component)
+        print("all checks passed")
+        return 0
+    except AssertionError as failure:
+        print(f"FAIL {failure}")
+        return 1
+    finally:
+        if component:
+            with open(os.path.join(base, "component.xml.txt"), "w") as f:
+                f.write("\n".join(component.capture) + "\n")
+            component.close()

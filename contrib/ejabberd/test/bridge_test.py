@@ -27,7 +27,8 @@ MODULE_DIR = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(os.path.dirname(MODULE_DIR), "bridge-test"))
 import bridge_wire  # noqa: E402
 from bridge_wire import (COMPONENT, DOMAIN, NS_BRIDGE, NS_FORWARD, NS_PUSH, PASSWORD, SECRET, Client,  # noqa: E402
-                         Component, check, enable, forwarded_message, free_port, q, scenarios, wait_for_port)
+                         Component, check, enable, forwarded_message, free_port, q, run_checks, scenarios,
+                         wait_for_port)
 
 
 ALLOWED_SERVICES = f'["{COMPONENT}", "push.allowed.example"]'
@@ -232,23 +233,15 @@ def main():
 
     base = tempfile.mkdtemp(prefix="apush-ejabberd-bridge-")
     server = Ejabberd(base, args.install)
-    component = None
+    def checks(component):
+        scenarios(server.c2s_port, component)
+        return ejabberd_scenarios(server, component)
+
     try:
         server.start()
         print(f"ejabberd with the bridge loaded through {args.install}")
-        component = Component(server.component_port)
-        scenarios(server.c2s_port, component)
-        component = ejabberd_scenarios(server, component)
-        print("all checks passed")
-        return 0
-    except AssertionError as failure:
-        print(f"FAIL {failure}")
-        return 1
+        return run_checks(base, server.component_port, checks)
     finally:
-        if component:
-            with open(os.path.join(base, "component.xml.txt"), "w") as f:
-                f.write("\n".join(component.capture) + "\n")
-            component.close()
         server.stop()
         module_errors = server.module_errors()
         if module_errors:

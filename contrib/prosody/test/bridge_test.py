@@ -24,7 +24,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 MODULE_DIR = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(os.path.dirname(MODULE_DIR), "bridge-test"))
 import bridge_wire  # noqa: E402
-from bridge_wire import COMPONENT, DOMAIN, PASSWORD, SECRET, Component, free_port, scenarios, wait_for_port  # noqa: E402
+from bridge_wire import COMPONENT, DOMAIN, PASSWORD, SECRET, free_port, run_checks, scenarios, wait_for_port  # noqa: E402
 
 
 def write_config(base, c2s_port, component_port):
@@ -84,22 +84,11 @@ def main():
                        check=True, stdout=subprocess.DEVNULL)
     prosody = subprocess.Popen(["prosody", "--config", config, "-F"],
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    component = None
     try:
         wait_for_port(c2s_port, prosody, "Prosody")
         wait_for_port(component_port, prosody, "Prosody")
-        component = Component(component_port)
-        scenarios(c2s_port, component)
-        print("all checks passed")
-        return 0
-    except AssertionError as failure:
-        print(f"FAIL {failure}")
-        return 1
+        return run_checks(base, component_port, lambda component: scenarios(c2s_port, component) or component)
     finally:
-        if component:
-            with open(os.path.join(base, "component.xml.txt"), "w") as f:
-                f.write("\n".join(component.capture) + "\n")
-            component.close()
         prosody.send_signal(signal.SIGTERM)
         try:
             prosody.wait(timeout=5)
