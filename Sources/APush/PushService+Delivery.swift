@@ -169,7 +169,7 @@ extension PushService {
 
     private func seal(_ push: OutgoingPush, for registration: Registration) throws -> Upstream.Fields {
         let plaintext = Summary.padded(push.json, bucket: settings.paddingBucket, limit: Envelope.maxPlaintextLength)
-        let envelope = try Envelope.seal(plaintext, to: registration.deviceKey)
+        let envelope = try Envelope.seal(plaintext, to: registration.deviceKey, keys: ephemeralKeys)
         let collapse = try push.collapseChat.map { chat in
             try CollapseKey(bytes: registration.collapseKey).tag(account: push.account, chat: chat)
         }

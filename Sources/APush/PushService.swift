@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import Sealing
 import Store
 import Synchronization
 import XMPP
@@ -27,6 +28,9 @@ final class PushService: Sendable {
     let background = Mutex(0)
     let backgroundDeliveryEnded: Doorbell
     let policies = Mutex(PolicyCache())
+    /// Ephemeral keys made while there is time to spare, so a seal on the push path does one scalar
+    /// multiplication instead of two.
+    let ephemeralKeys = EphemeralKeyPool()
     /// `#test` pushes per account (the test push itself bypasses every other limit, docs/wire-contract.md (Commands)).
     let testPushes = Mutex(
         SlidingWindowLimiter(

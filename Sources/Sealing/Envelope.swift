@@ -23,21 +23,43 @@ public enum Envelope {
         return try seal(plaintext, to: recipientPublicKey, ephemeralPrivateKey: ephemeralPrivateKey)
     }
 
+    /// Seals `plaintext` to `recipientPublicKey` with an ephemeral key from `pool`, made ahead of need.
+    public static func seal(
+        _ plaintext: some Collection<UInt8>, to recipientPublicKey: [UInt8],
+        keys pool: EphemeralKeyPool
+    ) throws(SealingError) -> String {
+        var key = pool.take()
+        defer { Sodium.zeroize(&key.privateKey) }
+        return try seal(
+            plaintext, to: recipientPublicKey, ephemeralPrivateKey: key.privateKey,
+            ephemeralPublicKey: key.publicKey)
+    }
+
     /// Seals with the given ephemeral private key. Only for reproducing test vectors: reusing an
     /// ephemeral key across envelopes reuses the AEAD key and nonce, which breaks confidentiality.
     public static func seal(
         _ plaintext: some Collection<UInt8>, to recipientPublicKey: [UInt8],
         ephemeralPrivateKey: [UInt8]
     ) throws(SealingError) -> String {
-        guard recipientPublicKey.count == KeyPair.keyLength else { throw .invalidPublicKey }
         guard ephemeralPrivateKey.count == KeyPair.keyLength else { throw .invalidPrivateKey }
+        return try seal(
+            plaintext, to: recipientPublicKey, ephemeralPrivateKey: ephemeralPrivateKey,
+            ephemeralPublicKey: X25519.publicKey(privateKey: ephemeralPrivateKey))
+    }
+
+    /// The caller has checked the ephemeral private key is 32 bytes, and `ephemeralPublicKey` is its own.
+    private static func seal(
+        _ plaintext: some Collection<UInt8>, to recipientPublicKey: [UInt8],
+        ephemeralPrivateKey: [UInt8], ephemeralPublicKey: [UInt8]
+    ) throws(SealingError) -> String {
+        guard recipientPublicKey.count == KeyPair.keyLength else { throw .invalidPublicKey }
         let message = Array(plaintext)
         guard message.count <= maxPlaintextLength else { throw .plaintextTooLarge(message.count) }
 
-        let (enc, context) = try HPKE.setUpSender(
-            recipientPublicKey: recipientPublicKey,
-            ephemeralPrivateKey: ephemeralPrivateKey, info: info)
-        return Base64.encode(enc + HPKE.seal(message, context: context))
+        let context = try HPKE.setUpSender(
+            recipientPublicKey: recipientPublicKey, ephemeralPrivateKey: ephemeralPrivateKey,
+            enc: ephemeralPublicKey, info: info)
+        return Base64.encode(ephemeralPublicKey + HPKE.seal(message, context: context))
     }
 
     /// Opens an envelope with the recipient's private key. Strict: only canonical standard base64

@@ -36,15 +36,14 @@ enum HPKE {
 
     // MARK: KEM (RFC 9180 §4.1)
 
-    /// Encap with a given ephemeral key: returns `enc` and the context for `info`.
+    /// Encap with a given ephemeral key, whose public half `enc` the caller computed: the context for `info`.
     static func setUpSender(
-        recipientPublicKey: [UInt8], ephemeralPrivateKey: [UInt8],
+        recipientPublicKey: [UInt8], ephemeralPrivateKey: [UInt8], enc: [UInt8],
         info: [UInt8]
-    ) throws(SealingError) -> (enc: [UInt8], context: Context) {
+    ) throws(SealingError) -> Context {
         var dh = try X25519.sharedSecret(privateKey: ephemeralPrivateKey, publicKey: recipientPublicKey)
         defer { Sodium.zeroize(&dh) }
-        let enc = X25519.publicKey(privateKey: ephemeralPrivateKey)
-        return (enc, keySchedule(dh: dh, enc: enc, recipientPublicKey: recipientPublicKey, info: info))
+        return keySchedule(dh: dh, enc: enc, recipientPublicKey: recipientPublicKey, info: info)
     }
 
     /// Decap: the context a recipient derives from `enc` and its private key.

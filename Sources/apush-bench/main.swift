@@ -23,6 +23,10 @@ struct Bench {
             try await Flood.run(Array(CommandLine.arguments.dropFirst(2)))
             return
         }
+        if CommandLine.arguments.dropFirst().first == "publish" {
+            try await publishesOnly(Array(CommandLine.arguments.dropFirst(2)))
+            return
+        }
         let count = Int(CommandLine.arguments.dropFirst().first ?? "") ?? 2000
         print("apush-bench: \(count) operations each (\(isDebug ? "DEBUG build: use -c release" : "release build"))")
 
@@ -35,6 +39,11 @@ struct Bench {
                 .utf8)
         let seal = try measure("Envelope.seal of a 174-byte summary", count) { _ in
             _ = try Envelope.seal(summary, to: device.publicKey)
+        }
+        let pool = EphemeralKeyPool(capacity: count)
+        pool.settle()
+        let pooledSeal = try measure("Envelope.seal, its ephemeral key made ahead (a full pool)", count) { _ in
+            _ = try Envelope.seal(summary, to: device.publicKey, keys: pool)
         }
         let collapse = try CollapseKey(bytes: Array(repeating: 7, count: 32))
         let tag = measure("collapse tag (HMAC-SHA256)", count) { index in
@@ -64,37 +73,64 @@ struct Bench {
             _ = try JSONDecoder().decode(PushPolicy.self, from: policyJSON)
         }
 
-        var rows: [(String, Double)] = []
+        var rows: [(String, Figure)] = []
         for (name, location) in [
             ("SQLite in memory", SQLitePushStore.Location.memory),
             ("SQLite file (WAL)", .file(path: temporaryStore())),
         ] {
-            let sender = AnsweringSender()
-            var settings = APushSettings()
-            settings.appServer = "push.example.org"
-            let module = try APushModule(store: try SQLitePushStore(location), settings: settings, logger: .disabled)
-            let context = ModuleContext(
-                componentJID: try JID("apush.example.org"), servedDomains: ["example.org"],
-                admins: [], sender: sender, logger: .disabled)
-            let route = module.iqRoutes[0]
-            let rate = try await measureAsync("whole publish, each one sealed and sent (\(name))", count) { index in
-                _ = try await route.handler(elements[index], context)
-            }
-            precondition(sender.sent == count, "every publish must reach the App Server")
-            rows.append((name, rate))
+            rows.append((name, try await measurePublishes(elements, on: location, name: name)))
         }
 
         print("")
-        print("ratios")
-        ratio("seal rate / X25519 rate (a seal is 2 multiplications: 0.5 is the floor)", seal / x25519)
-        for (name, rate) in rows {
-            ratio("publish rate / seal rate, \(name) (1.0: the seal is all the cost)", rate / seal)
+        print("ratios of rates (wall time, one publish after another)")
+        ratio("seal rate / X25519 rate (a seal is 2 multiplications: 0.5 is the floor)", seal.rate / x25519.rate)
+        ratio("seal with a pooled ephemeral key / seal", pooledSeal.rate / seal.rate)
+        for (name, figure) in rows {
+            ratio("publish rate / seal rate, \(name) (1.0: the seal is all the cost)", figure.rate / seal.rate)
         }
-        ratio("parse rate / seal rate", parse / seal)
-        ratio("store round trip rate / seal rate", roundTrip / seal)
-        ratio("policy decode rate / seal rate", policy / seal)
-        ratio("collapse tag rate / seal rate", tag / seal)
+        ratio("parse rate / seal rate", parse.rate / seal.rate)
+        ratio("store round trip rate / seal rate", roundTrip.rate / seal.rate)
+        ratio("policy decode rate / seal rate", policy.rate / seal.rate)
+        ratio("collapse tag rate / seal rate", tag.rate / seal.rate)
+        print("ratios of CPU (every thread: what sustained throughput on busy cores follows)")
+        for (name, figure) in rows {
+            ratio("seal CPU / publish CPU, \(name)", seal.cpuMicroseconds / figure.cpuMicroseconds)
+        }
         print(String(format: "resident memory after the run: %.1f MiB", residentMiB()))
+    }
+
+    /// `apush-bench publish [COUNT] [memory|wal]`: whole publishes alone, for a profiler (`perf record`).
+    static func publishesOnly(_ arguments: [String]) async throws {
+        let count = Int(arguments.first ?? "") ?? 20_000
+        let wal = arguments.dropFirst().first == "wal"
+        let device = KeyPair.generate()
+        let elements = try (0..<count).map { index in
+            try Element.parse(
+                publish(token: "bench-token-\(index % 64)", sender: "user\(index)@example.org", key: device.publicKey))
+        }
+        let location = wal ? SQLitePushStore.Location.file(path: temporaryStore()) : .memory
+        _ = try await measurePublishes(elements, on: location, name: wal ? "SQLite file (WAL)" : "SQLite in memory")
+    }
+
+    /// Each of `elements` handled as the server's publish, sealed and sent to an App Server that
+    /// answers at once; returns publishes per second.
+    static func measurePublishes(_ elements: [Element], on location: SQLitePushStore.Location, name: String)
+        async throws -> Figure
+    {
+        let sender = AnsweringSender()
+        var settings = APushSettings()
+        settings.appServer = "push.example.org"
+        let module = try APushModule(store: try SQLitePushStore(location), settings: settings, logger: .disabled)
+        let context = ModuleContext(
+            componentJID: try JID("apush.example.org"), servedDomains: ["example.org"],
+            admins: [], sender: sender, logger: .disabled)
+        let route = module.iqRoutes[0]
+        let figure = try await measureAsync("whole publish, each one sealed and sent (\(name))", elements.count) {
+            index in
+            _ = try await route.handler(elements[index], context)
+        }
+        precondition(sender.sent == elements.count, "every publish must reach the App Server")
+        return figure
     }
 
     static var isDebug: Bool {
@@ -105,26 +141,45 @@ struct Bench {
         #endif
     }
 
-    /// Runs `body` `count` times and prints the rate; returns operations per second.
-    static func measure(_ name: String, _ count: Int, _ body: (Int) throws -> Void) rethrows -> Double {
-        let start = ContinuousClock.now
+    /// A measured rate: operations per second of wall time, and the CPU each took in the whole process
+    /// (every thread: a background refill of the key pool counts).
+    struct Figure {
+        var rate: Double
+        var cpuMicroseconds: Double
+    }
+
+    /// Runs `body` `count` times and prints its figure.
+    static func measure(_ name: String, _ count: Int, _ body: (Int) throws -> Void) rethrows -> Figure {
+        let (start, cpu) = (ContinuousClock.now, processCPUSeconds())
         for index in 0..<count { try body(index) }
-        return report(name, count, ContinuousClock.now - start)
+        return report(name, count, ContinuousClock.now - start, processCPUSeconds() - cpu)
     }
 
     static func measureAsync(_ name: String, _ count: Int, _ body: @Sendable (Int) async throws -> Void) async rethrows
-        -> Double
+        -> Figure
     {
-        let start = ContinuousClock.now
+        let (start, cpu) = (ContinuousClock.now, processCPUSeconds())
         for index in 0..<count { try await body(index) }
-        return report(name, count, ContinuousClock.now - start)
+        return report(name, count, ContinuousClock.now - start, processCPUSeconds() - cpu)
     }
 
-    static func report(_ name: String, _ count: Int, _ elapsed: Duration) -> Double {
+    static func report(_ name: String, _ count: Int, _ elapsed: Duration, _ cpuSeconds: Double) -> Figure {
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-        let rate = Double(count) / seconds
-        print("  " + padded(name, 66) + String(format: "%9.0f/s %8.1f µs each", rate, seconds / Double(count) * 1e6))
-        return rate
+        let figure = Figure(rate: Double(count) / seconds, cpuMicroseconds: cpuSeconds / Double(count) * 1e6)
+        print(
+            "  " + padded(name, 66)
+                + String(
+                    format: "%9.0f/s %8.1f µs each, %7.1f µs CPU", figure.rate, seconds / Double(count) * 1e6,
+                    figure.cpuMicroseconds))
+        return figure
+    }
+
+    /// User and system time of the whole process so far.
+    static func processCPUSeconds() -> Double {
+        var usage = rusage()
+        getrusage(RUSAGE_SELF.rawValue, &usage)
+        return Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec)
+            + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
     }
 
     static func ratio(_ name: String, _ value: Double) {

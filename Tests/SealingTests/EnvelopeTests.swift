@@ -89,6 +89,19 @@ import XMPPTesting
         #expect(first.dropFirst(32) != second.dropFirst(32))
     }
 
+    @Test func aSealWithAPooledKeyOpensIndependentlyAndNeverRepeatsItsKey() throws {
+        let recipient = KeyPair.generate()
+        let pool = EphemeralKeyPool(capacity: 4)
+        pool.settle()
+        let plaintext = Array("same summary".utf8)
+        let envelopes = try (0..<6).map { _ in try Envelope.seal(plaintext, to: recipient.publicKey, keys: pool) }
+        let outcome = try IndependentOpener.run(envelopes[0], privateKey: recipient.privateKey)
+        #expect(outcome.status == 0, "\(outcome.diagnostics)")
+        #expect(outcome.plaintext == plaintext)
+        let encs = try envelopes.map { try #require(Base64.decode($0)).prefix(32) }
+        #expect(Set(encs.map(Array.init)).count == envelopes.count)
+    }
+
     @Test func openWithTheWrongKeyFails() throws {
         let envelope = try Envelope.seal(Array("x".utf8), to: KeyPair.generate().publicKey)
         #expect(throws: SealingError.openFailed) {

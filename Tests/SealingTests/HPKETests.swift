@@ -7,10 +7,11 @@ import Testing
 
     @Test(arguments: try TestVectors.load().cases)
     func senderAndRecipientDeriveTheVectorsIntermediates(_ vector: TestVectors.Case) throws {
-        let (enc, sender) = try HPKE.setUpSender(
+        let ephemeralPrivateKey = bytes(hex: vector.ephemeralPrivateKeyHex)
+        let enc = X25519.publicKey(privateKey: ephemeralPrivateKey)
+        let sender = try HPKE.setUpSender(
             recipientPublicKey: bytes(hex: vector.recipientPublicKeyHex),
-            ephemeralPrivateKey: bytes(hex: vector.ephemeralPrivateKeyHex),
-            info: Self.info)
+            ephemeralPrivateKey: ephemeralPrivateKey, enc: enc, info: Self.info)
         let recipient = try HPKE.setUpRecipient(
             enc: enc, recipientPrivateKey: bytes(hex: vector.recipientPrivateKeyHex),
             info: Self.info)
@@ -24,9 +25,11 @@ import Testing
 
     /// RFC 9180 Appendix A.2.1: the same KEM, KDF and AEAD, with info "Ode on a Grecian Urn".
     @Test func reproducesRFC9180AppendixA21() throws {
-        let (enc, context) = try HPKE.setUpSender(
+        let ephemeralPrivateKey = bytes(hex: "f4ec9b33b792c372c1d2c2063507b684ef925b8c75a42dbcbf57d63ccd381600")
+        let enc = X25519.publicKey(privateKey: ephemeralPrivateKey)
+        let context = try HPKE.setUpSender(
             recipientPublicKey: bytes(hex: "4310ee97d88cc1f088a5576c77ab0cf5c3ac797f3d95139c6c84b5429c59662a"),
-            ephemeralPrivateKey: bytes(hex: "f4ec9b33b792c372c1d2c2063507b684ef925b8c75a42dbcbf57d63ccd381600"),
+            ephemeralPrivateKey: ephemeralPrivateKey, enc: enc,
             info: bytes(hex: "4f6465206f6e2061204772656369616e2055726e"))
         #expect(enc == bytes(hex: "1afa08d3dec047a643885163f1180476fa7ddb54c6a8029ea33f95796bf2ac4a"))
         #expect(context.sharedSecret == bytes(hex: "0bbe78490412b4bbea4812666f7916932b828bba79942424abb65244930d69a7"))
@@ -38,9 +41,10 @@ import Testing
     }
 
     @Test func zeroizeClearsEverySecretOfAContext() throws {
-        let (_, context) = try HPKE.setUpSender(
+        let ephemeral = KeyPair.generate()
+        let context = try HPKE.setUpSender(
             recipientPublicKey: KeyPair.generate().publicKey,
-            ephemeralPrivateKey: KeyPair.generate().privateKey, info: Self.info)
+            ephemeralPrivateKey: ephemeral.privateKey, enc: ephemeral.publicKey, info: Self.info)
         context.zeroize()
         #expect(context.sharedSecret == [UInt8](repeating: 0, count: 32))
         #expect(context.key == [UInt8](repeating: 0, count: 32))
@@ -48,9 +52,10 @@ import Testing
     }
 
     @Test func openRefusesATamperedCiphertext() throws {
-        let (_, context) = try HPKE.setUpSender(
+        let ephemeral = KeyPair.generate()
+        let context = try HPKE.setUpSender(
             recipientPublicKey: KeyPair.generate().publicKey,
-            ephemeralPrivateKey: KeyPair.generate().privateKey, info: Self.info)
+            ephemeralPrivateKey: ephemeral.privateKey, enc: ephemeral.publicKey, info: Self.info)
         var sealed = HPKE.seal(Array("hello".utf8), context: context)
         #expect(try HPKE.open(sealed, context: context) == Array("hello".utf8))
         sealed[0] ^= 1
