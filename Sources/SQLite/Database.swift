@@ -21,10 +21,28 @@ public enum DatabaseLocation: Sendable, Hashable {
 public final class Database {
     private let handle: OpaquePointer
     private var statements: [String: Statement] = [:]
+    /// A file's log is checkpointed on another thread (nil in memory, and for the checkpointer's own
+    /// connection).
+    private let checkpointer: WALCheckpointer?
 
-    /// Opens (and for a file, creates) the database. Files use WAL with `synchronous=NORMAL`; every
-    /// connection enforces foreign keys and waits up to 5 s for another writer's lock.
-    public init(_ location: DatabaseLocation) throws(SQLiteError) {
+    /// Opens (and for a file, creates) the database. Files use WAL with `synchronous=NORMAL`, and their
+    /// log is copied back in the background once it passes `checkpointPages` pages (`WALCheckpointer`);
+    /// every connection enforces foreign keys and waits up to 5 s for another writer's lock.
+    public convenience init(_ location: DatabaseLocation, checkpointPages: Int = 1000) throws(SQLiteError) {
+        let checkpointer: WALCheckpointer? =
+            switch location {
+            case .memory: nil
+            case .file(let path): WALCheckpointer(path: path, threshold: checkpointPages)
+            }
+        try self.init(location, checkpointer: checkpointer)
+    }
+
+    /// The checkpointer's own connection to `path`: it commits nothing, so it needs no hook.
+    convenience init(checkpointerOf path: String) throws(SQLiteError) {
+        try self.init(.file(path: path), checkpointer: nil)
+    }
+
+    private init(_ location: DatabaseLocation, checkpointer: WALCheckpointer?) throws(SQLiteError) {
         let path: String
         switch location {
         case .memory:
@@ -42,6 +60,7 @@ public final class Database {
             throw SQLiteError(code: code, message: "cannot open \(path): \(message)")
         }
         handle = connection
+        self.checkpointer = checkpointer
         // From here a throw still runs deinit, which closes the handle.
         sqlite3_busy_timeout(handle, 5000)
         if case .file = location {
@@ -50,6 +69,24 @@ public final class Database {
                 throw SQLiteError(code: SQLITE_ERROR, message: "WAL refused (journal mode \(mode ?? "unknown"))")
             }
             try executeScript("PRAGMA synchronous = NORMAL")
+            if let checkpointer {
+                // Replaces SQLite's automatic checkpoint; the pointer lives as long as the handle.
+                sqlite3_wal_hook(
+                    handle,
+                    { context, connection, _, pages in
+                        guard let context else { return SQLITE_OK }
+                        let checkpointer = Unmanaged<WALCheckpointer>.fromOpaque(context).takeUnretainedValue()
+                        if checkpointer.committed(pages: Int(pages)) == .checkpointInline {
+                            // RESTART copies the rest and makes the next commit write the log from its
+                            // start: a writer that never pauses would otherwise never let a passive
+                            // checkpoint catch up. The background pass has been waited out.
+                            sqlite3_wal_checkpoint_v2(connection, nil, SQLITE_CHECKPOINT_RESTART, nil, nil)
+                        }
+                        return SQLITE_OK
+                    }, Unmanaged.passUnretained(checkpointer).toOpaque())
+            } else {
+                try executeScript("PRAGMA wal_autocheckpoint = 0")
+            }
         }
         try executeScript("PRAGMA foreign_keys = ON")
     }
@@ -124,6 +161,15 @@ public final class Database {
             throw SQLiteError(code: code, message: text, sql: sql)
         }
     }
+
+    /// A PASSIVE checkpoint of the log: true if it ran (it may still leave frames a reader needs).
+    func checkpointPassively() -> Bool {
+        sqlite3_wal_checkpoint_v2(handle, nil, SQLITE_CHECKPOINT_PASSIVE, nil, nil) == SQLITE_OK
+    }
+
+    /// Checkpoints completed in the background so far, and a wait for one in progress: for tests.
+    var backgroundCheckpoints: Int? { checkpointer?.completed }
+    func settleCheckpoints() { checkpointer?.settle() }
 
     /// Rows changed by the last INSERT, UPDATE or DELETE.
     public var changes: Int { Int(sqlite3_changes64(handle)) }
