@@ -107,8 +107,13 @@ extension PushService {
         case .push:
             statistics.count(.coalescedSent)
         case .withheld(let verdict):
-            for push in try await withhold(verdict, registration: registration, account: account, at: at) {
-                try await store.enqueueRetry(outboxItem(push, registrationID: registration.id, at: at, dueAt: at))
+            try await store.transaction { transaction in
+                for push in try self.withhold(
+                    verdict, registration: registration, account: account, at: at, in: transaction)
+                {
+                    _ = try transaction.enqueueRetry(
+                        self.outboxItem(push, registrationID: registration.id, at: at, dueAt: at))
+                }
             }
         }
     }

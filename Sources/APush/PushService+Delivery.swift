@@ -16,28 +16,29 @@ extension PushService {
 
     var publishesInFlight: Int { inFlight.withLock { $0 } }
 
+    /// The push with its item in the outbox (leased while it is in flight), for a push that was not
+    /// stored where it was decided. Past the store's cap of retries, or when the store fails, it goes
+    /// without one: once without a safety net is better than not at all.
+    func storedInOutbox(_ push: OutgoingPush, registrationID: Int64, at: Timestamp) async -> OutgoingPush {
+        let item = outboxItem(push, registrationID: registrationID, at: at, dueAt: at + leaseMilliseconds)
+        var push = push
+        do {
+            push.stored = try await store.transaction { try $0.enqueueRetry(item) }
+        } catch {
+            logger.error("cannot store a push before sending it: \(error)")
+        }
+        return push
+    }
+
     /// Seals and publishes one push, then acts on the App Server's answer: a dead token is removed and
     /// buried; a `wait` or a refusal is retried until its deadline. The push is kept in the store (the
     /// outbox, leased while it is in flight) from before it is sent until its answer is recorded, so a
-    /// crash in between sends it again when the lease ends (§7).
+    /// crash in between sends it again when the lease ends (§7): callers store it first.
     @discardableResult
     func deliver(_ push: OutgoingPush, to registration: Registration, via upstream: Upstream, at: Timestamp) async
         -> UpstreamOutcome
     {
-        var item = push.stored
-        if item == nil {
-            var fresh = outboxItem(push, registrationID: registration.id, at: at, dueAt: at + leaseMilliseconds)
-            do {
-                // Past the store's cap of retries it goes without one, as when the store fails.
-                if let id = try await store.enqueueRetry(fresh) {
-                    fresh.id = id
-                    item = fresh
-                }
-            } catch {
-                // Sent all the same: once without a safety net is better than not at all.
-                logger.error("cannot store a push before sending it: \(error)")
-            }
-        }
+        let item = push.stored
         let fields: Upstream.Fields
         do {
             fields = try seal(push, for: registration)

@@ -9,10 +9,11 @@ extension PushService {
     /// The writes are not returned for the caller to make: each is a check and a change in one store
     /// transaction (first sighting, the call's caller, the chat's window, the wake's interval), whose
     /// answer decides what goes; two publishes at once must not both pass it.
-    func apply(_ classified: ClassifiedPublish, to registration: Registration, at: Timestamp) async throws
-        -> [OutgoingPush]
-    {
-        let policy = try await policy(for: registration.account)
+    func apply(
+        _ classified: ClassifiedPublish, to registration: Registration, at: Timestamp,
+        in transaction: any PushTransaction
+    ) throws -> [OutgoingPush] {
+        let policy = try policy(for: registration.account, in: transaction)
         let verdict = PolicyDecision.decide(policy, event: classified.event, at: at)
         statistics.count(.event(classified.event))
         if verdict == .drop { statistics.count(.droppedByPolicy) }
@@ -22,27 +23,32 @@ extension PushService {
             policy: policy, verdict: verdict, window: windowMilliseconds(policy), at: at)
         switch classified.event {
         case .message(let notice):
-            return try await applyMessage(notice, to: target)
+            return try applyMessage(notice, to: target, in: transaction)
         case .call(let call):
-            return try await applyCall(call, to: target)
+            return try applyCall(call, to: target, in: transaction)
         case .callEnded(let sid, let endedBy, let answeredElsewhere):
-            return try await applyCallEnded(sid: sid, by: endedBy, answeredElsewhere: answeredElsewhere, to: target)
+            return try applyCallEnded(
+                sid: sid, by: endedBy, answeredElsewhere: answeredElsewhere, to: target, in: transaction)
         case .read(let chat):
-            return try await applyRead(chat: chat, to: target)
+            return try applyRead(chat: chat, to: target, in: transaction)
         case .wake:
-            return try await applyWake(to: target)
+            return try applyWake(to: target, in: transaction)
         }
     }
 
-    private func applyMessage(_ notice: MessageNotice, to target: EventTarget) async throws -> [OutgoingPush] {
+    private func applyMessage(_ notice: MessageNotice, to target: EventTarget, in transaction: any PushTransaction)
+        throws -> [OutgoingPush]
+    {
         guard target.registration.takesMessages else { return [] }
-        if let key = notice.dedupeKey, !(try await isFirstSighting("m/" + key, for: target)) { return [] }
+        if let key = notice.dedupeKey, !(try isFirstSighting("m/" + key, for: target, in: transaction)) {
+            return []
+        }
         let held = HeldNotice(
             from: notice.from, id: notice.id, groupchat: notice.groupchat, mention: notice.mention,
             at: target.at)
-        let (decision, pushes) = try await coalesce(
+        let (decision, pushes) = try coalesce(
             held, in: notice.chat, for: target,
-            silenced: target.verdict != .deliver)
+            silenced: target.verdict != .deliver, in: transaction)
         switch decision {
         case .push:
             return pushes
@@ -50,17 +56,19 @@ extension PushService {
             statistics.count(.coalescedHeld)
             return []
         case .silence:
-            return try await withhold(
+            return try withhold(
                 target.verdict, registration: target.registration, account: target.account,
-                at: target.at)
+                at: target.at, in: transaction)
         }
     }
 
-    private func applyCall(_ call: CallNotice, to target: EventTarget) async throws -> [OutgoingPush] {
-        guard try await isFirstSighting("c/" + call.sid, for: target) else { return [] }
+    private func applyCall(_ call: CallNotice, to target: EventTarget, in transaction: any PushTransaction) throws
+        -> [OutgoingPush]
+    {
+        guard try isFirstSighting("c/" + call.sid, for: target, in: transaction) else { return [] }
         let registration = target.registration
         if registration.takesMessages {
-            try await store.rememberCall(
+            try transaction.rememberCall(
                 PendingCall(
                     registrationID: registration.id, sid: call.sid, chat: call.chat,
                     caller: call.from, media: call.media, at: target.at))
@@ -72,27 +80,30 @@ extension PushService {
         return [OutgoingPush(summary: summary, collapseChat: nil)]
     }
 
-    private func applyCallEnded(sid: String, by endedBy: String, answeredElsewhere: Bool, to target: EventTarget)
-        async throws -> [OutgoingPush]
-    {
+    private func applyCallEnded(
+        sid: String, by endedBy: String, answeredElsewhere: Bool, to target: EventTarget,
+        in transaction: any PushTransaction
+    ) throws -> [OutgoingPush] {
         // A retract ends the call only from its caller; an answer elsewhere is the account's own.
         guard
-            let call = try await store.takeCall(
+            let call = try transaction.takeCall(
                 registrationID: target.registration.id, sid: sid,
                 chat: answeredElsewhere ? nil : endedBy),
             !answeredElsewhere, target.registration.takesMessages, target.verdict == .deliver
         else { return [] }
         let held = HeldNotice(from: call.chat, id: nil, groupchat: false, mention: false, at: target.at)
-        return try await coalesce(
+        return try coalesce(
             held, in: call.chat, for: target, silenced: false,
-            missedCall: .init(sid: call.sid, media: call.media)
+            missedCall: .init(sid: call.sid, media: call.media), in: transaction
         ).pushes
     }
 
-    private func applyRead(chat: String, to target: EventTarget) async throws -> [OutgoingPush] {
+    private func applyRead(chat: String, to target: EventTarget, in transaction: any PushTransaction) throws
+        -> [OutgoingPush]
+    {
         // A read clears the count and a held push whatever the policy; only the push obeys it.
         let (at, window) = (target.at, target.window)
-        let due = try await store.updateChat(registrationID: target.registration.id, chat: chat) { state in
+        let due = try transaction.updateChat(registrationID: target.registration.id, chat: chat) { state in
             ChatCoalescer.read(&state, now: at, window: window)
         }
         guard due, target.registration.takesReads, target.verdict == .deliver else { return [] }
@@ -103,16 +114,18 @@ extension PushService {
         ]
     }
 
-    private func applyWake(to target: EventTarget) async throws -> [OutgoingPush] {
+    private func applyWake(to target: EventTarget, in transaction: any PushTransaction) throws -> [OutgoingPush] {
         guard target.registration.takesMessages, target.verdict == .deliver else { return [] }
-        return try await wake(target.registration, account: target.account, at: target.at)
+        return try wake(target.registration, account: target.account, at: target.at, in: transaction)
     }
 
     /// Whether `key` is seen for the first time within the dedupe window; a copy is counted.
-    private func isFirstSighting(_ key: String, for target: EventTarget) async throws -> Bool {
+    private func isFirstSighting(_ key: String, for target: EventTarget, in transaction: any PushTransaction) throws
+        -> Bool
+    {
         let since = target.at - Timestamp(settings.dedupeMinutes) * 60_000
         guard
-            try await store.firstSighting(
+            try transaction.firstSighting(
                 registrationID: target.registration.id, key: key, at: target.at,
                 since: since)
         else {
@@ -127,18 +140,16 @@ extension PushService {
     /// crash before the App Server's answer can lose it.
     private func coalesce(
         _ held: HeldNotice, in chat: String, for target: EventTarget, silenced: Bool,
-        missedCall: Summary.Call? = nil
-    ) async throws
-        -> (decision: ChatCoalescer.MessageDecision, pushes: [OutgoingPush])
-    {
+        missedCall: Summary.Call? = nil, in transaction: any PushTransaction
+    ) throws -> (decision: ChatCoalescer.MessageDecision, pushes: [OutgoingPush]) {
         let registrationID = target.registration.id
         let leaseEnd = target.at + leaseMilliseconds
-        let push = { @Sendable (count: Int) in
+        let push = { (count: Int) in
             OutgoingPush.message(
                 account: target.account, chat: chat, notice: held, count: count,
                 policy: target.policy, missedCall: missedCall)
         }
-        let (decision, stored) = try await store.updateChatAndEnqueue(registrationID: registrationID, chat: chat) {
+        let (decision, stored) = try transaction.updateChatAndEnqueue(registrationID: registrationID, chat: chat) {
             state in
             let decision = ChatCoalescer.message(
                 &state, registrationID: registrationID, chat: chat, notice: held,
@@ -162,22 +173,25 @@ extension PushService {
 
     /// A message its policy keeps back, as it arrives or as its window ends: in quiet hours that ask for
     /// it, a wake goes instead; otherwise nothing does.
-    func withhold(_ verdict: PolicyDecision.Verdict, registration: Registration, account: String, at: Timestamp)
-        async throws -> [OutgoingPush]
-    {
+    func withhold(
+        _ verdict: PolicyDecision.Verdict, registration: Registration, account: String, at: Timestamp,
+        in transaction: any PushTransaction
+    ) throws -> [OutgoingPush] {
         guard verdict == .wakeInstead else {
             statistics.count(.droppedByPolicy)
             return []
         }
         statistics.count(.quietHoursWake)
-        return try await wake(registration, account: account, at: at)
+        return try wake(registration, account: account, at: at, in: transaction)
     }
 
     /// A wake, at most one per registration per `wakeIntervalSeconds`. The store decides, not the
     /// registration read at the start of the publish: another publish may have woken it since.
-    func wake(_ registration: Registration, account: String, at: Timestamp) async throws -> [OutgoingPush] {
+    func wake(_ registration: Registration, account: String, at: Timestamp, in transaction: any PushTransaction)
+        throws -> [OutgoingPush]
+    {
         guard
-            try await store.recordWake(
+            try transaction.recordWake(
                 registrationID: registration.id, at: at,
                 unlessSince: at - Timestamp(settings.wakeIntervalSeconds) * 1000)
         else {

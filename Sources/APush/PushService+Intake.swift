@@ -31,50 +31,81 @@ extension PushService {
         if let error = answer.error { throw error }
     }
 
-    /// Finds the registration the publish is for (made or refreshed from its publish-options), or answers
-    /// for a removed or unknown one; then applies its event and delivers what is due now.
+    /// Takes the publish in one store transaction (its registration, made or refreshed from its
+    /// publish-options, or the answer for a removed or unknown one; then its event, and every push it
+    /// calls for put in the outbox), then delivers what is due now.
     private func handle(_ publish: IncomingPublish, upstream: Upstream) async throws -> ServerAnswer {
         let at = now()
         let classified = EventClassifier.classify(publish.notification)
+        let freshCollapseKey = CollapseKey.random().bytes
+        let intake = try await store.transaction { transaction in
+            try self.take(publish, classified, at: at, freshCollapseKey: freshCollapseKey, in: transaction)
+        }
+        switch intake {
+        case .answered(let answer):
+            return answer
+        case .pushes(let pushes, let registration):
+            var answer = ServerAnswer.accepted
+            for push in pushes {
+                let outcome = await deliver(push, to: registration, via: upstream, at: at)
+                if outcome == .deadToken { answer = .gone }
+                if case .retry(let reason) = outcome, answer == .accepted { answer = reason.serverAnswer }
+            }
+            return answer
+        }
+    }
+
+    /// What a publish's transaction decided: an answer at once, or pushes to deliver (each in the outbox
+    /// unless the store had no room for it).
+    private enum Intake: Sendable {
+        case answered(ServerAnswer)
+        case pushes([OutgoingPush], for: Registration)
+    }
+
+    private func take(
+        _ publish: IncomingPublish, _ classified: ClassifiedPublish, at: Timestamp, freshCollapseKey: [UInt8],
+        in transaction: any PushTransaction
+    ) throws -> Intake {
         let registration: Registration
         if let options = publish.options {
             guard
-                let registered = try await store.registerUnlessBuried(
+                let registered = try transaction.registerUnlessBuried(
                     options.request(domain: publish.domain, token: publish.token, account: classified.account),
-                    freshCollapseKey: CollapseKey.random().bytes, now: at, buriedSince: at - Self.day)
+                    freshCollapseKey: freshCollapseKey, now: at, buriedSince: at - Self.day)
             else {
                 statistics.count(.tombstoneAnswer)
-                return .gone
+                return .answered(.gone)
             }
             registration = registered
-        } else if let stored = try await store.registration(
-            domain: publish.domain, token: publish.token,
-            account: classified.account)
+        } else if let stored = try transaction.registration(
+            domain: publish.domain, token: publish.token, account: classified.account)
         {
             registration = stored
-        } else if try await store.isBuried(
-            token: publish.token, pushModule: nil, account: classified.account,
-            since: at - Self.day)
+        } else if try transaction.isBuried(
+            token: publish.token, pushModule: nil, account: classified.account, since: at - Self.day)
         {
             statistics.count(.tombstoneAnswer)
-            return .gone
+            return .answered(.gone)
         } else {
-            return try await answerUnknownNode(at: at, token: publish.token)
+            return .answered(try answerUnknownNode(at: at, token: publish.token, in: transaction))
         }
-        let pushes = try await apply(classified, to: registration, at: at)
-        var answer = ServerAnswer.accepted
-        for push in pushes {
-            let outcome = await deliver(push, to: registration, via: upstream, at: at)
-            if outcome == .deadToken { answer = .gone }
-            if case .retry(let reason) = outcome, answer == .accepted { answer = reason.serverAnswer }
+        let pushes = try apply(classified, to: registration, at: at, in: transaction).map { push in
+            var push = push
+            if push.stored == nil {
+                push.stored = try transaction.enqueueRetry(
+                    outboxItem(push, registrationID: registration.id, at: at, dueAt: at + leaseMilliseconds))
+            }
+            return push
         }
-        return answer
+        return .pushes(pushes, for: registration)
     }
 
     /// An unknown node is answered `cancel` so the server drops it, but only a few times an hour.
-    private func answerUnknownNode(at: Timestamp, token: String) async throws -> ServerAnswer {
+    private func answerUnknownNode(at: Timestamp, token: String, in transaction: any PushTransaction) throws
+        -> ServerAnswer
+    {
         guard
-            try await store.recordUnknownNodeAnswer(
+            try transaction.recordUnknownNodeAnswer(
                 at: at, since: at - 3_600_000,
                 limit: settings.unknownNodeCancelsPerHour)
         else {

@@ -7,10 +7,16 @@ extension PushService {
     /// Kept in memory once resolved (decoding it cost more than a store round trip, on every event);
     /// every change goes through `setPolicy`, which forgets them all.
     func policy(for account: String?) async throws -> PushPolicy {
+        if let known = policies.withLock({ $0.policy(for: account ?? "") }) { return known }
+        return try await store.transaction { try self.policy(for: account, in: $0) }
+    }
+
+    /// `policy(for:)` within a transaction, as a publish resolves it.
+    func policy(for account: String?, in transaction: any PushTransaction) throws -> PushPolicy {
         let key = account ?? ""
         let (known, generation) = policies.withLock { ($0.policy(for: key), $0.generation) }
         if let known { return known }
-        let resolved = try await resolvePolicy(for: account)
+        let resolved = try resolvePolicy(for: account, in: transaction)
         policies.withLock { $0.store(resolved, for: key, resolvedAt: generation) }
         return resolved
     }
@@ -21,12 +27,12 @@ extension PushService {
         policies.withLock { $0.invalidate() }
     }
 
-    private func resolvePolicy(for account: String?) async throws -> PushPolicy {
+    private func resolvePolicy(for account: String?, in transaction: any PushTransaction) throws -> PushPolicy {
         var document = try Self.dictionary(settings.defaults.json)
-        if let stored = try await store.policy(account: nil) {
+        if let stored = try transaction.policy(account: nil) {
             document.merge(try Self.dictionary(stored)) { $1 }
         }
-        if let account, let own = try await store.policy(account: account) {
+        if let account, let own = try transaction.policy(account: account) {
             document.merge(try Self.dictionary(own)) { $1 }
         }
         let data = try JSONSerialization.data(withJSONObject: document)

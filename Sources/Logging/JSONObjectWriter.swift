@@ -26,6 +26,10 @@ public struct JSONObjectWriter {
 
     /// RFC 8259 string escaping: quotes, backslash and control characters.
     public static func quoted(_ text: String) -> String {
+        // Most values (JIDs, ids, kinds) need no escape: one scan of the bytes, one copy.
+        if !text.utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
+            return "\"" + text + "\""
+        }
         var result = "\""
         for scalar in text.unicodeScalars {
             switch scalar {

@@ -1,49 +1,40 @@
 import SQLite
 
 /// Pushed calls that may still be retracted (then a missed-call push goes out).
-extension SQLitePushStore {
-    public func rememberCall(_ call: PendingCall) async throws {
-        let limit = limits.callsPerRegistration
-        try await run { database in
-            try database.transaction { database in
-                try database.execute(
-                    """
-                    INSERT OR REPLACE INTO calls (registration_id, sid, chat, caller, media, at) VALUES (?, ?, ?, ?, ?, ?)
-                    """,
-                    [
-                        .integer(call.registrationID), .text(call.sid), .text(call.chat), .text(call.caller),
-                        .text(call.media.joined(separator: " ")), .integer(call.at),
-                    ])
-                try database.execute(
-                    """
-                    DELETE FROM calls WHERE rowid IN (SELECT rowid FROM calls WHERE registration_id = ?
-                        ORDER BY at DESC, rowid DESC LIMIT -1 OFFSET ?)
-                    """, [.integer(call.registrationID), .integer(Int64(limit))])
-            }
-        }
+extension SQLitePushTransaction {
+    func rememberCall(_ call: PendingCall) throws {
+        try database.execute(
+            """
+            INSERT OR REPLACE INTO calls (registration_id, sid, chat, caller, media, at) VALUES (?, ?, ?, ?, ?, ?)
+            """,
+            [
+                .integer(call.registrationID), .text(call.sid), .text(call.chat), .text(call.caller),
+                .text(call.media.joined(separator: " ")), .integer(call.at),
+            ])
+        try database.execute(
+            """
+            DELETE FROM calls WHERE rowid IN (SELECT rowid FROM calls WHERE registration_id = ?
+                ORDER BY at DESC, rowid DESC LIMIT -1 OFFSET ?)
+            """, [.integer(call.registrationID), .integer(Int64(limits.callsPerRegistration))])
     }
 
-    public func takeCall(registrationID: Int64, sid: String, chat: String?) async throws -> PendingCall? {
-        try await run { database in
-            try database.transaction { database in
-                guard
-                    let row = try database.query(
-                        "SELECT * FROM calls WHERE registration_id = ? AND sid = ? AND (? IS NULL OR chat = ?)",
-                        [
-                            .integer(registrationID), .text(sid), chat.map(SQLValue.text) ?? .null,
-                            chat.map(SQLValue.text) ?? .null,
-                        ]
-                    ).first
-                else { return nil }
-                try database.execute(
-                    "DELETE FROM calls WHERE registration_id = ? AND sid = ?",
-                    [.integer(registrationID), .text(sid)])
-                return PendingCall(
-                    registrationID: registrationID, sid: sid, chat: try row.decode("chat", \.stringValue),
-                    caller: try row.decode("caller", \.stringValue),
-                    media: try row.decode("media", \.stringValue).split(separator: " ").map(String.init),
-                    at: try row.decode("at", \.int64Value))
-            }
-        }
+    func takeCall(registrationID: Int64, sid: String, chat: String?) throws -> PendingCall? {
+        guard
+            let row = try database.query(
+                "SELECT * FROM calls WHERE registration_id = ? AND sid = ? AND (? IS NULL OR chat = ?)",
+                [
+                    .integer(registrationID), .text(sid), chat.map(SQLValue.text) ?? .null,
+                    chat.map(SQLValue.text) ?? .null,
+                ]
+            ).first
+        else { return nil }
+        try database.execute(
+            "DELETE FROM calls WHERE registration_id = ? AND sid = ?",
+            [.integer(registrationID), .text(sid)])
+        return PendingCall(
+            registrationID: registrationID, sid: sid, chat: try row.decode("chat", \.stringValue),
+            caller: try row.decode("caller", \.stringValue),
+            media: try row.decode("media", \.stringValue).split(separator: " ").map(String.init),
+            at: try row.decode("at", \.int64Value))
     }
 }

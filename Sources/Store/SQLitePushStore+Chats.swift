@@ -3,17 +3,6 @@ import SQLite
 
 /// Chats and their coalescing windows: one row per (registration, chat), changed atomically.
 extension SQLitePushStore {
-    public func updateChat<Result: Sendable>(
-        registrationID: Int64, chat: String, _ change: @escaping @Sendable (inout ChatState?) -> Result
-    ) async throws -> Result {
-        let limit = limits.chatsPerRegistration
-        return try await run { database in
-            try database.transaction { database in
-                try Self.updateChat(registrationID: registrationID, chat: chat, limit: limit, in: database, change)
-            }
-        }
-    }
-
     /// `updateChat` inside a transaction the caller holds. A new chat past the registration's limit
     /// first forgets its quietest chats; if every one is busy, the new chat is not kept (its message is
     /// still pushed by the caller, just not held or counted).
@@ -121,5 +110,14 @@ extension SQLitePushStore {
             windowMilliseconds: try row.decode("window_ms", \.int64Value), held: held,
             noticedSinceRead: try row.decode("noticed_since_read", \.boolValue),
             lastReadPushAt: try row.decodeIfPresent("last_read_push_at", \.int64Value))
+    }
+}
+
+extension SQLitePushTransaction {
+    func updateChat<Result>(registrationID: Int64, chat: String, _ change: (inout ChatState?) -> Result) throws
+        -> Result
+    {
+        try SQLitePushStore.updateChat(
+            registrationID: registrationID, chat: chat, limit: limits.chatsPerRegistration, in: database, change)
     }
 }

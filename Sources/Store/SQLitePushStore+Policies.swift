@@ -2,14 +2,6 @@ import SQLite
 
 /// Policies: one JSON document per account, and the defaults under the empty account name.
 extension SQLitePushStore {
-    /// The defaults are stored under the empty account name.
-    public func policy(account: String?) async throws -> String? {
-        try await run { database in
-            try database.query("SELECT document FROM policies WHERE account = ?", [.text(account ?? "")]).first?
-                .decode("document", \.stringValue)
-        }
-    }
-
     public func setPolicy(account: String?, json: String?) async throws {
         try await run { database in
             if let json {
@@ -20,5 +12,13 @@ extension SQLitePushStore {
                 try database.execute("DELETE FROM policies WHERE account = ?", [.text(account ?? "")])
             }
         }
+    }
+}
+
+extension SQLitePushTransaction {
+    /// The defaults are stored under the empty account name.
+    func policy(account: String?) throws -> String? {
+        try database.query("SELECT document FROM policies WHERE account = ?", [.text(account ?? "")]).first?
+            .decode("document", \.stringValue)
     }
 }

@@ -14,33 +14,12 @@ extension SQLitePushStore {
         }
     }
 
-    public func registerUnlessBuried(
-        _ request: RegistrationRequest, freshCollapseKey: [UInt8], now: Timestamp,
-        buriedSince: Timestamp
-    ) async throws -> Registration? {
-        let limits = limits
-        return try await run { database in
-            try database.transaction { database in
-                guard
-                    !(try Self.isBuried(
-                        token: request.token, pushModule: request.pushModule,
-                        account: Self.account(of: request), since: buriedSince, in: database))
-                else {
-                    return nil
-                }
-                return try Self.register(
-                    request, freshCollapseKey: freshCollapseKey, now: now, limits: limits,
-                    in: database)
-            }
-        }
-    }
-
     /// The request's account; an empty name is none.
-    private static func account(of request: RegistrationRequest) -> String? {
+    static func account(of request: RegistrationRequest) -> String? {
         request.account.flatMap { $0.isEmpty ? nil : $0 }
     }
 
-    private static func register(
+    static func register(
         _ request: RegistrationRequest, freshCollapseKey: [UInt8], now: Timestamp,
         limits: StoreLimits, in database: Database
     ) throws -> Registration {
@@ -115,16 +94,10 @@ extension SQLitePushStore {
             """, [.text(account), .integer(excess)])
     }
 
-    public func registration(domain: String, token: String, account: String?) async throws -> Registration? {
-        try await run { database in
-            try Self.registration(domain: domain, token: token, account: account, deviceKey: nil, in: database)
-        }
-    }
-
-    /// The choice documented on `PushStore.registration(domain:token:account:)`, in one ORDER BY. A
+    /// The choice documented on `PushTransaction.registration(domain:token:account:)`, in one ORDER BY. A
     /// stock publish's options carry a device key: among several accounts, the one with that key is the
     /// one it speaks for.
-    private static func registration(
+    static func registration(
         domain: String, token: String, account: String?, deviceKey: [UInt8]?,
         in database: Database
     ) throws -> Registration? {
@@ -243,17 +216,6 @@ extension SQLitePushStore {
         }
     }
 
-    public func recordWake(registrationID: Int64, at: Timestamp, unlessSince since: Timestamp) async throws -> Bool {
-        try await run { database in
-            try database.execute(
-                """
-                UPDATE registrations SET last_wake_at = ?
-                WHERE id = ? AND (last_wake_at IS NULL OR last_wake_at <= ?)
-                """, [.integer(at), .integer(registrationID), .integer(since)])
-            return database.changes > 0
-        }
-    }
-
     private static func registration(_ row: Row) throws -> Registration {
         guard let calls = CallsMode(rawValue: try row.decode("calls", \.stringValue)) else {
             throw row.unknownValue("calls")
@@ -272,5 +234,35 @@ extension SQLitePushStore {
             lastWakeAt: try row.decodeIfPresent("last_wake_at", \.int64Value),
             pushCount: try row.decode("push_count", \.int64Value),
             errorCount: try row.decode("error_count", \.int64Value))
+    }
+}
+
+extension SQLitePushTransaction {
+    func registerUnlessBuried(
+        _ request: RegistrationRequest, freshCollapseKey: [UInt8], now: Timestamp,
+        buriedSince: Timestamp
+    ) throws -> Registration? {
+        guard
+            !(try isBuried(
+                token: request.token, pushModule: request.pushModule,
+                account: SQLitePushStore.account(of: request), since: buriedSince))
+        else {
+            return nil
+        }
+        return try SQLitePushStore.register(
+            request, freshCollapseKey: freshCollapseKey, now: now, limits: limits, in: database)
+    }
+
+    func registration(domain: String, token: String, account: String?) throws -> Registration? {
+        try SQLitePushStore.registration(domain: domain, token: token, account: account, deviceKey: nil, in: database)
+    }
+
+    func recordWake(registrationID: Int64, at: Timestamp, unlessSince since: Timestamp) throws -> Bool {
+        try database.execute(
+            """
+            UPDATE registrations SET last_wake_at = ?
+            WHERE id = ? AND (last_wake_at IS NULL OR last_wake_at <= ?)
+            """, [.integer(at), .integer(registrationID), .integer(since)])
+        return database.changes > 0
     }
 }

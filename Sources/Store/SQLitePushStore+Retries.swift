@@ -4,16 +4,9 @@ import SQLite
 /// is recorded, and claimed (leased) while in flight.
 extension SQLitePushStore {
     @discardableResult
-    public func enqueueRetry(_ item: RetryItem) async throws -> Int64? {
-        let limits = limits
-        return try await run { database in
-            try database.transaction { database in try Self.insert(item, limits: limits, in: database) }
-        }
-    }
-
     /// Inserts a retry, or returns nil when the registration's or the store's cap of retries is reached.
     /// Every insert goes through here, the outbox's included, so no path passes the caps.
-    private static func insert(_ item: RetryItem, limits: StoreLimits, in database: Database) throws -> Int64? {
+    static func insert(_ item: RetryItem, limits: StoreLimits, in database: Database) throws -> Int64? {
         let queued = try database.queryOne(
             "SELECT count(*) AS n FROM retries WHERE registration_id = ?",
             [.integer(item.registrationID)]
@@ -60,28 +53,6 @@ extension SQLitePushStore {
             collapseChat: try row.decodeIfPresent("collapse_chat", \.stringValue),
             attempts: Int(try row.decode("attempts", \.int64Value)),
             nextAt: try row.decode("next_at", \.int64Value), deadline: try row.decode("deadline", \.int64Value))
-    }
-
-    public func updateChatAndEnqueue<Result: Sendable>(
-        registrationID: Int64, chat: String, _ change: @escaping @Sendable (inout ChatState?) -> (Result, RetryItem?)
-    ) async throws -> (Result, RetryItem?) {
-        let limits = limits
-        return try await run { database in
-            try database.transaction { database in
-                var (result, item) = try Self.updateChat(
-                    registrationID: registrationID, chat: chat,
-                    limit: limits.chatsPerRegistration, in: database, change)
-                // Past the cap of retries the push is not kept: the caller learns it from a nil item.
-                if let stored = item {
-                    item = try Self.insert(stored, limits: limits, in: database).map { id in
-                        var kept = stored
-                        kept.id = id
-                        return kept
-                    }
-                }
-                return (result, item)
-            }
-        }
     }
 
     public func recordPush(registrationID: Int64, at: Timestamp, error: String?, removingRetry retryID: Int64)
@@ -139,6 +110,16 @@ extension SQLitePushStore {
                 }
                 return counts
             }
+        }
+    }
+}
+
+extension SQLitePushTransaction {
+    func enqueueRetry(_ item: RetryItem) throws -> RetryItem? {
+        try SQLitePushStore.insert(item, limits: limits, in: database).map { id in
+            var kept = item
+            kept.id = id
+            return kept
         }
     }
 }

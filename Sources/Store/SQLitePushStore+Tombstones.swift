@@ -17,35 +17,26 @@ extension SQLitePushStore {
             """, [.text(token), .text(pushModule), .text(scope), .integer(at)])
     }
 
-    public func isBuried(token: String, pushModule: String?, account: String?, since: Timestamp) async throws
-        -> Bool
-    {
-        try await run { database in
-            try Self.isBuried(token: token, pushModule: pushModule, account: account, since: since, in: database)
-        }
-    }
-
-    static func isBuried(
-        token: String, pushModule: String?, account: String?, since: Timestamp,
-        in database: Database
-    ) throws -> Bool {
-        !(try database.query(
-            """
-            SELECT 1 FROM tombstones WHERE token = ?1 AND (?2 IS NULL OR push_module = ?2)
-                AND scope IN (?3, ?4) AND buried_at >= ?5 LIMIT 1
-            """,
-            [
-                .text(token), optional(pushModule), .text(everyAccountScope),
-                .text(account ?? accountlessScope), .integer(since),
-            ]
-        ).isEmpty)
-    }
-
     public func exhume(token: String, pushModule: String, account: String) async throws {
         try await run { database in
             try database.execute(
                 "DELETE FROM tombstones WHERE token = ? AND push_module = ? AND scope IN (?, ?)",
                 [.text(token), .text(pushModule), .text(Self.everyAccountScope), .text(account)])
         }
+    }
+}
+
+extension SQLitePushTransaction {
+    func isBuried(token: String, pushModule: String?, account: String?, since: Timestamp) throws -> Bool {
+        !(try database.query(
+            """
+            SELECT 1 FROM tombstones WHERE token = ?1 AND (?2 IS NULL OR push_module = ?2)
+                AND scope IN (?3, ?4) AND buried_at >= ?5 LIMIT 1
+            """,
+            [
+                .text(token), SQLitePushStore.optional(pushModule), .text(SQLitePushStore.everyAccountScope),
+                .text(account ?? SQLitePushStore.accountlessScope), .integer(since),
+            ]
+        ).isEmpty)
     }
 }

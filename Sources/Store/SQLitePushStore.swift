@@ -114,7 +114,25 @@ public final class SQLitePushStore: PushStore {
         }
     }
 
+    public func transaction<T: Sendable>(_ body: @escaping @Sendable (any PushTransaction) throws -> T) async throws
+        -> T
+    {
+        let limits = limits
+        return try await run { database in
+            try database.transaction { database in
+                try body(SQLitePushTransaction(database: database, limits: limits))
+            }
+        }
+    }
+
     /// A value or NULL.
     static func optional(_ text: String?) -> SQLValue { text.map(SQLValue.text) ?? .null }
     static func optional(_ number: Int64?) -> SQLValue { number.map(SQLValue.integer) ?? .null }
+}
+
+/// The steps of a publish on the store's connection, inside the transaction `SQLitePushStore.transaction`
+/// holds; each is in the SQLitePushStore+<Concern>.swift file of its concern.
+struct SQLitePushTransaction: PushTransaction {
+    let database: Database
+    let limits: StoreLimits
 }

@@ -184,6 +184,7 @@ extension Query {
 
     /// Every result, in document order.
     public func evaluate(on root: Element) -> [QueryValue] {
+        guard steps.contains(.parent) else { return evaluateDescending(on: root) }
         var matches = [Match(chain: [root], indices: [])]
         for (position, step) in steps.enumerated() {
             switch step {
@@ -206,6 +207,26 @@ extension Query {
             }
         }
         return matches.flatMap { extract(from: $0.element) }
+    }
+
+    /// `evaluate` for a path that never goes up (most of them): no chains to keep, no child arrays made.
+    private func evaluateDescending(on root: Element) -> [QueryValue] {
+        var matches = [root]
+        for (position, step) in steps.enumerated() {
+            guard case .select(let selector) = step else { continue }
+            if position == 0 && isRooted {
+                matches = matches.filter { selector.matches($0, parent: nil) }
+                continue
+            }
+            var next: [Element] = []
+            for parent in matches {
+                for case .element(let child) in parent.children where selector.matches(child, parent: parent) {
+                    next.append(child)
+                }
+            }
+            matches = next
+        }
+        return matches.flatMap(extract)
     }
 
     private func extract(from element: Element) -> [QueryValue] {

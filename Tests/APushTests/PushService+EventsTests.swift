@@ -208,8 +208,9 @@ extension PushServiceTests {
             // Both publishes read the registration before either recorded its wake.
             let snapshot = try #require(try await harness.store.registration(domain: "localhost", token: "tok123"))
             let wake = ClassifiedPublish(account: "alice@localhost", event: .wake)
-            let first = try await harness.service.apply(wake, to: snapshot, at: harness.clock.now)
-            let second = try await harness.service.apply(wake, to: snapshot, at: harness.clock.now)
+            let (service, at) = (harness.service, harness.clock.now)
+            let first = try await harness.store.transaction { try service.apply(wake, to: snapshot, at: at, in: $0) }
+            let second = try await harness.store.transaction { try service.apply(wake, to: snapshot, at: at, in: $0) }
             #expect(first.map(\.kind) == [.wake])
             #expect(second.isEmpty)
         }

@@ -1,0 +1,44 @@
+import Testing
+
+@testable import Store
+
+@Suite struct PushTransactionTests {
+    private struct Abort: Error {}
+
+    @Test(arguments: StoreKind.allCases)
+    func stepsInOneTransactionSeeEachOther(kind: StoreKind) async throws {
+        try await withStore(kind) { store in
+            let id = try await registered(store).id
+            let (first, again) = try await store.transaction { transaction in
+                (
+                    try transaction.firstSighting(registrationID: id, key: "k", at: 1_000, since: 0),
+                    try transaction.firstSighting(registrationID: id, key: "k", at: 1_000, since: 0)
+                )
+            }
+            #expect(first && !again)
+        }
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func aThrowRollsBackEveryStep(kind: StoreKind) async throws {
+        try await withStore(kind) { store in
+            let id = try await registered(store).id
+            await #expect(throws: Abort.self) {
+                try await store.transaction { transaction in
+                    _ = try transaction.firstSighting(registrationID: id, key: "k", at: 1_000, since: 0)
+                    _ = try transaction.updateChatAndEnqueue(registrationID: id, chat: "bob@example.org") { state in
+                        state = ChatState(registrationID: id, chat: "bob@example.org", count: 1)
+                        let item = RetryItem(
+                            registrationID: id, summary: "{}", kind: "message", collapseChat: "bob@example.org",
+                            attempts: 0, nextAt: 1_000, deadline: 60_000)
+                        return ((), item)
+                    }
+                    throw Abort()
+                }
+            }
+            #expect(try await store.firstSighting(registrationID: id, key: "k", at: 2_000, since: 0))
+            #expect(try await store.chats(registrationID: id).isEmpty)
+            #expect(try await store.nextRetry() == nil)
+        }
+    }
+}
