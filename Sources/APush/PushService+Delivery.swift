@@ -93,7 +93,7 @@ extension PushService {
         switch outcome {
         case .accepted:
             statistics.count(.push(kind, .accepted))
-            try await recordAnswered(registration, at: at, error: nil, item: stored)
+            recordAnswered(registration, at: at, error: nil, item: stored)
         case .deadToken:
             statistics.count(.push(kind, .deadToken))
             logger.notice("the App Server says token \(token) (\(registration.pushModule)) is dead: removing it")
@@ -102,7 +102,7 @@ extension PushService {
         case .rejected(let reason):
             statistics.count(.push(kind, .rejected))
             logger.warning("the App Server rejected a push for \(token): \(reason)")
-            try await recordAnswered(registration, at: at, error: reason, item: stored)
+            recordAnswered(registration, at: at, error: reason, item: stored)
         case .retry(let reason):
             if case .refused(let condition) = reason { countRefusal(condition, kind: kind, at: at) }
             try await store.recordPush(registrationID: registration.id, at: at, error: reason.description)
@@ -132,15 +132,14 @@ extension PushService {
         }
     }
 
-    /// Records a push's final outcome and forgets its stored item, in one transaction.
-    private func recordAnswered(_ registration: Registration, at: Timestamp, error: String?, item: RetryItem?)
-        async throws
-    {
-        if let item {
-            try await store.recordPush(registrationID: registration.id, at: at, error: error, removingRetry: item.id)
-        } else {
-            try await store.recordPush(registrationID: registration.id, at: at, error: error)
-        }
+    /// Records a push's final outcome and forgets its stored item, in one transaction that the answer to
+    /// the server does not wait for: it changes nothing that answer says, and every later store call
+    /// runs after it. Should the process die first, the item is sent again when its lease ends.
+    private func recordAnswered(_ registration: Registration, at: Timestamp, error: String?, item: RetryItem?) {
+        let (registrationID, logger) = (registration.id, logger)
+        store.transactionInBackground(
+            { try $0.recordPush(registrationID: registrationID, at: at, error: error, removingRetry: item?.id) },
+            failed: { logger.error("cannot record the outcome of a push: \($0)") })
     }
 
     /// The App Server refused a push for a reason of its own (§3.1): every registration stays, and the

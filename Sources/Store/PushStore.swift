@@ -11,6 +11,12 @@ public protocol PushStore: Sendable {
     /// Runs `body` in one transaction on the store's own thread (see `PushTransaction`, whose steps are
     /// also offered here one transaction each). Commits if `body` returns; a throw rolls it all back.
     func transaction<T: Sendable>(_ body: @escaping @Sendable (any PushTransaction) throws -> T) async throws -> T
+    /// Runs `body` in a transaction of its own after every one already asked for, without waiting for
+    /// it: for a write nobody awaits (a push's answer, recorded while the server has its own). Any
+    /// transaction asked for later runs after it. A failure goes to `failed`.
+    func transactionInBackground(
+        _ body: @escaping @Sendable (any PushTransaction) throws -> Void,
+        failed: @escaping @Sendable (any Error) -> Void)
 
     // MARK: Registrations
 
@@ -36,8 +42,6 @@ public protocol PushStore: Sendable {
     /// account's, every domain's) and buries it for all, in one transaction; returns how many it removed.
     @discardableResult
     func buryDeadToken(_ token: String, pushModule: String, at: Timestamp) async throws -> Int
-    /// Records a push attempt's outcome: nil for success, else a short condition such as `wait/timeout`.
-    func recordPush(registrationID: Int64, at: Timestamp, error: String?) async throws
 
     // MARK: Tombstones
 
@@ -61,8 +65,6 @@ public protocol PushStore: Sendable {
 
     // MARK: Outbox: every push is kept here (as a retry item) from before it is sent until its answer
 
-    /// `recordPush`, and in the same transaction deletes the push's stored item: its answer is in.
-    func recordPush(registrationID: Int64, at: Timestamp, error: String?, removingRetry retryID: Int64) async throws
     /// Takes up to `limit` due items whose deadline has not passed, calls first, then the longest due,
     /// and leases each until `leaseUntil` (its next time moves there), atomically: no other turn or
     /// instance sends it while it is in flight, and it comes due again if its sender dies.

@@ -17,6 +17,9 @@ public protocol PushTransaction {
     /// cannot tell accounts apart): the one with no account, else the only one, else the one enabled or
     /// changed last.
     func registration(domain: String, token: String, account: String?) throws -> Registration?
+    /// Records a push attempt's outcome: nil for success, else a short condition such as `wait/timeout`;
+    /// with `removingRetry`, deletes the push's stored item too: its answer is in.
+    func recordPush(registrationID: Int64, at: Timestamp, error: String?, removingRetry retryID: Int64?) throws
     /// Records a wake at `at`, for the rate limit, unless one was recorded after `since`; returns
     /// whether it did.
     func recordWake(registrationID: Int64, at: Timestamp, unlessSince since: Timestamp) throws -> Bool
@@ -81,6 +84,14 @@ extension PushStore {
 
     public func registration(domain: String, token: String, account: String?) async throws -> Registration? {
         try await transaction { try $0.registration(domain: domain, token: token, account: account) }
+    }
+
+    public func recordPush(registrationID: Int64, at: Timestamp, error: String?, removingRetry retryID: Int64? = nil)
+        async throws
+    {
+        try await transaction {
+            try $0.recordPush(registrationID: registrationID, at: at, error: error, removingRetry: retryID)
+        }
     }
 
     public func recordWake(registrationID: Int64, at: Timestamp, unlessSince since: Timestamp) async throws -> Bool {

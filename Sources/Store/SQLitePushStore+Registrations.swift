@@ -195,12 +195,6 @@ extension SQLitePushStore {
         }
     }
 
-    public func recordPush(registrationID: Int64, at: Timestamp, error: String?) async throws {
-        try await run { database in
-            try Self.recordPush(registrationID: registrationID, at: at, error: error, in: database)
-        }
-    }
-
     static func recordPush(registrationID: Int64, at: Timestamp, error: String?, in database: Database) throws {
         if let error {
             try database.execute(
@@ -255,6 +249,13 @@ extension SQLitePushTransaction {
 
     func registration(domain: String, token: String, account: String?) throws -> Registration? {
         try SQLitePushStore.registration(domain: domain, token: token, account: account, deviceKey: nil, in: database)
+    }
+
+    func recordPush(registrationID: Int64, at: Timestamp, error: String?, removingRetry retryID: Int64?) throws {
+        try SQLitePushStore.recordPush(registrationID: registrationID, at: at, error: error, in: database)
+        if let retryID {
+            try database.execute("DELETE FROM retries WHERE id = ?", [.integer(retryID)])
+        }
     }
 
     func recordWake(registrationID: Int64, at: Timestamp, unlessSince since: Timestamp) throws -> Bool {

@@ -55,17 +55,6 @@ extension SQLitePushStore {
             nextAt: try row.decode("next_at", \.int64Value), deadline: try row.decode("deadline", \.int64Value))
     }
 
-    public func recordPush(registrationID: Int64, at: Timestamp, error: String?, removingRetry retryID: Int64)
-        async throws
-    {
-        try await run { database in
-            try database.transaction { database in
-                try Self.recordPush(registrationID: registrationID, at: at, error: error, in: database)
-                try database.execute("DELETE FROM retries WHERE id = ?", [.integer(retryID)])
-            }
-        }
-    }
-
     public func claimDueRetries(at now: Timestamp, limit: Int, leaseUntil: Timestamp) async throws -> [RetryItem] {
         try await run { database in
             try database.transaction { database in

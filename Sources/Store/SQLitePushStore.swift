@@ -78,18 +78,27 @@ public final class SQLitePushStore: PushStore {
     /// rolled back, so the next call starts clean.
     func run<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
-            queue.async {
-                continuation.resume(
-                    with: Result {
-                        let database = try self.openedDatabase()
-                        do {
-                            return try body(database)
-                        } catch {
-                            database.rollBackIfOpen()
-                            throw error
-                        }
-                    })
-            }
+            queue.async { continuation.resume(with: Result { try self.runHere(body) }) }
+        }
+    }
+
+    /// `run` without waiting: a failure goes to `failed`.
+    func runInBackground(
+        _ body: @escaping @Sendable (Database) throws -> Void, failed: @escaping @Sendable (any Error) -> Void
+    ) {
+        queue.async {
+            do { try self.runHere(body) } catch { failed(error) }
+        }
+    }
+
+    /// On `queue` only.
+    private func runHere<T>(_ body: (Database) throws -> T) throws -> T {
+        let database = try openedDatabase()
+        do {
+            return try body(database)
+        } catch {
+            database.rollBackIfOpen()
+            throw error
         }
     }
 
@@ -123,6 +132,19 @@ public final class SQLitePushStore: PushStore {
                 try body(SQLitePushTransaction(database: database, limits: limits))
             }
         }
+    }
+
+    public func transactionInBackground(
+        _ body: @escaping @Sendable (any PushTransaction) throws -> Void,
+        failed: @escaping @Sendable (any Error) -> Void
+    ) {
+        let limits = limits
+        runInBackground(
+            { database in
+                try database.transaction { database in
+                    try body(SQLitePushTransaction(database: database, limits: limits))
+                }
+            }, failed: failed)
     }
 
     /// A value or NULL.

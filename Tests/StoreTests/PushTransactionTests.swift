@@ -41,4 +41,29 @@ import Testing
             #expect(try await store.nextRetry() == nil)
         }
     }
+
+    @Test(arguments: StoreKind.allCases)
+    func aBackgroundTransactionRunsBeforeEveryLaterOne(kind: StoreKind) async throws {
+        try await withStore(kind) { store in
+            let id = try await registered(store).id
+            store.transactionInBackground(
+                { _ = try $0.firstSighting(registrationID: id, key: "k", at: 1_000, since: 0) },
+                failed: { Issue.record($0) })
+            #expect(try await !store.firstSighting(registrationID: id, key: "k", at: 2_000, since: 0))
+        }
+    }
+
+    @Test func aBackgroundTransactionsFailureIsReportedAndRolledBack() async throws {
+        let store = try SQLitePushStore(.memory)
+        let id = try await registered(store).id
+        let failure = await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+            store.transactionInBackground(
+                { transaction in
+                    _ = try transaction.firstSighting(registrationID: id, key: "k", at: 1_000, since: 0)
+                    throw Abort()
+                }, failed: { continuation.resume(returning: $0 is Abort) })
+        }
+        #expect(failure)
+        #expect(try await store.firstSighting(registrationID: id, key: "k", at: 2_000, since: 0))
+    }
 }
