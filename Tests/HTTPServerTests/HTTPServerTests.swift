@@ -1,7 +1,7 @@
 import Logging
-import Synchronization
 import Testing
 import XMPP
+import XMPPTesting
 
 @testable import HTTPServer
 
@@ -54,34 +54,10 @@ struct HTTPServerTests {
         await running.value
     }
 
-    /// Sends `bytes` and reads until the server closes (nil: not closed within `timeout`).
-    private static func exchange(_ bytes: [UInt8], port: UInt16, timeout: Duration = .seconds(10)) async throws
-        -> String?
-    {
-        let connection = try await TCPConnection.connect(host: "127.0.0.1", port: port)
-        defer { connection.close() }
-        if !bytes.isEmpty { try connection.send(bytes) }
-        return try await readToEnd(connection, timeout: timeout)
-    }
-
-    private static func readToEnd(_ connection: TCPConnection, timeout: Duration) async throws -> String? {
-        let timedOut = Mutex(false)
-        let timer = Task {
-            try await Task.sleep(for: timeout)
-            timedOut.withLock { $0 = true }
-            connection.close()
-        }
-        defer { timer.cancel() }
-        var received: [UInt8] = []
-        do {
-            for try await chunk in connection.incoming() { received += chunk }
-        } catch {}  // a reset after the server closed ends it too
-        return timedOut.withLock { $0 } ? nil : String(decoding: received, as: UTF8.self)
-    }
-
     @Test func aGetIsAnsweredAndClosed() async throws {
         try await Self.withServer { server in
-            let text = try await Self.exchange(Array("GET /health HTTP/1.1\r\nHost: a\r\n\r\n".utf8), port: server.port)
+            let text = try await HTTPTestClient.exchange(
+                Array("GET /health HTTP/1.1\r\nHost: a\r\n\r\n".utf8), port: server.port)
             #expect(text?.hasPrefix("HTTP/1.1 200 OK\r\n") == true)
             #expect(text?.hasSuffix("\r\n\r\nfine") == true)
         }
@@ -89,7 +65,7 @@ struct HTTPServerTests {
 
     @Test func aHeadHasNoBody() async throws {
         try await Self.withServer { server in
-            let text = try await Self.exchange(
+            let text = try await HTTPTestClient.exchange(
                 Array("HEAD /health HTTP/1.1\r\nHost: a\r\n\r\n".utf8), port: server.port)
             #expect(text?.contains("Content-Length: 4\r\n") == true)
             #expect(text?.hasSuffix("\r\n\r\n") == true)
@@ -98,7 +74,8 @@ struct HTTPServerTests {
 
     @Test func aMalformedRequestIsABadRequest() async throws {
         try await Self.withServer { server in
-            let text = try await Self.exchange(Array("GET /health HTTP/1.1\nHost: a\n\n".utf8), port: server.port)
+            let text = try await HTTPTestClient.exchange(
+                Array("GET /health HTTP/1.1\nHost: a\n\n".utf8), port: server.port)
             #expect(text?.hasPrefix("HTTP/1.1 400 Bad Request\r\n") == true)
         }
     }
@@ -106,7 +83,7 @@ struct HTTPServerTests {
     @Test func anOversizeHeadIsClosedUnanswered() async throws {
         try await Self.withServer { server in
             let head = "GET /health HTTP/1.1\r\nHost: a\r\nX: \(String(repeating: "v", count: 9000))\r\n\r\n"
-            let text = try await Self.exchange(Array(head.utf8), port: server.port)
+            let text = try await HTTPTestClient.exchange(Array(head.utf8), port: server.port)
             #expect(text == "")
         }
     }
@@ -116,7 +93,7 @@ struct HTTPServerTests {
         settings.requestTimeout = .milliseconds(300)
         try await Self.withServer(settings) { server in
             let started = ContinuousClock.now
-            let text = try await Self.exchange(Array("GET /health HTTP/1.1\r\n".utf8), port: server.port)
+            let text = try await HTTPTestClient.exchange(Array("GET /health HTTP/1.1\r\n".utf8), port: server.port)
             #expect(text == "")
             #expect(ContinuousClock.now - started < .seconds(5), "the server did not cut the slow peer off")
         }
@@ -133,11 +110,12 @@ struct HTTPServerTests {
             ]
             defer { for connection in idle { connection.close() } }
             try await Task.sleep(for: .milliseconds(200))
-            let text = try await Self.exchange(Array("GET /health HTTP/1.1\r\nHost: a\r\n\r\n".utf8), port: server.port)
+            let text = try await HTTPTestClient.exchange(
+                Array("GET /health HTTP/1.1\r\nHost: a\r\n\r\n".utf8), port: server.port)
             #expect(text == "")
             idle[0].close()
             try await Task.sleep(for: .milliseconds(200))
-            let again = try await Self.exchange(
+            let again = try await HTTPTestClient.exchange(
                 Array("GET /health HTTP/1.1\r\nHost: a\r\n\r\n".utf8), port: server.port)
             #expect(again?.hasPrefix("HTTP/1.1 200 OK") == true)
         }
@@ -152,7 +130,7 @@ struct HTTPServerTests {
         try await Task.sleep(for: .milliseconds(100))
         running.cancel()
         await running.value
-        #expect(try await Self.readToEnd(idle, timeout: .seconds(5)) == "")
+        #expect(await HTTPTestClient.readToEnd(idle, timeout: .seconds(5)) == "")
         await #expect(throws: (any Error).self) {
             try await TCPConnection.connect(host: "127.0.0.1", port: server.port)
         }
