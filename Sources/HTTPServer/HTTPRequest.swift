@@ -102,8 +102,9 @@ public struct HTTPRequest: Sendable, Equatable {
             && text[text.startIndex + 6] == UInt8(ascii: ".") && isDigit(text[text.startIndex + 7])
     }
 
-    /// `name ":" OWS value OWS`, the name a token with no space before the colon, the value without
-    /// control characters; a line folded onto the previous one (obs-fold) is refused (RFC 9112 §5.2).
+    /// `name ":" OWS value OWS`, the name a token with no space before the colon, the value visible
+    /// ASCII, spaces and tabs (obs-text, bytes over 0x7F, is refused: no page reads a value that needs
+    /// it); a line folded onto the previous one (obs-fold) is refused (RFC 9112 §5.2).
     private static func field(_ line: ArraySlice<UInt8>) throws(Refusal) -> (name: String, value: String) {
         guard let colon = line.firstIndex(of: UInt8(ascii: ":")) else { throw .status(.badRequest) }
         let name = line[..<colon]
@@ -111,7 +112,7 @@ public struct HTTPRequest: Sendable, Equatable {
         var value = line[(colon + 1)...]
         while let first = value.first, isBlank(first) { value = value.dropFirst() }
         while let last = value.last, isBlank(last) { value = value.dropLast() }
-        guard value.allSatisfy({ $0 == tab || ($0 >= 0x20 && $0 != 0x7F) }) else { throw .status(.badRequest) }
+        guard value.allSatisfy({ $0 == tab || ($0 >= 0x20 && $0 < 0x7F) }) else { throw .status(.badRequest) }
         return (String(decoding: name, as: UTF8.self).lowercased(), String(decoding: value, as: UTF8.self))
     }
 

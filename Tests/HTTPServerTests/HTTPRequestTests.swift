@@ -52,6 +52,7 @@ import Testing
         "GET /health HTTP/1.1\r\nHost a\r\n\r\n",  // no colon
         "GET /health HTTP/1.1\r\n: a\r\nHost: a\r\n\r\n",  // no name
         "GET /health HTTP/1.1\r\nHost: a\u{1}b\r\n\r\n",  // a control character
+        "GET /health HTTP/1.1\r\nHost: a\r\nX: caf\u{E9}\r\n\r\n",  // obs-text
         "GET /health http/1.1\r\nHost: a\r\n\r\n",
         "GET /health HTTP/1.1\r\nHost: a\r\n\n",
     ])
