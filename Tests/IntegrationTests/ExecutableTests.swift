@@ -84,14 +84,17 @@ struct ExecutableTests {
     /// An operations endpoint that cannot listen stops the start, naming the address.
     @Test func aTakenHTTPPortStopsTheStart() throws {
         let taken = try TCPListener(onAccept: { $0.close() })
-        defer { taken.close() }
+        let store = FileManager.default.temporaryDirectory.appendingPathComponent("apush-\(UUID()).sqlite")
+        defer {
+            taken.close()
+            for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: store.path + suffix) }
+        }
         let result = try run(
             ["run"],
             environment: [
                 "APUSH_COMPONENT_JID": "apush.localhost", "APUSH_COMPONENT_SECRET": "s",
                 "APUSH_DOMAINS": "localhost", "APUSH_APP_SERVER": "push.localhost",
-                "APUSH_STORE": FileManager.default.temporaryDirectory.appendingPathComponent("apush-\(UUID()).sqlite")
-                    .path,
+                "APUSH_STORE": store.path,
                 "APUSH_HTTP": "127.0.0.1:\(taken.port)",
             ])
         #expect(result.status == 70)
