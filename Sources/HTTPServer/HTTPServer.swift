@@ -22,8 +22,11 @@ public final class HTTPServer: Sendable {
     public struct Settings: Sendable {
         /// Connections served at once (each has a reader thread while it lasts).
         public var maxConnections = 16
-        /// From accept to the answer sent: a slower peer is cut off.
+        /// From accept to the whole request head: a slower peer is cut off unanswered.
         public var requestTimeout: Duration = .seconds(5)
+        /// From accept to the answer sent: a page that cannot be made (a store that hangs) or a peer
+        /// that does not read it still frees the connection.
+        public var answerTimeout: Duration = .seconds(30)
         public var limits = HTTPRequest.Limits()
 
         public init() {}
@@ -104,13 +107,11 @@ public final class HTTPServer: Sendable {
     }
 
     private func serve(_ connection: TCPConnection) async {
-        let timeout = settings.requestTimeout
-        let deadline = Task {
-            try? await Task.sleep(for: timeout)
-            connection.close()
-        }
+        let headDeadline = Self.close(connection, after: settings.requestTimeout)
+        let answerDeadline = Self.close(connection, after: settings.answerTimeout)
         defer {
-            deadline.cancel()
+            headDeadline.cancel()
+            answerDeadline.cancel()
             connection.close()
             connections.ended()
         }
@@ -118,6 +119,7 @@ public final class HTTPServer: Sendable {
         do {
             for try await chunk in connection.incoming(chunkSize: 4096) {
                 guard let outcome = reader.read(chunk) else { continue }
+                headDeadline.cancel()
                 switch outcome {
                 case .success(let request):
                     let response = await Self.answer(request, routes: routes)
@@ -133,6 +135,14 @@ public final class HTTPServer: Sendable {
             }
         } catch {
             logger.debug("an HTTP connection failed: \(error)")
+        }
+    }
+
+    /// Closes the connection when `timeout` has passed, unless cancelled first.
+    private static func close(_ connection: TCPConnection, after timeout: Duration) -> Task<Void, any Error> {
+        Task {
+            try await Task.sleep(for: timeout)
+            connection.close()
         }
     }
 
