@@ -82,7 +82,9 @@ public final class HTTPServer: Sendable {
         let connections = Connections(continuation: continuation)
         self.connections = connections
         let maxConnections = settings.maxConnections
-        listener = try TCPListener(host: host, port: port) { connections.admit($0, max: maxConnections) }
+        listener = try TCPListener(host: host, port: port, sendTimeoutSeconds: 10) {
+            connections.admit($0, max: maxConnections)
+        }
         self.port = listener.port
     }
 

@@ -14,8 +14,10 @@ public final class TCPListener: Sendable {
 
     /// Listens on `host:port` (port 0: one the kernel picks, read back from `port`) and starts
     /// accepting at once. `host` is a name or a numeric address; the first address that binds is used.
+    /// With `sendTimeoutSeconds`, a send to an accepted peer that stopped reading fails after that long
+    /// (a stand-in server that must push back on its peer as a real one does leaves it nil).
     public init(
-        host: String = "127.0.0.1", port: UInt16 = 0, backlog: Int32 = 16,
+        host: String = "127.0.0.1", port: UInt16 = 0, backlog: Int32 = 16, sendTimeoutSeconds: Int? = nil,
         onAccept: @escaping @Sendable (TCPConnection) -> Void
     ) throws {
         let (fd, boundPort) = try Self.bind(host: host, port: port, backlog: backlog)
@@ -26,7 +28,7 @@ public final class TCPListener: Sendable {
                 let client = accept(fd, nil, nil)
                 if client >= 0 {
                     _ = fcntl(client, F_SETFD, FD_CLOEXEC)
-                    Self.prepare(client)
+                    Self.prepare(client, sendTimeoutSeconds: sendTimeoutSeconds)
                     onAccept(TCPConnection(descriptor: client))
                 } else if errno != EINTR && errno != ECONNABORTED {
                     break  // EINVAL once close() shut the socket down
@@ -92,12 +94,14 @@ public final class TCPListener: Sendable {
         }
     }
 
-    /// No delay for small answers, and a bound on a send to a peer that stopped reading.
-    private static func prepare(_ client: Int32) {
+    /// No delay for small answers, and the bound on a send, if any.
+    private static func prepare(_ client: Int32, sendTimeoutSeconds: Int?) {
         var noDelay: Int32 = 1
         _ = setsockopt(client, Int32(IPPROTO_TCP), TCP_NODELAY, &noDelay, socklen_t(MemoryLayout<Int32>.size))
-        var timeout = timeval(tv_sec: TCPConnection.sendTimeoutSeconds, tv_usec: 0)
-        _ = setsockopt(client, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        if let sendTimeoutSeconds {
+            var timeout = timeval(tv_sec: sendTimeoutSeconds, tv_usec: 0)
+            _ = setsockopt(client, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        }
     }
 
     /// Stops accepting; connections already accepted stay open. shutdown(2) wakes the blocked accept(2),
