@@ -28,8 +28,11 @@ var targets: [Target] = [
     .target(name: "XMLStream", dependencies: ["CXML2"]),
     // The XMPP core: JIDs, errors, queries, forms, disco, ad-hoc, the XEP-0114 stream. No push policy.
     .target(name: "XMPP", dependencies: ["XMLStream", "CCrypto", "Logging"]),
-    // The module host: config, logging, routing, the connection loop, signals.
-    .target(name: "ComponentHost", dependencies: ["XMPP"]),
+    // A small strict HTTP/1.1 server for the operations endpoint (health, metrics), on the XMPP
+    // target's sockets.
+    .target(name: "HTTPServer", dependencies: ["XMPP", "Logging"]),
+    // The module host: config, logging, routing, the connection loop, signals, the operations endpoint.
+    .target(name: "ComponentHost", dependencies: ["XMPP", "HTTPServer"]),
     // HPKE apush-v2 and the collapse tag over libsodium.
     .target(name: "Sealing", dependencies: ["CSodium"]),
     // The generic SQLite core: connection, statements, rows, values, migrations. Knows nothing of push.
@@ -38,7 +41,7 @@ var targets: [Target] = [
     // its SQLite implementation.
     .target(name: "Store", dependencies: ["SQLite", "Logging"]),
     // The push module itself.
-    .target(name: "APush", dependencies: ["ComponentHost", "XMPP", "Sealing", "Store"]),
+    .target(name: "APush", dependencies: ["ComponentHost", "HTTPServer", "XMPP", "Sealing", "Store"]),
     .executableTarget(name: "apush-component", dependencies: ["ComponentHost", "APush"]),
     // The main job in one command: Prosody with the bridge, the component, a demo App Server, a client.
     .executableTarget(
@@ -60,12 +63,13 @@ var targets: [Target] = [
     .testTarget(name: "LoggingTests", dependencies: ["Logging"]),
     .testTarget(name: "XMLStreamTests", dependencies: ["XMLStream"]),
     .testTarget(name: "XMPPTests", dependencies: ["XMPP", "XMPPTesting"]),
-    .testTarget(name: "ComponentHostTests", dependencies: ["ComponentHost", "XMPPTesting"]),
+    .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "XMPP", "XMPPTesting", "Logging"]),
+    .testTarget(name: "ComponentHostTests", dependencies: ["ComponentHost", "HTTPServer", "XMPPTesting"]),
     .testTarget(name: "SealingTests", dependencies: ["Sealing", "XMPPTesting"], resources: [.copy("Vectors")]),
     .testTarget(name: "SQLiteTests", dependencies: ["SQLite", "SQLiteTesting"]),
     .testTarget(name: "StoreTests", dependencies: ["Store", "SQLite", "SQLiteTesting", "XMPP", "XMPPTesting"]),
-    .testTarget(name: "APushTests", dependencies: ["APush", "SQLite", "XMPPTesting"]),
-    .testTarget(name: "IntegrationTests", dependencies: ["ComponentHost", "APush", "XMPPTesting"]),
+    .testTarget(name: "APushTests", dependencies: ["APush", "ComponentHost", "HTTPServer", "SQLite", "XMPPTesting"]),
+    .testTarget(name: "IntegrationTests", dependencies: ["ComponentHost", "HTTPServer", "APush", "XMPPTesting"]),
 ]
 
 // libFuzzer harnesses (Fuzz/), only when contrib/fuzz.sh asks: they reach internals through `@testable
@@ -74,7 +78,7 @@ if Context.environment["APUSH_FUZZ"] == "1" {
     targets.append(
         .executableTarget(
             name: "apush-fuzz",
-            dependencies: ["XMLStream", "XMPP", "ComponentHost", "APush", "Sealing", "Store"],
+            dependencies: ["XMLStream", "XMPP", "HTTPServer", "ComponentHost", "APush", "Sealing", "Store"],
             path: "Fuzz/Targets"))
 }
 

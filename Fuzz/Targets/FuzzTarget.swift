@@ -9,6 +9,7 @@ enum FuzzTarget: String, CaseIterable {
     case dataForm = "data-form"
     case jid
     case configuration
+    case http
 
     func run(_ input: [UInt8]) {
         switch self {
@@ -18,6 +19,7 @@ enum FuzzTarget: String, CaseIterable {
         case .dataForm: fuzzDataForm(input)
         case .jid: fuzzJID(input)
         case .configuration: fuzzConfiguration(input)
+        case .http: fuzzHTTP(input)
         }
     }
 

@@ -1,5 +1,6 @@
 public import ComponentHost
 import Foundation
+public import HTTPServer
 public import Logging
 import Sealing
 public import Store
@@ -86,6 +87,15 @@ public struct APushModule: HostedModule {
 
     public func commands(context: ModuleContext) -> [AdHocCommand] {
         APushCommands(service: service, context: context, upstream: upstream(context)).all
+    }
+
+    /// /health and /metrics on the operations endpoint (docs/wire-contract.md, Operations).
+    public func httpRoutes(context: ModuleContext, host: HostStatus) -> [HTTPRoute] {
+        let servedDomains = context.servedDomains
+        return [
+            HTTPRoute("/health") { [service] in await service.health(host: host) },
+            HTTPRoute("/metrics") { [service] in await service.metrics(host: host, servedDomains: servedDomains) },
+        ]
     }
 
     /// Keeps stored work moving: wakes when a window or retry comes due, when new work is stored, or

@@ -55,7 +55,9 @@ extension PushService {
                 node: registration.token, pushModule: registration.pushModule,
                 fields: fields)
             inFlight.withLock { $0 -= 1 }
-            statistics.count(.upstreamLatencyMilliseconds, by: max(0, now() - started))
+            let latency = max(0, now() - started)
+            statistics.count(.upstreamLatencyMilliseconds, by: latency)
+            statistics.observe(.upstream, milliseconds: latency)
             statistics.count(.upstreamAnswers)
         } else {
             // Past the cap: not sent now, but stored and retried, since the server never retries.

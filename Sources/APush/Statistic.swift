@@ -1,7 +1,7 @@
 import XMPP
 
-/// Every counter the component keeps, and the name admin-stats shows it under (and /metrics will):
-/// the one list of them. The names are read by operators and their tools; keep them.
+/// Every counter the component keeps, the name admin-stats shows it under, and the series /metrics
+/// shows it as: the one list of them. The names are read by operators and their tools; keep them.
 enum Statistic: Sendable, Equatable {
     // Intake: how the server's publishes were answered.
     /// `answers.result`, `answers.cancel`, `answers.wait`.
@@ -55,6 +55,16 @@ enum Statistic: Sendable, Equatable {
         case retryCap = "retry-cap"
         case unsealable
         case superseded
+
+        /// The `outcome` label: the wire contract's names for the App Server's answers.
+        var outcome: String {
+            switch self {
+            case .accepted: "sent"
+            case .deadToken: "dead"
+            case .retrying: "retry"
+            default: rawValue
+            }
+        }
     }
 
     var name: String {
@@ -84,8 +94,81 @@ enum Statistic: Sendable, Equatable {
         }
     }
 
+    /// The Prometheus series this counter adds to (docs/wire-contract.md, Operations). Several counters
+    /// may add to one series (every unknown-node answer is one kind of drop); nil for the two whose
+    /// figures `apush_upstream_seconds` shows, observed where they are counted.
+    var metric: CounterSeries? {
+        switch self {
+        case .answer(.accepted): CounterSeries(.publishes, ["answer": "result"])
+        case .answer(.gone): CounterSeries(.publishes, ["answer": "cancel"])
+        case .answer(.wait): CounterSeries(.publishes, ["answer": "wait"])
+        case .refusedPublish(let condition): CounterSeries(.publishes, ["answer": condition.defaultType.rawValue])
+        case .tombstoneAnswer: CounterSeries(.dropped, ["reason": "tombstone"])
+        case .unknownNodeCancelled, .unknownNodeCapped: CounterSeries(.dropped, ["reason": "unknown-node"])
+        case .event(let event): CounterSeries(.events, ["kind": event.kindName])
+        case .deduplicated: CounterSeries(.deduplicated)
+        case .coalescedHeld: CounterSeries(.held)
+        case .coalescedSent: CounterSeries(.coalesced)
+        case .quietHoursWake: CounterSeries(.quietHoursWakes)
+        case .droppedByPolicy: CounterSeries(.dropped, ["reason": "policy"])
+        case .droppedByRateLimit: CounterSeries(.dropped, ["reason": "rate-limit"])
+        case .push(let kind, let fate):
+            CounterSeries(.pushes, ["kind": kind?.rawValue ?? "unknown", "outcome": fate.outcome])
+        case .upstreamAnswers, .upstreamLatencyMilliseconds: nil
+        case .upstreamInFlightCap: CounterSeries(.inFlightCap)
+        case .upstreamRefused(let condition): CounterSeries(.upstreamRefused, ["condition": Self.counted(condition)])
+        case .testPush(let kind): CounterSeries(.testPushes, ["kind": kind.rawValue])
+        case .registered: CounterSeries(.registrationChanges, ["change": "registered"])
+        case .unregistered: CounterSeries(.registrationChanges, ["change": "unregistered"])
+        }
+    }
+
     /// A condition from the wire names a counter only if RFC 6120 defines it: a peer cannot add names.
     static func counted(_ condition: StanzaError.Condition) -> String {
         StanzaError.Condition.defined[condition] == nil ? "other" : condition.rawValue
+    }
+}
+
+/// One counter series of /metrics: a family and its labels.
+struct CounterSeries: Hashable, Sendable {
+    let family: Family
+    let labels: [String: String]
+
+    init(_ family: Family, _ labels: [String: String] = [:]) {
+        self.family = family
+        self.labels = labels
+    }
+
+    /// The counter families, in the order /metrics lists them.
+    enum Family: String, CaseIterable, Sendable {
+        case publishes = "apush_publishes_total"
+        case pushes = "apush_pushes_total"
+        case held = "apush_held_total"
+        case coalesced = "apush_coalesced_total"
+        case deduplicated = "apush_deduplicated_total"
+        case dropped = "apush_dropped_total"
+        case events = "apush_events_total"
+        case quietHoursWakes = "apush_quiet_hours_wakes_total"
+        case inFlightCap = "apush_inflight_cap_total"
+        case upstreamRefused = "apush_upstream_refused_total"
+        case testPushes = "apush_test_pushes_total"
+        case registrationChanges = "apush_registration_changes_total"
+
+        var help: String {
+            switch self {
+            case .publishes: "The server's publishes, by the answer they got."
+            case .pushes: "Pushes published to the App Server, by kind and the App Server's answer."
+            case .held: "Messages held for their chat's coalescing window."
+            case .coalesced: "Held pushes sent when their window ended."
+            case .deduplicated: "Copies of a message or call already seen."
+            case .dropped: "Publishes that pushed nothing, by reason."
+            case .events: "The server's publishes, by what they meant."
+            case .quietHoursWakes: "Messages in quiet hours sent as a wake."
+            case .inFlightCap: "Pushes kept for later: the cap of publishes awaiting the App Server was reached."
+            case .upstreamRefused: "Pushes the App Server refused, by error condition."
+            case .testPushes: "Test pushes sent by the #test command, by kind."
+            case .registrationChanges: "Registrations made or removed through the bridge."
+            }
+        }
     }
 }

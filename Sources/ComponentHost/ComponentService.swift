@@ -1,7 +1,9 @@
+public import HTTPServer
 public import Logging
 public import XMPP
 
-/// The running component: the link to the server, the router, and each module's background work.
+/// The running component: the link to the server, the router, each module's background work, and the
+/// operations endpoint with the modules' pages when `http` is set.
 public struct ComponentService: Sendable {
     public static let softwareName = "apush-component"
     public static let softwareVersion = "0.1.0"
@@ -9,11 +11,19 @@ public struct ComponentService: Sendable {
     public let configuration: Configuration
     public let connection: ComponentConnection
     public let context: ModuleContext
+    /// The link's state and the uptime, for the modules' pages.
+    public let status = HostStatus()
+    /// The operations endpoint, listening from here on (a taken port fails the start).
+    public let http: HTTPServer?
     private let modules: [any HostedModule]
     private let logger: Logger
 
-    /// `modules` are built by the caller from the configuration (and its `moduleValues`).
-    public init(configuration: Configuration, modules: [any HostedModule], logger: Logger) throws {
+    /// `modules` are built by the caller from the configuration (and its `moduleValues`); `httpSettings`
+    /// bound the operations endpoint's connections (tests shorten its timeout).
+    public init(
+        configuration: Configuration, modules: [any HostedModule], logger: Logger,
+        httpSettings: HTTPServer.Settings = HTTPServer.Settings()
+    ) throws {
         self.configuration = configuration
         self.modules = modules
         self.logger = logger
@@ -33,6 +43,15 @@ public struct ComponentService: Sendable {
             servedDomains: Set(configuration.domains.compactMap { try? JID($0).domainpart }),
             admins: Set(configuration.admins.compactMap { try? JID($0).bare }),
             sender: connection, logger: logger)
+        if let address = configuration.http {
+            let routes = modules.flatMap { [context, status] in $0.httpRoutes(context: context, host: status) }
+            http = try HTTPServer(
+                host: address.host, port: address.port, routes: routes, settings: httpSettings,
+                logger: logger.child(label: "http"))
+            logger.info("operations endpoint listening on \(address)")
+        } else {
+            http = nil
+        }
     }
 
     /// Twice the requests the modules may have waiting for an answer, and no fewer than the link's
@@ -50,7 +69,11 @@ public struct ComponentService: Sendable {
             software: (Self.softwareName, Self.softwareVersion))
         let connection = connection
         let logger = logger
+        let status = status
         await withDiscardingTaskGroup { group in
+            if let http {
+                group.addTask { await http.run() }
+            }
             for module in modules {
                 group.addTask {
                     do {
@@ -70,7 +93,12 @@ public struct ComponentService: Sendable {
                         } catch {
                             logger.debug("could not send a reply: \(error)")
                         }
-                    }, onEvent: onEvent)
+                    },
+                    onEvent: { event in
+                        status.record(event)
+                        await onEvent(event)
+                    })
+                status.linkStopped()
                 logger.info("component link closed")
             }
         }

@@ -1,3 +1,4 @@
+public import HTTPServer
 public import Logging
 public import XMLStream
 public import XMPP
@@ -18,6 +19,8 @@ public protocol HostedModule: Sendable {
     /// At most how many requests the module may have waiting for an answer from the server at once:
     /// the host lets more stanzas than that be handled at once (see ComponentConnection's backpressure).
     var maxRequestsInFlight: Int { get }
+    /// The module's pages on the operations endpoint (`http`), which may report what `host` knows.
+    func httpRoutes(context: ModuleContext, host: HostStatus) -> [HTTPRoute]
 }
 
 extension HostedModule {
@@ -28,6 +31,7 @@ extension HostedModule {
     public func commands(context: ModuleContext) -> [AdHocCommand] { [] }
     public func run(context: ModuleContext) async throws {}
     public var maxRequestsInFlight: Int { 0 }
+    public func httpRoutes(context: ModuleContext, host: HostStatus) -> [HTTPRoute] { [] }
 }
 
 /// An IQ get or set whose payload has this name and namespace.

@@ -31,6 +31,8 @@ public protocol PushStore: Sendable {
     func registration(id: Int64) async throws -> Registration?
     func registrations(matching filter: RegistrationFilter, limit: Int, offset: Int) async throws -> [Registration]
     func countRegistrations(matching filter: RegistrationFilter) async throws -> Int
+    /// How many registrations each domain has, from kept totals (no table is counted).
+    func registrationsByDomain() async throws -> [String: Int]
     /// Removes an account's registrations (all of them, or the one with `token`); returns them. No
     /// tombstone: the account disabled push, the token is not dead.
     func removeRegistrations(domain: String, account: String, token: String?) async throws -> [Registration]

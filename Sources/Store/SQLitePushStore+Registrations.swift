@@ -137,6 +137,18 @@ extension SQLitePushStore {
         }
     }
 
+    public func registrationsByDomain() async throws -> [String: Int] {
+        try await run { database in
+            let rows = try database.query(
+                "SELECT substr(name, 15) AS domain, count FROM sizes WHERE substr(name, 1, 14) = 'registrations@'")
+            var counts: [String: Int] = [:]
+            for row in rows {
+                counts[try row.decode("domain", \.stringValue)] = Int(try row.decode("count", \.int64Value))
+            }
+            return counts
+        }
+    }
+
     /// The filter as a fixed set of SQL strings (each is prepared once and cached).
     private static func whereClause(_ filter: RegistrationFilter) -> (String, [SQLValue]) {
         (

@@ -157,6 +157,27 @@ extension SQLitePushStore {
                 CREATE INDEX retries_calls_by_next ON retries (next_at) WHERE kind = 'call';
                 CREATE INDEX retries_by_deadline ON retries (deadline);
                 """),
+        // Each domain's registrations, kept like the total, so /metrics counts no table.
+        Migration(
+            version: 4,
+            sql: """
+                INSERT INTO sizes (name, count)
+                    SELECT 'registrations@' || domain, count(*) FROM registrations GROUP BY domain;
+                CREATE TRIGGER registrations_added_to_domain AFTER INSERT ON registrations
+                    BEGIN
+                        INSERT OR IGNORE INTO sizes (name, count) VALUES ('registrations@' || NEW.domain, 0);
+                        UPDATE sizes SET count = count + 1 WHERE name = 'registrations@' || NEW.domain;
+                    END;
+                CREATE TRIGGER registrations_removed_from_domain AFTER DELETE ON registrations
+                    BEGIN UPDATE sizes SET count = count - 1 WHERE name = 'registrations@' || OLD.domain; END;
+                CREATE TRIGGER registrations_moved_domain AFTER UPDATE OF domain ON registrations
+                    WHEN OLD.domain IS NOT NEW.domain
+                    BEGIN
+                        UPDATE sizes SET count = count - 1 WHERE name = 'registrations@' || OLD.domain;
+                        INSERT OR IGNORE INTO sizes (name, count) VALUES ('registrations@' || NEW.domain, 0);
+                        UPDATE sizes SET count = count + 1 WHERE name = 'registrations@' || NEW.domain;
+                    END;
+                """),
     ]
 
     /// A total kept by the `sizes` triggers.

@@ -54,6 +54,7 @@ case .checkConfig(let file):
           store        \(configuration.store)
           admins       \(configuration.admins.isEmpty ? "(none)" : configuration.admins.joined(separator: ", "))
           log          \(configuration.logLevel), \(configuration.logFormat.rawValue) lines
+          http         \(configuration.http.map { "\($0): /health, /metrics" } ?? "(none)")
           coalescing   \(settings.coalesceSeconds) s
         """)
 case .run(let file):

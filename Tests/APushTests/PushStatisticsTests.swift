@@ -42,3 +42,33 @@ import Testing
         #expect(statistics.sinceStart["deduplicated"] == 1000)
     }
 }
+
+extension PushStatisticsTests {
+    @Test func theCountsByStatisticAreTheSameCountsAsByName() {
+        let statistics = PushStatistics()
+        statistics.count(.push(.message, .accepted), by: 3)
+        statistics.count(.droppedByPolicy)
+        let byStatistic = statistics.sinceStartByStatistic
+        #expect(byStatistic.count == 2)
+        for (statistic, value) in byStatistic { #expect(statistics.sinceStart[statistic.name] == value) }
+    }
+
+    @Test func aDurationGoesToTheFirstBucketItFitsAndTheSumKeepsIt() {
+        var histogram = LatencyHistogram()
+        for milliseconds: Int64 in [0, 5, 6, 30_000, 30_001, -3] { histogram.observe(milliseconds: milliseconds) }
+        #expect(histogram.count == 6)
+        #expect(histogram.sumMilliseconds == 60_012)
+        let cumulative = histogram.cumulative
+        #expect(cumulative.first?.upperBound == 0.005 && cumulative.first?.count == 3)
+        #expect(cumulative[1].upperBound == 0.01 && cumulative[1].count == 4)
+        #expect(cumulative[cumulative.count - 2].upperBound == 30 && cumulative[cumulative.count - 2].count == 5)
+        #expect(cumulative.last?.upperBound == .infinity && cumulative.last?.count == 6)
+    }
+
+    @Test func eachTimingHasItsOwnHistogram() {
+        let statistics = PushStatistics()
+        statistics.observe(.upstream, milliseconds: 40)
+        #expect(statistics.histogram(.upstream).count == 1)
+        #expect(statistics.histogram(.publish).count == 0)
+    }
+}

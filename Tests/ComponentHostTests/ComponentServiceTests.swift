@@ -1,4 +1,5 @@
 import ComponentHost
+import HTTPServer
 import Logging
 import Synchronization
 import Testing
@@ -116,4 +117,68 @@ extension ComponentServiceTests {
 extension ConfigurationSchema {
     /// The host's keys alone, with apush-component's prefix.
     static let hostOnly = ConfigurationSchema(environmentPrefix: "APUSH_", modules: [])
+}
+
+/// A module with one page on the operations endpoint: the link's state as the host reports it.
+private struct LinkPageModule: HostedModule {
+    func httpRoutes(context: ModuleContext, host: HostStatus) -> [HTTPRoute] {
+        [
+            HTTPRoute("/link") {
+                HTTPResponse(.ok, body: "\(host.linkIsUp ? "up" : "down") \(host.linkReconnects)")
+            }
+        ]
+    }
+}
+
+extension ComponentServiceTests {
+    /// With `http` set, the modules' pages are served, and what they read of the host follows the link.
+    @Test func servesTheModulesPagesWithTheLinksState() async throws {
+        let server = try StandInComponentServer(componentJID: "apush.localhost", secret: "service-secret")
+        defer { server.stop() }
+        let httpPort = try TestPorts.next()
+        let configuration = try Configuration.load(
+            file: nil,
+            environment: [
+                "APUSH_COMPONENT_JID": "apush.localhost", "APUSH_COMPONENT_SECRET": "service-secret",
+                "APUSH_DOMAINS": "localhost", "APUSH_SERVER": "127.0.0.1:\(server.port)",
+                "APUSH_HTTP": "127.0.0.1:\(httpPort)",
+            ], schema: .hostOnly)
+        let service = try ComponentService(configuration: configuration, modules: [LinkPageModule()], logger: .disabled)
+        #expect(service.http?.port == UInt16(httpPort))
+        let running = Task { await service.run() }
+        defer { running.cancel() }
+
+        try await server.waitForConnection()
+        try await Self.expectPage("up 0", port: UInt16(httpPort))
+        server.dropConnection()
+        try await server.waitForConnection(timeout: .seconds(20))
+        try await Self.expectPage("up 1", port: UInt16(httpPort))
+        #expect(try await HTTPTestClient.request("/other", port: UInt16(httpPort)).status == 404)
+
+        running.cancel()
+        await running.value
+        await #expect(throws: (any Error).self) { try await HTTPTestClient.request("/link", port: UInt16(httpPort)) }
+    }
+
+    /// The page shows `expected` within a few seconds (the host learns of the link just after the server).
+    private static func expectPage(_ expected: String, port: UInt16) async throws {
+        var body = ""
+        let deadline = ContinuousClock.now + .seconds(10)
+        while body != expected, ContinuousClock.now < deadline {
+            body = try await HTTPTestClient.request("/link", port: port).body
+            if body != expected { try await Task.sleep(for: .milliseconds(20)) }
+        }
+        #expect(body == expected)
+    }
+
+    @Test func withoutHTTPNothingIsServed() throws {
+        let configuration = try Configuration.load(
+            file: nil,
+            environment: [
+                "APUSH_COMPONENT_JID": "apush.localhost", "APUSH_COMPONENT_SECRET": "s", "APUSH_DOMAINS": "localhost",
+            ], schema: .hostOnly)
+        #expect(
+            try ComponentService(configuration: configuration, modules: [LinkPageModule()], logger: .disabled).http
+                == nil)
+    }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import XMPP
 import XMPPTesting
 
 /// The `apush-component` binary as an operator meets it: usage, check-config, a bad config, and a
@@ -80,6 +81,26 @@ struct ExecutableTests {
             "\(result.output)")
     }
 
+    /// An operations endpoint that cannot listen stops the start, naming the address.
+    @Test func aTakenHTTPPortStopsTheStart() throws {
+        let taken = try TCPListener(onAccept: { $0.close() })
+        let store = FileManager.default.temporaryDirectory.appendingPathComponent("apush-\(UUID()).sqlite")
+        defer {
+            taken.close()
+            for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: store.path + suffix) }
+        }
+        let result = try run(
+            ["run"],
+            environment: [
+                "APUSH_COMPONENT_JID": "apush.localhost", "APUSH_COMPONENT_SECRET": "s",
+                "APUSH_DOMAINS": "localhost", "APUSH_APP_SERVER": "push.localhost",
+                "APUSH_STORE": store.path,
+                "APUSH_HTTP": "127.0.0.1:\(taken.port)",
+            ])
+        #expect(result.status == 70)
+        #expect(result.output.contains("cannot start: bind(127.0.0.1:\(taken.port)) failed"), "\(result.output)")
+    }
+
     @Test func theExampleConfigurationIsValid() throws {
         let example = PushTestbed.repository.appendingPathComponent("config/apush-component.example.json")
         let result = try run(["check-config", "--config", example.path])
@@ -96,6 +117,7 @@ struct ExecutableTests {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("apush-exec-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let log = directory.appendingPathComponent("component.log")
+        let httpPort = try TestPorts.next()
         var component: ServerProcess?
         do {
             component = try ServerProcess(
@@ -105,10 +127,12 @@ struct ExecutableTests {
                     "APUSH_SERVER": "127.0.0.1:\(prosody.componentPort)", "APUSH_DOMAINS": "localhost",
                     "APUSH_APP_SERVER": "push.localhost",
                     "APUSH_STORE": directory.appendingPathComponent("s.sqlite").path,
-                    "APUSH_LOG_FORMAT": logFormat,
+                    "APUSH_LOG_FORMAT": logFormat, "APUSH_HTTP": "127.0.0.1:\(httpPort)",
                 ],
                 workingDirectory: directory, outputURL: log)
-            try await expectGracefulStop(of: component!, log: log, store: directory.appendingPathComponent("s.sqlite"))
+            try await expectGracefulStop(
+                of: component!, log: log, store: directory.appendingPathComponent("s.sqlite"),
+                httpPort: UInt16(httpPort))
             if logFormat == "json" {
                 let lines = try String(contentsOf: log, encoding: .utf8).split(separator: "\n")
                 #expect(lines.count >= 3)
@@ -127,10 +151,11 @@ struct ExecutableTests {
         try? FileManager.default.removeItem(at: directory)
     }
 
-    private func expectGracefulStop(of component: ServerProcess, log: URL, store: URL) async throws {
+    private func expectGracefulStop(of component: ServerProcess, log: URL, store: URL, httpPort: UInt16) async throws {
         try await waitUntil("the component connects") {
             (try? String(contentsOf: log, encoding: .utf8))?.contains("connected to 127.0.0.1") ?? false
         }
+        #expect(try await HTTPTestClient.request("/health", port: httpPort).status == 200)
         kill(component.pid, SIGTERM)
         try await waitUntil("the component exits", timeout: .seconds(10)) { await !component.isRunning }
         #expect(await component.terminationStatus == 0)

@@ -1,5 +1,6 @@
 import ComponentHost
 import Foundation
+import HTTPServer
 import Logging
 import Sealing
 import Store
@@ -52,6 +53,9 @@ final class PushTestbed: Sendable {
     let directory: URL
     let logSink = InMemoryLogSink()
     let settings: APushSettings
+    /// The operations endpoint's port and bounds, when the test asked for it.
+    let httpPort: UInt16?
+    private let httpSettings: HTTPServer.Settings
     private let componentSecret: String
     private let running = RunningComponent()
 
@@ -59,16 +63,17 @@ final class PushTestbed: Sendable {
     /// nothing is left running when the test ends.
     ///
     /// `storeDirectory` holds the store (a fresh temporary directory unless given); `serverHostConfig`
-    /// adds Lua lines to Prosody's VirtualHost; `configure` changes the component's settings.
+    /// adds Lua lines to Prosody's VirtualHost; `configure` changes the component's settings; `http`
+    /// serves the operations endpoint with those bounds (on `httpPort`).
     static func with(
         _ kind: Server, coalesceSeconds: Int = 2, placement: Placement = .inProcess,
         storeDirectory: URL? = nil, serverHostConfig: String = "",
-        configure: (inout APushSettings) -> Void = { _ in },
+        configure: (inout APushSettings) -> Void = { _ in }, http: HTTPServer.Settings? = nil,
         _ body: (PushTestbed) async throws -> Void
     ) async throws {
         let bed = try await PushTestbed(
             kind, coalesceSeconds: coalesceSeconds, storeDirectory: storeDirectory,
-            serverHostConfig: serverHostConfig, configure: configure)
+            serverHostConfig: serverHostConfig, configure: configure, http: http)
         do {
             try await bed.start(placement)
             try await body(bed)
@@ -81,8 +86,10 @@ final class PushTestbed: Sendable {
 
     private init(
         _ kind: Server, coalesceSeconds: Int, storeDirectory: URL?, serverHostConfig: String,
-        configure: (inout APushSettings) -> Void
+        configure: (inout APushSettings) -> Void, http: HTTPServer.Settings?
     ) async throws {
+        httpPort = try http.map { _ in UInt16(try TestPorts.next()) }
+        httpSettings = http ?? HTTPServer.Settings()
         componentSecret = "component-\(UInt64.random(in: .min ... .max))"
         let appServerSecret = "appserver-\(UInt64.random(in: .min ... .max))"
         switch kind {
@@ -130,11 +137,13 @@ final class PushTestbed: Sendable {
     }
 
     private var environment: [String: String] {
-        [
+        var environment = [
             "APUSH_COMPONENT_JID": Self.componentJID, "APUSH_COMPONENT_SECRET": componentSecret,
             "APUSH_SERVER": "127.0.0.1:\(server.componentPort)", "APUSH_DOMAINS": Self.domain,
             "APUSH_APP_SERVER": Self.appServerJID, "APUSH_STORE": storePath, "APUSH_LOG": "debug",
         ]
+        if let httpPort { environment["APUSH_HTTP"] = "127.0.0.1:\(httpPort)" }
+        return environment
     }
 
     /// Starts the component and waits until the server routes to it (a disco answer through c2s).
@@ -148,7 +157,8 @@ final class PushTestbed: Sendable {
             let module = try APushModule(
                 store: try SQLitePushStore(.file(path: storePath)), settings: settings,
                 logger: logger)
-            let service = try ComponentService(configuration: configuration, modules: [module], logger: logger)
+            let service = try ComponentService(
+                configuration: configuration, modules: [module], logger: logger, httpSettings: httpSettings)
             let connected = AsyncStream<Void>.makeStream()
             let task = Task { await service.run { if $0 == .connected { connected.continuation.yield() } } }
             running.set(.inProcess(task, module))

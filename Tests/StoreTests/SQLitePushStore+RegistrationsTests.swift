@@ -511,3 +511,23 @@ extension SQLitePushStoreTests.Registrations.SharedToken {
         }
     }
 }
+
+extension SQLitePushStoreTests.Registrations {
+    /// /metrics shows each domain's registrations from totals the store keeps as rows come and go.
+    @Test(arguments: StoreKind.allCases)
+    func registrationsByDomainFollowRegistrationsMadeAndRemoved(kind: StoreKind) async throws {
+        try await withStore(kind) { store in
+            #expect(try await store.registrationsByDomain().isEmpty)
+            _ = try await store.register(request(token: "t1"), freshCollapseKey: collapseKeyA, now: 1)
+            _ = try await store.register(request(token: "t2"), freshCollapseKey: collapseKeyA, now: 1)
+            _ = try await store.register(
+                request(domain: "other.org", token: "t3", account: "bob@other.org"), freshCollapseKey: collapseKeyA,
+                now: 1)
+            // A refresh of a registration is no new one.
+            _ = try await store.register(request(token: "t1"), freshCollapseKey: collapseKeyA, now: 2)
+            #expect(try await store.registrationsByDomain() == ["example.org": 2, "other.org": 1])
+            _ = try await store.removeRegistrations(domain: "other.org", account: "bob@other.org", token: nil)
+            #expect(try await store.registrationsByDomain() == ["example.org": 2, "other.org": 0])
+        }
+    }
+}

@@ -71,7 +71,7 @@ extension SQLitePushStoreTests.Schema {
                 #expect(try database.query("PRAGMA foreign_key_check").isEmpty)
                 let sizes = try database.query("SELECT name, count FROM sizes ORDER BY name")
                     .map { row in try "\(row.decode("name", \.stringValue))=\(row.decode("count", \.int64Value))" }
-                #expect(sizes == ["registrations=2", "retries=1"])
+                #expect(sizes == ["registrations=2", "registrations@example.org=2", "retries=1"])
             }
         }
     }

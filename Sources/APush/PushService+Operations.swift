@@ -1,0 +1,27 @@
+import ComponentHost
+import HTTPServer
+import Store
+
+extension PushService {
+    /// /health: the link's state from the host, the store's from a count of what it keeps.
+    func health(host: HostStatus) async -> HTTPResponse {
+        let registrations = try? await store.registrationsByDomain().values.reduce(0, +)
+        return HealthReport(
+            linkUp: host.linkIsUp, registrations: registrations, version: host.version,
+            uptimeSeconds: host.uptimeSeconds, inFlight: publishesInFlight, inFlightLimit: settings.maxInFlight
+        ).response
+    }
+
+    /// /metrics: the counters admin-stats reads, the histograms, the gauges and the process's figures.
+    func metrics(host: HostStatus, servedDomains: Set<String>) async -> HTTPResponse {
+        let registrations = (try? await store.registrationsByDomain()).map { counts in
+            counts.merging(servedDomains.map { ($0, 0) }) { stored, _ in stored }
+        }
+        let page = MetricsPage(
+            counters: statistics.sinceStartByStatistic, upstream: statistics.histogram(.upstream),
+            publish: statistics.histogram(.publish), inFlight: publishesInFlight, inFlightLimit: settings.maxInFlight,
+            registrations: registrations, linkUp: host.linkIsUp, linkReconnects: host.linkReconnects,
+            process: ProcessMetrics.current())
+        return HTTPResponse(.ok, contentType: MetricsText.contentType, body: page.text)
+    }
+}

@@ -1,0 +1,167 @@
+import Logging
+import Testing
+import XMPP
+import XMPPTesting
+
+@testable import HTTPServer
+
+@Suite struct HTTPServerAnswerTests {
+    private let routes: [String: @Sendable () async -> HTTPResponse] = ["/health": { HTTPResponse(.ok, body: "fine") }]
+
+    private func request(_ method: String, _ path: String) -> HTTPRequest {
+        HTTPRequest(method: method, path: path, version: .http11, headers: [("host", "a")])
+    }
+
+    @Test(arguments: ["GET", "HEAD"])
+    func aRouteAnswersGetAndHead(_ method: String) async {
+        #expect(await HTTPServer.answer(request(method, "/health"), routes: routes).body == Array("fine".utf8))
+    }
+
+    @Test func anUnknownPathIsNotFound() async {
+        #expect(await HTTPServer.answer(request("GET", "/healthz"), routes: routes).status == .notFound)
+    }
+
+    @Test(arguments: ["POST", "PUT", "DELETE", "OPTIONS", "BREW"])
+    func anotherMethodIsNotAllowedOnAnyPath(_ method: String) async {
+        for path in ["/health", "/nowhere"] {
+            let response = await HTTPServer.answer(request(method, path), routes: routes)
+            #expect(response.status == .methodNotAllowed)
+            #expect(response.extraHeaders["Allow"] == "GET, HEAD")
+        }
+    }
+}
+
+/// The server on a real socket: what a peer sends, what it gets back, and when it is cut off.
+@Suite(.timeLimit(.minutes(1)))
+struct HTTPServerTests {
+    private static func withServer(
+        _ settings: HTTPServer.Settings = HTTPServer.Settings(),
+        handler: @escaping @Sendable () async -> HTTPResponse = { HTTPResponse(.ok, body: "fine") },
+        _ body: (HTTPServer) async throws -> Void
+    ) async throws {
+        let server = try HTTPServer(
+            host: "127.0.0.1", port: 0, routes: [HTTPRoute("/health", handler: handler)], settings: settings,
+            logger: Logger(label: "http", level: .critical, sink: InMemoryLogSink()))
+        let running = Task { await server.run() }
+        do {
+            try await body(server)
+        } catch {
+            running.cancel()
+            await running.value
+            throw error
+        }
+        running.cancel()
+        await running.value
+    }
+
+    @Test func aGetIsAnsweredAndClosed() async throws {
+        try await Self.withServer { server in
+            let text = try await HTTPTestClient.exchange(
+                Array("GET /health HTTP/1.1\r\nHost: a\r\n\r\n".utf8), port: server.port)
+            #expect(text?.hasPrefix("HTTP/1.1 200 OK\r\n") == true)
+            #expect(text?.hasSuffix("\r\n\r\nfine") == true)
+        }
+    }
+
+    @Test func aHeadHasNoBody() async throws {
+        try await Self.withServer { server in
+            let text = try await HTTPTestClient.exchange(
+                Array("HEAD /health HTTP/1.1\r\nHost: a\r\n\r\n".utf8), port: server.port)
+            #expect(text?.contains("Content-Length: 4\r\n") == true)
+            #expect(text?.hasSuffix("\r\n\r\n") == true)
+        }
+    }
+
+    @Test func aMalformedRequestIsABadRequest() async throws {
+        try await Self.withServer { server in
+            let text = try await HTTPTestClient.exchange(
+                Array("GET /health HTTP/1.1\nHost: a\n\n".utf8), port: server.port)
+            #expect(text?.hasPrefix("HTTP/1.1 400 Bad Request\r\n") == true)
+        }
+    }
+
+    @Test func anOversizeHeadIsClosedUnanswered() async throws {
+        try await Self.withServer { server in
+            let head = "GET /health HTTP/1.1\r\nHost: a\r\nX: \(String(repeating: "v", count: 9000))\r\n\r\n"
+            let text = try await HTTPTestClient.exchange(Array(head.utf8), port: server.port)
+            #expect(text == "")
+        }
+    }
+
+    /// The client would wait 30 s: only the server's bound closes it sooner.
+    @Test func aHeadNotCompleteWithinTheTimeoutIsClosedUnanswered() async throws {
+        var settings = HTTPServer.Settings()
+        settings.requestTimeout = .milliseconds(300)
+        try await Self.withServer(settings) { server in
+            let text = try await HTTPTestClient.exchange(
+                Array("GET /health HTTP/1.1\r\n".utf8), port: server.port, timeout: .seconds(30))
+            #expect(text == "")
+        }
+    }
+
+    /// The head's bound ends with the head: a page slower than it is still answered.
+    @Test func aPageSlowerThanTheHeadsBoundIsAnswered() async throws {
+        var settings = HTTPServer.Settings()
+        settings.requestTimeout = .milliseconds(100)
+        let slowPage: @Sendable () async -> HTTPResponse = {
+            try? await Task.sleep(for: .milliseconds(400))
+            return HTTPResponse(.ok, body: "slow")
+        }
+        try await Self.withServer(settings, handler: slowPage) { server in
+            let text = try await HTTPTestClient.exchange(
+                Array("GET /health HTTP/1.1\r\nHost: a\r\n\r\n".utf8), port: server.port, timeout: .seconds(30))
+            #expect(text?.hasSuffix("\r\n\r\nslow") == true)
+        }
+    }
+
+    @Test func aPageThatTakesLongerThanTheAnswersBoundIsCutOff() async throws {
+        var settings = HTTPServer.Settings()
+        settings.answerTimeout = .milliseconds(300)
+        let hangingPage: @Sendable () async -> HTTPResponse = {
+            try? await Task.sleep(for: .seconds(60))
+            return HTTPResponse(.ok, body: "too late")
+        }
+        try await Self.withServer(settings, handler: hangingPage) { server in
+            let text = try await HTTPTestClient.exchange(
+                Array("GET /health HTTP/1.1\r\nHost: a\r\n\r\n".utf8), port: server.port, timeout: .seconds(30))
+            #expect(text == "")
+        }
+    }
+
+    @Test func pastTheConnectionCapANewConnectionIsClosedAtOnce() async throws {
+        var settings = HTTPServer.Settings()
+        settings.maxConnections = 2
+        try await Self.withServer(settings) { server in
+            // Two peers that send nothing hold both places.
+            let idle = [
+                try await TCPConnection.connect(host: "127.0.0.1", port: server.port),
+                try await TCPConnection.connect(host: "127.0.0.1", port: server.port),
+            ]
+            defer { for connection in idle { connection.close() } }
+            try await Task.sleep(for: .milliseconds(200))
+            let text = try await HTTPTestClient.exchange(
+                Array("GET /health HTTP/1.1\r\nHost: a\r\n\r\n".utf8), port: server.port)
+            #expect(text == "")
+            idle[0].close()
+            try await Task.sleep(for: .milliseconds(200))
+            let again = try await HTTPTestClient.exchange(
+                Array("GET /health HTTP/1.1\r\nHost: a\r\n\r\n".utf8), port: server.port)
+            #expect(again?.hasPrefix("HTTP/1.1 200 OK") == true)
+        }
+    }
+
+    @Test func stoppingClosesTheListenerAndOpenConnections() async throws {
+        let server = try HTTPServer(
+            host: "127.0.0.1", port: 0, routes: [],
+            logger: Logger(label: "http", level: .critical, sink: InMemoryLogSink()))
+        let running = Task { await server.run() }
+        let idle = try await TCPConnection.connect(host: "127.0.0.1", port: server.port)
+        try await Task.sleep(for: .milliseconds(100))
+        running.cancel()
+        await running.value
+        #expect(await HTTPTestClient.readToEnd(idle, timeout: .seconds(5)) == "")
+        await #expect(throws: (any Error).self) {
+            try await TCPConnection.connect(host: "127.0.0.1", port: server.port)
+        }
+    }
+}
