@@ -51,7 +51,7 @@ struct Bench {
         }
 
         let stanzas = (0..<count).map { index in
-            publish(token: "bench-token-\(index % 64)", sender: "user\(index)@example.org", key: device.publicKey)
+            publish(index, key: device.publicKey)
         }
         let parse = try measure("parse a bridged publish (libxml2 → Element)", count) { index in
             _ = try Element.parse(stanzas[index])
@@ -106,7 +106,7 @@ struct Bench {
         let device = KeyPair.generate()
         let elements = try (0..<count).map { index in
             try Element.parse(
-                publish(token: "bench-token-\(index % 64)", sender: "user\(index)@example.org", key: device.publicKey))
+                publish(index, key: device.publicKey))
         }
         let location = wal ? SQLitePushStore.Location.file(path: temporaryStore()) : .memory
         _ = try await measurePublishes(elements, on: location, name: wal ? "SQLite file (WAL)" : "SQLite in memory")
@@ -188,6 +188,14 @@ struct Bench {
 
     static func padded(_ text: String, _ width: Int) -> String {
         text + String(repeating: " ", count: max(1, width - text.count))
+    }
+
+    /// The `index`th publish of a run: 64 devices of 64 accounts, each message from a new sender, so
+    /// each is pushed at once.
+    static func publish(_ index: Int, key: [UInt8]) -> String {
+        publish(
+            token: "bench-token-\(index % 64)", sender: "user\(index)@example.org", key: key,
+            account: "account\(index % 64)@example.org")
     }
 
     /// A bridged publish for a message from `sender` to `account` (a new chat each time, so each one is
