@@ -130,10 +130,16 @@ enum EndToEnd {
         }
         for (index, results) in rounds.enumerated() {
             guard let direct = results.first(where: { $0.phase.path == .direct }), direct.rate > 0 else { continue }
-            let ratios = results.filter { $0.phase.path == .component }.map {
-                String(format: "%@ %.2f", $0.phase.name, $0.rate / direct.rate)
+            let others = results.filter { $0.phase.path != .direct }
+            let rates = others.map { String(format: "%@ %.2f", $0.phase.name, $0.rate / direct.rate) }
+            Flood.say("round \(index + 1): pushes/s ÷ direct: " + rates.joined(separator: ", "))
+            // Prosody is the limit, and its share of two busy cores varies: its CPU per push tells
+            // what each path could do with the same share.
+            let capacities = others.map {
+                String(format: "%@ %.2f", $0.phase.name, direct.cpuPerPush.prosody / max(1e-9, $0.cpuPerPush.prosody))
             }
-            Flood.say("round \(index + 1): rate with the component / direct rate: " + ratios.joined(separator: ", "))
+            Flood.say(
+                "round \(index + 1): pushes per Prosody CPU-second ÷ direct: " + capacities.joined(separator: ", "))
         }
         if let pid = bed.component?.pid {
             Flood.say(String(format: "component peak RSS (VmHWM): %.1f MiB", ProcessFigures.peakResidentMiB(pid: pid)))
@@ -159,15 +165,27 @@ enum EndToEnd {
 }
 
 /// Which way Prosody's pushes go.
-enum PushPath: Sendable, Equatable {
+enum PushPath: Sendable, Equatable, CaseIterable {
     /// Stock mod_cloud_notify, straight to the App Server.
     case direct
+    /// Stock mod_cloud_notify to a component that only passes each publish on to the App Server.
+    case relay
     /// Through the bridge and the component.
     case component
 
-    /// The accounts of each path: `d0`… and `a0`…, each with its own node.
-    var accountPrefix: String { self == .direct ? "d" : "a" }
+    /// The accounts of each path (`d0`…, `r0`…, `a0`…), each with its own node.
+    var accountPrefix: String {
+        switch self {
+        case .direct: "d"
+        case .relay: "r"
+        case .component: "a"
+        }
+    }
+
     var nodePrefix: String { "bench-" + accountPrefix }
+
+    /// The path's push publishes come in the stock form (no apush summary).
+    var isStock: Bool { self != .component }
 }
 
 struct Phase: Sendable {
@@ -178,6 +196,7 @@ struct Phase: Sendable {
 
     static let all = [
         Phase(name: "direct (no component)", path: .direct, cores: nil),
+        Phase(name: "relay (routing only)", path: .relay, cores: nil),
         Phase(name: "component, 2 cores", path: .component, cores: "0,1"),
         Phase(name: "component, 1 core", path: .component, cores: "0"),
     ]

@@ -63,10 +63,7 @@ final class ArrivalRecorder: Sendable {
 
     func arrived(_ push: ReceivedPush) {
         let now = ContinuousClock.now
-        let path: PushPath? =
-            push.node.hasPrefix(PushPath.direct.nodePrefix)
-            ? .direct : push.node.hasPrefix(PushPath.component.nodePrefix) ? .component : nil
-        guard let path else { return }
+        guard let path = PushPath.allCases.first(where: { push.node.hasPrefix($0.nodePrefix) }) else { return }
         let gate = state.withLock { state in
             state.arrivals[path, default: []].append(Arrival(push: push, at: now))
             return state.gates[path]

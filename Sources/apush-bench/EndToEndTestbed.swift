@@ -13,6 +13,8 @@ final class Testbed {
     let options: EndToEnd.Options
     let prosody: ProsodyServer
     let appServer: StandInAppServer
+    let relay: Relay
+    static let relayJID = "relay.localhost"
     let recorder = ArrivalRecorder()
     let directory: URL
     let storePath: String
@@ -29,13 +31,14 @@ final class Testbed {
     private var pushedPerPair: [PushPath: [Int]]
     /// The next message of a path: it goes to account `sequence % accounts` from sender
     /// `(sequence / accounts) % senders`, so a pair recurs only every accounts × senders messages.
-    private var sequence: [PushPath: Int] = [.direct: 0, .component: 0]
+    private var sequence: [PushPath: Int] = [:]
 
     init(options: EndToEnd.Options, componentBinary: URL) throws {
         self.options = options
         self.componentBinary = componentBinary
         componentSecret = "component-\(UInt64.random(in: .min ... .max))"
         let appServerSecret = "appserver-\(UInt64.random(in: .min ... .max))"
+        let relaySecret = "relay-\(UInt64.random(in: .min ... .max))"
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("apush-e2e-bench-\(getpid())")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         storePath = directory.appendingPathComponent("apush.sqlite").path
@@ -50,13 +53,16 @@ final class Testbed {
             extraGlobalConfig: Self.prosodyOverrides,
             hostConfig: "    apush_bridge_component = \"\(EndToEnd.componentJID)\"",
             pluginPaths: [plugins.path],
-            otherComponents: [EndToEnd.appServerJID: appServerSecret])
+            otherComponents: [EndToEnd.appServerJID: appServerSecret, Self.relayJID: relaySecret])
         appServer = StandInAppServer(
             jid: EndToEnd.appServerJID, secret: appServerSecret, port: prosody.componentPort,
             accepting: .apushOrStock)
+        relay = Relay(
+            jid: Self.relayJID, secret: relaySecret, port: prosody.componentPort, appServer: EndToEnd.appServerJID)
         keys = (0..<options.accounts).map { _ in KeyPair.generate() }
         let pairs = options.accounts * options.senders
-        sentPerPair = [.direct: Array(repeating: 0, count: pairs), .component: Array(repeating: 0, count: pairs)]
+        sentPerPair = Dictionary(
+            uniqueKeysWithValues: PushPath.allCases.map { ($0, Array(repeating: 0, count: pairs)) })
         pushedPerPair = sentPerPair
     }
 
@@ -80,14 +86,15 @@ final class Testbed {
         appServer.observePushes { push in recorder.arrived(push) }
         appServer.start()
         try await appServer.waitUntilConnected(timeout: .seconds(20))
+        relay.start()
         try await startComponent()
         for index in 0..<options.senders {
             senders.append(try await client(Self.sender(index)))
         }
-        try await waitUntilRouted()
+        try await waitUntilRouted(relay.isConnected)
         try await enableAccounts()
         try await waitForRegistrations()
-        for path in [PushPath.direct, .component] { try await probe(path) }
+        for path in PushPath.allCases { try await probe(path) }
     }
 
     /// Prosody's own storage format for `internal_plain` accounts, one file each.
@@ -95,7 +102,7 @@ final class Testbed {
         let accounts = prosody.baseDirectory.appendingPathComponent("data/\(EndToEnd.domain)/accounts")
         try FileManager.default.createDirectory(at: accounts, withIntermediateDirectories: true)
         let users =
-            (0..<options.accounts).flatMap { [Self.user(.direct, $0), Self.user(.component, $0)] }
+            (0..<options.accounts).flatMap { index in PushPath.allCases.map { Self.user($0, index) } }
             + (0..<options.senders).map(Self.sender)
         for user in users {
             try "return {\n\t[\"password\"] = \"\(Self.password)\";\n};\n".write(
@@ -125,21 +132,23 @@ final class Testbed {
     }
 
     /// The server routes to the component once a client's disco#info through it is answered.
-    private func waitUntilRouted() async throws {
+    private func waitUntilRouted(_ relayConnected: @autoclosure () -> Bool) async throws {
         let deadline = ContinuousClock.now + .seconds(20)
         while ContinuousClock.now < deadline {
-            if let info = try? await senders[0].discoInfo(of: EndToEnd.componentJID), info.hasFeature(Namespace.push) {
+            if relayConnected(), let info = try? await senders[0].discoInfo(of: EndToEnd.componentJID),
+                info.hasFeature(Namespace.push)
+            {
                 return
             }
             try await Task.sleep(for: .milliseconds(100))
         }
-        throw EndToEnd.SetupFailure("the component did not answer through Prosody within 20 s")
+        throw EndToEnd.SetupFailure("the component (or the relay) was not routed to through Prosody within 20 s")
     }
 
     /// Each account's device enables push (through the component, or straight at the App Server) and
     /// goes offline; eight at a time.
     private func enableAccounts() async throws {
-        let jobs = (0..<options.accounts).flatMap { [(PushPath.direct, $0), (PushPath.component, $0)] }
+        let jobs = (0..<options.accounts).flatMap { index in PushPath.allCases.map { ($0, index) } }
         for batch in stride(from: 0, to: jobs.count, by: 8) {
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for (path, index) in jobs[batch..<min(jobs.count, batch + 8)] {
@@ -158,8 +167,11 @@ final class Testbed {
         let form = DataForm(type: .submit, formType: Namespace.pubsubPublishOptions, fields: values)
         let device = try await C2SClient.connect(
             port: c2sPort, domain: EndToEnd.domain, user: user(path, index), password: password, resource: "phone")
+        let services: [PushPath: String] = [
+            .direct: EndToEnd.appServerJID, .relay: relayJID, .component: EndToEnd.componentJID,
+        ]
         try await device.enablePush(
-            service: path == .direct ? EndToEnd.appServerJID : EndToEnd.componentJID,
+            service: services[path] ?? "",
             node: path.nodePrefix + "\(index)", publishOptions: form)
         await device.close()
     }
@@ -303,7 +315,7 @@ final class Testbed {
         let chat: String
         let ordinal: Int
         switch path {
-        case .direct:
+        case .direct, .relay:
             guard let sender = push.stockSummary?["last-message-sender"] else { return nil }
             chat = sender
             ordinal = 0
@@ -321,9 +333,9 @@ final class Testbed {
         else { return nil }
         let index = account * options.senders + sender
         pushedPerPair[path]?[index] += 1
-        // Direct pushes carry no count, and one sender's messages to one account are pushed in order.
+        // Stock pushes carry no count, and one sender's messages to one account are pushed in order.
         return PairMessage(
-            account: account, sender: sender, ordinal: path == .direct ? pushedPerPair[path]?[index] ?? 0 : ordinal)
+            account: account, sender: sender, ordinal: path.isStock ? pushedPerPair[path]?[index] ?? 0 : ordinal)
     }
 
     func diagnostics() async -> String {
@@ -337,6 +349,7 @@ final class Testbed {
         for sender in senders { await sender.close(timeout: .milliseconds(500)) }
         senders = []
         await appServer.stop()
+        await relay.stop()
         await component?.stop()
         await prosody.stop()
         try? FileManager.default.removeItem(at: directory)
