@@ -23,13 +23,15 @@ enum EndToEnd {
         var accounts = 200
         var senders = 16
         var warmupSeconds = 3
-        var steadySeconds = 15
+        var steadySeconds = 10
         /// Sending goes on this long after the steady part, so its end sees no drain.
         var tailSeconds = 2
         /// Messages sent and not yet pushed to the App Server, across all senders: enough to keep the
         /// server busy (it is the limit), so the latencies are those of a saturated pipeline.
         var inFlight = 128
-        var rounds = 1
+        /// Each round runs every phase; every second round in reverse order, so that Prosody slowing
+        /// down as its stores fill weighs on each path alike.
+        var rounds = 2
 
         init(_ arguments: [String]) throws {
             var rest = arguments[...]
@@ -50,7 +52,7 @@ enum EndToEnd {
         }
 
         static let usage =
-            "usage: apush-bench e2e [--accounts 200] [--senders 16] [--warmup 3] [--seconds 15] [--in-flight 128] [--rounds 1]"
+            "usage: apush-bench e2e [--accounts 200] [--senders 16] [--warmup 3] [--seconds 10] [--in-flight 128] [--rounds 2]"
     }
 
     /// The setup broke: said plainly, the run stops (exit 1).
@@ -101,7 +103,7 @@ enum EndToEnd {
         var rounds: [[PhaseResult]] = []
         for round in 1...options.rounds {
             var results: [PhaseResult] = []
-            for phase in Phase.all {
+            for phase in round % 2 == 1 ? Phase.all : Phase.all.reversed() {
                 if let cores = phase.cores, let pid = bed.component?.pid { try pin(pid, to: cores) }
                 let result = try await bed.run(phase)
                 Flood.say("  round \(round): " + result.line)
@@ -118,28 +120,26 @@ enum EndToEnd {
             "path (round)                      pushes/s  p50 ms  p99 ms  max ms   CPU/push: component  Prosody  bench   "
                 + "CPU (cores): component  Prosody  bench")
         for (index, results) in rounds.enumerated() {
-            for result in results {
-                Flood.say(
-                    Bench.padded("\(result.phase.name) (\(index + 1))", 32)
-                        + String(
-                            format: "%9.0f %7.0f %7.0f %7.0f %17.3f ms %6.3f ms %5.3f ms %19.2f %8.2f %6.2f",
-                            result.rate, result.p50, result.p99, result.maximum, result.cpuPerPush.component,
-                            result.cpuPerPush.prosody, result.cpuPerPush.bench, result.cores.component,
-                            result.cores.prosody, result.cores.bench))
-            }
+            for result in results { Flood.say(row(result, label: "\(result.phase.name) (\(index + 1))")) }
         }
-        for (index, results) in rounds.enumerated() {
-            guard let direct = results.first(where: { $0.phase.path == .direct }), direct.rate > 0 else { continue }
-            let others = results.filter { $0.phase.path != .direct }
-            let rates = others.map { String(format: "%@ %.2f", $0.phase.name, $0.rate / direct.rate) }
-            Flood.say("round \(index + 1): pushes/s ÷ direct: " + rates.joined(separator: ", "))
-            // Prosody is the limit, and its share of two busy cores varies: its CPU per push tells
-            // what each path could do with the same share.
-            let capacities = others.map {
-                String(format: "%@ %.2f", $0.phase.name, direct.cpuPerPush.prosody / max(1e-9, $0.cpuPerPush.prosody))
-            }
+        let means = Phase.all.map { phase in
+            PhaseResult.mean(rounds.flatMap { $0.filter { $0.phase.name == phase.name } })
+        }
+        for result in means {
+            Flood.say(row(result, label: "\(result.phase.name) (mean)"))
+        }
+        guard let direct = means.first(where: { $0.phase.path == .direct }), direct.rate > 0 else { return }
+        for result in means where result.phase.path != .direct {
             Flood.say(
-                "round \(index + 1): pushes per Prosody CPU-second ÷ direct: " + capacities.joined(separator: ", "))
+                String(
+                    format: "%@ ÷ direct: pushes/s %.2f (rounds: %@), pushes per Prosody CPU-second %.2f",
+                    result.phase.name, result.rate / direct.rate,
+                    rounds.map { round in
+                        let rate = round.first { $0.phase.name == result.phase.name }?.rate ?? 0
+                        let directRate = round.first { $0.phase.path == .direct }?.rate ?? 0
+                        return String(format: "%.2f", rate / max(1e-9, directRate))
+                    }.joined(separator: ", "),
+                    direct.cpuPerPush.prosody / max(1e-9, result.cpuPerPush.prosody)))
         }
         if let pid = bed.component?.pid {
             Flood.say(String(format: "component peak RSS (VmHWM): %.1f MiB", ProcessFigures.peakResidentMiB(pid: pid)))
@@ -147,6 +147,15 @@ enum EndToEnd {
         Flood.say(
             "latencies: send → App Server arrival, for messages sent in the measured part, at saturation "
                 + "(\(options.inFlight) in flight); CPU (cores): CPU seconds per second over the measured part")
+    }
+
+    static func row(_ result: PhaseResult, label: String) -> String {
+        Bench.padded(label, 32)
+            + String(
+                format: "%9.0f %7.0f %7.0f %7.0f %17.3f ms %6.3f ms %5.3f ms %19.2f %8.2f %6.2f",
+                result.rate, result.p50, result.p99, result.maximum, result.cpuPerPush.component,
+                result.cpuPerPush.prosody, result.cpuPerPush.bench, result.cores.component,
+                result.cores.prosody, result.cores.bench)
     }
 
     /// Pins every thread of `pid` (and the threads it starts later) to `cores`, e.g. "0" or "0,1".
@@ -214,6 +223,20 @@ struct PhaseResult {
     var unmatched: Int
     var cpuPerPush: (component: Double, prosody: Double, bench: Double)
     var cores: (component: Double, prosody: Double, bench: Double)
+
+    /// The mean of each figure over the rounds of one phase.
+    static func mean(_ results: [PhaseResult]) -> PhaseResult {
+        var mean = results[0]
+        let count = Double(results.count)
+        func average(_ figure: (PhaseResult) -> Double) -> Double { results.map(figure).reduce(0, +) / count }
+        mean.rate = average(\.rate)
+        mean.p50 = average(\.p50)
+        mean.p99 = average(\.p99)
+        mean.maximum = results.map(\.maximum).max() ?? 0
+        mean.cpuPerPush = (average(\.cpuPerPush.component), average(\.cpuPerPush.prosody), average(\.cpuPerPush.bench))
+        mean.cores = (average(\.cores.component), average(\.cores.prosody), average(\.cores.bench))
+        return mean
+    }
 
     var line: String {
         String(

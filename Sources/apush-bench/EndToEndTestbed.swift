@@ -71,6 +71,8 @@ final class Testbed {
     /// only in the log, since debug logging would be most of Prosody's work.
     static let prosodyOverrides = """
         authentication = "internal_plain"
+        default_storage = "internal"
+        storage = { archive = "memory"; offline = "memory" }
         log = { warn = "*stderr" }
         """
 
@@ -352,6 +354,8 @@ final class Testbed {
         await relay.stop()
         await component?.stop()
         await prosody.stop()
+        // The process ends before ProsodyServer's deinit would remove its directory.
+        try? FileManager.default.removeItem(at: prosody.baseDirectory)
         try? FileManager.default.removeItem(at: directory)
     }
 }
