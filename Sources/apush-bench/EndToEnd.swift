@@ -113,6 +113,7 @@ enum EndToEnd {
         }
         Flood.say("")
         printTable(rounds, bed: bed, options: options)
+        bed.printLogSummaries()
     }
 
     static func printTable(_ rounds: [[PhaseResult]], bed: Testbed, options: Options) {

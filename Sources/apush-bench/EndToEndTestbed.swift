@@ -347,6 +347,21 @@ final class Testbed {
             + (await prosody.logContents(lastLines: 30))
     }
 
+    /// Whether anything went wrong on the way: the component's warnings and errors, and Prosody's,
+    /// counted by what they say.
+    func printLogSummaries() {
+        Flood.printLogSummary(directory.appendingPathComponent("component.log"))
+        let prosodyLog =
+            (try? String(contentsOf: prosody.baseDirectory.appendingPathComponent("prosody.stdout"), encoding: .utf8))
+            ?? ""
+        // "Dec 01 14:50:16 source\tlevel\tmessage"; the console's other lines (a startup banner) have no tabs.
+        let entries = prosodyLog.split(separator: "\n").compactMap { line -> (level: Substring, message: Substring)? in
+            let parts = line.split(separator: "\t", maxSplits: 2)
+            return parts.count == 3 ? (parts[1], parts[2]) : nil
+        }
+        Flood.printKinds("Prosody log: \(entries.count) warnings and errors", entries)
+    }
+
     func stop() async {
         for sender in senders { await sender.close(timeout: .milliseconds(500)) }
         senders = []
