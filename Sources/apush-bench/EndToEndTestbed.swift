@@ -67,7 +67,8 @@ final class Testbed {
     }
 
     /// Lua lines after ProsodyServer's own (the later assignment wins): plain stored passwords, so the
-    /// accounts can be written as files (`prosodyctl register` takes a second an account), and warnings
+    /// accounts can be written as files (`prosodyctl register` takes a second an account); archives and
+    /// offline messages in memory, since the file storage slows Prosody as a run goes on; and warnings
     /// only in the log, since debug logging would be most of Prosody's work.
     static let prosodyOverrides = """
         authentication = "internal_plain"
