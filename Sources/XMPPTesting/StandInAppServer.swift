@@ -17,14 +17,21 @@ public struct ReceivedPush: Sendable, Equatable {
     public var collapse: String?
     /// The component that published it.
     public var from: String
+    /// A stock XEP-0357 publish's summary fields (e.g. `last-message-sender`), taken only from a stand-in
+    /// that accepts them (`.apushOrStock`); nil for an apush push, whose `envelope` holds the summary.
+    public var stockSummary: [String: String]?
 
-    public init(node: String, pushModule: String, envelope: String, kind: String?, collapse: String?, from: String) {
+    public init(
+        node: String, pushModule: String, envelope: String, kind: String?, collapse: String?, from: String,
+        stockSummary: [String: String]? = nil
+    ) {
         self.node = node
         self.pushModule = pushModule
         self.envelope = envelope
         self.kind = kind
         self.collapse = collapse
         self.from = from
+        self.stockSummary = stockSummary
     }
 }
 
@@ -48,7 +55,18 @@ public final class StandInAppServer: Sendable {
         public static let wait = Answer.error(.wait, .resourceConstraint)
     }
 
+    /// Which publishes are well-formed.
+    public enum Accepting: Sendable {
+        /// Only what apushd takes (docs/wire-contract.md, Output).
+        case apushOnly
+        /// Also a stock XEP-0357 publish, as a server's mod_cloud_notify sends straight to an App Server:
+        /// a summary form with no apush field is recorded as it is, without apushd's checks. For the load
+        /// benchmark's direct path.
+        case apushOrStock
+    }
+
     public let jid: String
+    private let accepting: Accepting
     private let connection: ComponentConnection
     private let state = Mutex(State())
     private let received = Mailbox<ReceivedPush>(name: "a push at the App Server")
@@ -61,15 +79,17 @@ public final class StandInAppServer: Sendable {
         var pushes: [ReceivedPush] = []
         var taken: [ReceivedPush] = []
         var violations: [String] = []
+        var observer: (@Sendable (ReceivedPush) -> Void)?
         var runner: Task<Void, Never>?
     }
 
     /// `host:port` is the server's component port, where `jid` is configured with `secret`.
     public init(
         jid: String = "push.localhost", secret: String, host: String = "127.0.0.1", port: Int,
-        logger: Logger = .disabled
+        accepting: Accepting = .apushOnly, logger: Logger = .disabled
     ) {
         self.jid = jid
+        self.accepting = accepting
         connection = ComponentConnection(
             settings: ComponentConnectionSettings(
                 componentJID: jid, secret: secret, host: host, port: UInt16(port),
@@ -135,6 +155,12 @@ public final class StandInAppServer: Sendable {
         state.withLock { $0.delay = delay }
     }
 
+    /// Calls `observer` with each later well-formed push as it arrives, before it is answered (e.g. to
+    /// time it); one observer at a time.
+    public func observePushes(_ observer: @escaping @Sendable (ReceivedPush) -> Void) {
+        state.withLock { $0.observer = observer }
+    }
+
     /// Every well-formed push so far, whatever it was answered, oldest first.
     public var pushes: [ReceivedPush] { state.withLock { $0.pushes } }
 
@@ -156,21 +182,22 @@ public final class StandInAppServer: Sendable {
             return stanza.errorReply(StanzaError(.serviceUnavailable)).map { ($0, .zero) }
         }
         let push: ReceivedPush
-        switch Self.validate(stanza) {
+        switch Self.validate(stanza, accepting: accepting) {
         case .success(let valid):
             push = valid
         case .failure(let violation):
             state.withLock { $0.violations.append(violation.reason) }
             return stanza.errorReply(StanzaError(.badRequest, text: violation.reason)).map { ($0, .zero) }
         }
-        let (answer, delay) = state.withLock { state in
+        let (answer, delay, observer) = state.withLock { state in
             state.pushes.append(push)
             let answer = state.answers[push.node] ?? state.defaultAnswer
             // Recorded as taken when the answer is decided: a delayed result is the App Server's word
             // even if the component gave up waiting for it (the at-least-once case).
             if answer == .result { state.taken.append(push) }
-            return (answer, state.delay)
+            return (answer, state.delay, state.observer)
         }
+        observer?(push)
         received.put(push)
         switch answer {
         case .result: return stanza.resultReply().map { ($0, delay) }
@@ -196,18 +223,27 @@ public final class StandInAppServer: Sendable {
         let reason: String
     }
 
-    static let summaryFields: Set<String> = [DataForm.formTypeVariable, "apushEncrypted", "apushKind", "apushCollapse"]
+    static let apushFields: Set<String> = ["apushEncrypted", "apushKind", "apushCollapse"]
+    static let summaryFields = apushFields.union([DataForm.formTypeVariable])
     static let kinds: Set<String> = ["voip", "read", "wake"]
 
     /// apushd's rules (docs/wire-contract.md, Output): exactly the summary fields, a bounded base64 envelope, a short
-    /// base64url collapse tag on messages only, and a pushModule in the publish-options.
-    static func validate(_ iq: Element) -> Result<ReceivedPush, Violation> {
+    /// base64url collapse tag on messages only, and a pushModule in the publish-options. `.apushOrStock` also
+    /// takes a summary with no apush field as a stock publish, unchecked.
+    static func validate(_ iq: Element, accepting: Accepting = .apushOnly) -> Result<ReceivedPush, Violation> {
         let pubsub = "{\(Namespace.pubsub)}pubsub"
         guard let node = iq.findString("\(pubsub)/publish@node"), !node.isEmpty else {
             return .failure(Violation(reason: "the publish has no node"))
         }
-        let forms = iq.findElements(
-            #"\#(pubsub)/publish/item/{\#(Namespace.push)}notification/\{\#(Namespace.pushSummary)}submit\"#)
+        let notification = "\(pubsub)/publish/item/{\(Namespace.push)}notification"
+        // mod_cloud_notify sends its summary as a form of type `form`, apush as `submit`.
+        let anyType = iq.findElements(#"\#(notification)/\{\#(Namespace.pushSummary)}\"#)
+        if accepting == .apushOrStock, anyType.count == 1, let summary = try? DataForm(element: anyType[0]),
+            !summary.fields.contains(where: { apushFields.contains($0.variable ?? "") })
+        {
+            return .success(stockPush(iq, node: node, summary: summary))
+        }
+        let forms = iq.findElements(#"\#(notification)/\{\#(Namespace.pushSummary)}submit\"#)
         guard forms.count == 1, let summary = try? DataForm(element: forms[0]) else {
             return .failure(Violation(reason: "the notification needs exactly one submitted summary form"))
         }
@@ -240,8 +276,7 @@ public final class StandInAppServer: Sendable {
                 return .failure(Violation(reason: "apushCollapse is not base64url of at most 64 bytes"))
             }
         }
-        let pushModule = iq.findString(
-            #"\#(pubsub)/publish-options/\{\#(Namespace.pubsubPublishOptions)}submit@pushModule\"#)
+        let pushModule = Self.pushModule(of: iq)
         guard let pushModule, !pushModule.isEmpty else {
             return .failure(Violation(reason: "the publish-options have no pushModule"))
         }
@@ -249,5 +284,23 @@ public final class StandInAppServer: Sendable {
             ReceivedPush(
                 node: node, pushModule: pushModule, envelope: envelope, kind: kind,
                 collapse: collapse, from: iq.fromString ?? ""))
+    }
+
+    /// A stock XEP-0357 publish as it came: its summary's fields, and the pushModule if the client gave one.
+    static func stockPush(_ iq: Element, node: String, summary: DataForm) -> ReceivedPush {
+        var fields: [String: String] = [:]
+        for field in summary.fields {
+            if let variable = field.variable, variable != DataForm.formTypeVariable {
+                fields[variable] = summary.value(variable) ?? ""
+            }
+        }
+        return ReceivedPush(
+            node: node, pushModule: Self.pushModule(of: iq) ?? "", envelope: "", kind: nil, collapse: nil,
+            from: iq.fromString ?? "", stockSummary: fields)
+    }
+
+    static func pushModule(of iq: Element) -> String? {
+        iq.findString(
+            #"{\#(Namespace.pubsub)}pubsub/publish-options/\{\#(Namespace.pubsubPublishOptions)}submit@pushModule\"#)
     }
 }

@@ -124,15 +124,23 @@ enum Flood {
     /// The component's warnings and errors, counted by what they say (timestamps and numbers cut).
     static func printLogSummary(_ log: URL) {
         guard let text = try? String(contentsOf: log, encoding: .utf8) else { return }
-        var kinds: [String: Int] = [:]
-        for line in text.split(separator: "\n") {
-            // "2026-12-01T09:46:33.307Z ERROR apush: message": the level and the message's start.
+        let lines = text.split(separator: "\n")
+        // "2026-12-01T09:46:33.307Z ERROR apush: message": the level and the message.
+        let entries = lines.compactMap { line -> (level: Substring, message: Substring)? in
             let words = line.split(separator: " ", maxSplits: 2)
-            guard words.count == 3 else { continue }
-            let message = String(words[2].prefix(90)).map { $0.isNumber ? "#" : $0 }
-            kinds["\(words[1]) \(String(message))", default: 0] += 1
+            return words.count == 3 ? (words[1], words[2]) : nil
         }
-        say("  component log: \(text.split(separator: "\n").count) lines")
+        printKinds("component log: \(lines.count) lines", entries)
+    }
+
+    /// `heading`, then the six commonest kinds of entry: the level and the message's start, digits cut.
+    static func printKinds(_ heading: String, _ entries: [(level: Substring, message: Substring)]) {
+        var kinds: [String: Int] = [:]
+        for entry in entries {
+            let message = String(entry.message.prefix(90)).map { $0.isNumber ? "#" : $0 }
+            kinds["\(entry.level) \(String(message))", default: 0] += 1
+        }
+        say("  " + heading)
         for (kind, count) in kinds.sorted(by: { $0.value > $1.value }).prefix(6) {
             say("    \(count) × \(kind)")
         }

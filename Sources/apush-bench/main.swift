@@ -9,19 +9,26 @@ import XMLStream
 import XMPP
 import XMPPTesting
 
-// Top-level code, not @main: the target has more than one file (Flood.swift).
+// Top-level code, not @main: the target has more than one file.
 try await Bench.main()
 
 /// Measures the push path against the seal that bounds it: a sealed push costs two X25519
 /// multiplications (the ephemeral key and the shared secret), so the figure that matters is how close
 /// a whole publish (parse → classify → store → coalesce → seal → build the upstream IQ) comes to that.
 /// Prints figures and ratios; it never fails on a timing. Build with `-c release` for real numbers.
-/// `apush-bench flood` floods a running component instead (Flood.swift).
+/// `apush-bench flood` floods a running component instead (Flood.swift); `apush-bench e2e` measures the
+/// pipeline through a real Prosody against Prosody publishing straight to the App Server (EndToEnd.swift).
 struct Bench {
     static func main() async throws {
-        if CommandLine.arguments.dropFirst().first == "flood" {
+        switch CommandLine.arguments.dropFirst().first {
+        case "flood":
             try await Flood.run(Array(CommandLine.arguments.dropFirst(2)))
             return
+        case "e2e":
+            try await EndToEnd.run(Array(CommandLine.arguments.dropFirst(2)))
+            return
+        default:
+            break
         }
         if CommandLine.arguments.dropFirst().first == "publish" {
             try await publishesOnly(Array(CommandLine.arguments.dropFirst(2)))

@@ -1,3 +1,4 @@
+import Synchronization
 import Testing
 import XMLStream
 import XMPP
@@ -8,11 +9,12 @@ import XMPPTesting
 struct StandInAppServerTests {
     static let envelope = String(repeating: "QUJD", count: 10)
 
-    private func publish(node: String = "TOKEN", fields: [DataForm.Field]? = nil, pushModule: String? = "apushIOS")
-        -> Element
-    {
+    private func publish(
+        node: String = "TOKEN", fields: [DataForm.Field]? = nil, pushModule: String? = "apushIOS",
+        summaryType: DataForm.FormType = .submit
+    ) -> Element {
         let summary = DataForm(
-            type: .submit, formType: Namespace.pushSummary,
+            type: summaryType, formType: Namespace.pushSummary,
             fields: fields ?? [.value("apushEncrypted", Self.envelope), .value("apushCollapse", "q83vEjRWeJA")])
         var pubsub = Element(
             "pubsub", namespace: Namespace.pubsub, [:],
@@ -35,9 +37,12 @@ struct StandInAppServerTests {
             type: .set, id: "", from: try! JID("apush.localhost"), to: try! JID("push.localhost"), payload: pubsub)
     }
 
-    private func withAppServer(_ body: (StandInComponentServer, StandInAppServer) async throws -> Void) async throws {
+    private func withAppServer(
+        accepting: StandInAppServer.Accepting = .apushOnly,
+        _ body: (StandInComponentServer, StandInAppServer) async throws -> Void
+    ) async throws {
         let server = try StandInComponentServer(componentJID: "push.localhost", secret: "app-secret")
-        let app = StandInAppServer(secret: "app-secret", port: Int(server.port))
+        let app = StandInAppServer(secret: "app-secret", port: Int(server.port), accepting: accepting)
         app.start()
         try await app.waitUntilConnected()
         try await server.waitForConnection()
@@ -64,6 +69,39 @@ struct StandInAppServerTests {
                         collapse: "q83vEjRWeJA", from: "apush.localhost"))
             #expect(app.pushes == [push])
             #expect(app.violations.isEmpty)
+        }
+    }
+
+    static let stockFields: [DataForm.Field] = [
+        .value("message-count", "1"), .value("last-message-sender", "bob@localhost/phone"),
+    ]
+
+    @Test func takesAStockPublishAsItCameWhenAskedToAndTellsTheObserver() async throws {
+        try await withAppServer(accepting: .apushOrStock) { server, app in
+            let observed = Mutex<[ReceivedPush]>([])
+            app.observePushes { push in observed.withLock { $0.append(push) } }
+            // As mod_cloud_notify sends it: a form of type `form`.
+            let stock = publish(fields: Self.stockFields, pushModule: nil, summaryType: .form)
+            let answer = try await send(stock, to: server, id: "s1")
+            #expect(answer.iqType == .result)
+            let expected = ReceivedPush(
+                node: "TOKEN", pushModule: "", envelope: "", kind: nil, collapse: nil, from: "apush.localhost",
+                stockSummary: ["message-count": "1", "last-message-sender": "bob@localhost/phone"])
+            #expect(app.pushes == [expected])
+            #expect(observed.withLock { $0 } == [expected])
+            #expect(app.violations.isEmpty)
+        }
+    }
+
+    @Test func stillChecksAnApushPublishWhenItTakesStockOnes() async throws {
+        try await withAppServer(accepting: .apushOrStock) { server, app in
+            let fields = [DataForm.Field.value("apushEncrypted", "not base64!")]
+            let error = try #require(StanzaError(stanza: try await send(publish(fields: fields), to: server, id: "m")))
+            #expect(error.condition == .badRequest)
+            #expect(app.violations == ["apushEncrypted is not standard base64"])
+            let valid = try await send(publish(), to: server, id: "v")
+            #expect(valid.iqType == .result)
+            #expect(app.pushes.map(\.stockSummary) == [nil])
         }
     }
 
@@ -138,6 +176,7 @@ struct StandInAppServerTests {
 
     @Test(arguments: [
         ([DataForm.Field.value("apushKind", "voip")], "apushEncrypted is missing"),
+        (stockFields, "unexpected summary field message-count"),
         ([.value("apushEncrypted", "not base64!")], "apushEncrypted is not standard base64"),
         (
             [.value("apushEncrypted", String(repeating: "A", count: 3076))],
