@@ -152,18 +152,14 @@ public final class SQLitePushStore: PushStore {
 
     private var isWaiting: Bool { waiting.withLock { !$0.isEmpty } }
 
-    private func takeWaiting() -> [BackgroundTransaction] {
-        waiting.withLock { waiting in
-            defer { waiting = [] }
-            return waiting
-        }
-    }
-
     /// On `queue`: the waiting background transactions, then `body`, in one transaction, each in a
     /// savepoint of its own, so that one that throws undoes only its own steps (a background one is told
     /// through `failed`, `body`'s error is rethrown). A commit that fails fails them all.
     private func commitWithWaiting<T>(on database: Database, _ body: (any PushTransaction) throws -> T) throws -> T {
-        let background = takeWaiting()
+        let background = waiting.withLock { waiting in
+            defer { waiting = [] }
+            return waiting
+        }
         let steps = SQLitePushTransaction(database: database, limits: limits)
         var failures: [(BackgroundTransaction, any Error)] = []
         let outcome: Result<T, any Error>
@@ -193,7 +189,12 @@ public final class SQLitePushStore: PushStore {
             try commitWithWaiting(on: try openedDatabase()) { _ in () }
         } catch let error as StoreUnavailableError {
             // Not opened: nothing was tried, so each is told here.
-            for transaction in takeWaiting() { transaction.failed(error) }
+            for transaction in waiting.withLock({ waiting in
+                defer { waiting = [] }
+                return waiting
+            }) {
+                transaction.failed(error)
+            }
         } catch {
             // commitWithWaiting told each of them.
         }
