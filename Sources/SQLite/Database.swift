@@ -200,22 +200,6 @@ public final class Database {
         }
     }
 
-    /// Runs `body` in a savepoint of the transaction in progress: a throw undoes only what `body` did,
-    /// and is rethrown.
-    public func savepoint<T>(_ body: (Database) throws -> T) throws -> T {
-        try execute("SAVEPOINT step")
-        do {
-            let result = try body(self)
-            try execute("RELEASE step")
-            return result
-        } catch {
-            // A failure that already ended the transaction (SQLITE_FULL) leaves no savepoint to undo.
-            try? execute("ROLLBACK TO step")
-            try? execute("RELEASE step")
-            throw error
-        }
-    }
-
     /// Ends a transaction that a failure left open, so the next statement does not run inside it. Some
     /// errors (e.g. SQLITE_FULL) already rolled back; a failed rollback must not mask the first error.
     public func rollBackIfOpen() {

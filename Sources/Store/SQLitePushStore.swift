@@ -1,5 +1,4 @@
 import Dispatch
-import Synchronization
 import SQLite
 
 /// The push store on SQLite: one connection, used only on a serial queue of its own.
@@ -43,8 +42,6 @@ public final class SQLitePushStore: PushStore {
     /// Touched only on `queue`, which is what makes the store `Sendable`.
     private nonisolated(unsafe) var connection: Connection
     private let queue = DispatchQueue(label: "apush.store")
-    /// Background transactions waiting to share the next transaction's commit.
-    private let waiting = Mutex<[BackgroundTransaction]>([])
     private let location: Location
     private let reopenInterval: Duration
     public let limits: StoreLimits
@@ -77,23 +74,31 @@ public final class SQLitePushStore: PushStore {
         return database
     }
 
-    /// Runs `body` with the connection on the store's queue, after the background transactions waiting
-    /// there. A transaction that a failure left open is rolled back, so the next call starts clean.
+    /// Runs `body` with the connection on the store's queue. A transaction that a failure left open is
+    /// rolled back, so the next call starts clean.
     func run<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
-            queue.async {
-                continuation.resume(
-                    with: Result {
-                        let database = try self.openedDatabase()
-                        if self.isWaiting { try? self.commitWithWaiting(on: database) { _ in () } }
-                        do {
-                            return try body(database)
-                        } catch {
-                            database.rollBackIfOpen()
-                            throw error
-                        }
-                    })
-            }
+            queue.async { continuation.resume(with: Result { try self.runHere(body) }) }
+        }
+    }
+
+    /// `run` without waiting: a failure goes to `failed`.
+    func runInBackground(
+        _ body: @escaping @Sendable (Database) throws -> Void, failed: @escaping @Sendable (any Error) -> Void
+    ) {
+        queue.async {
+            do { try self.runHere(body) } catch { failed(error) }
+        }
+    }
+
+    /// On `queue` only.
+    private func runHere<T>(_ body: (Database) throws -> T) throws -> T {
+        let database = try openedDatabase()
+        do {
+            return try body(database)
+        } catch {
+            database.rollBackIfOpen()
+            throw error
         }
     }
 
@@ -121,83 +126,25 @@ public final class SQLitePushStore: PushStore {
     public func transaction<T: Sendable>(_ body: @escaping @Sendable (any PushTransaction) throws -> T) async throws
         -> T
     {
-        try await withCheckedThrowingContinuation { continuation in
-            queue.async {
-                continuation.resume(with: Result { try self.commitWithWaiting(on: try self.openedDatabase(), body) })
+        let limits = limits
+        return try await run { database in
+            try database.transaction { database in
+                try body(SQLitePushTransaction(database: database, limits: limits))
             }
         }
     }
 
-    /// Waits, up to `sharingWindow`, for the next transaction, and commits with it (a group commit): a
-    /// push's answer, recorded, rides on the next publish's commit instead of paying for one of its own,
-    /// and the pages both change (the outbox's, its indexes') are written once.
     public func transactionInBackground(
         _ body: @escaping @Sendable (any PushTransaction) throws -> Void,
         failed: @escaping @Sendable (any Error) -> Void
     ) {
-        let first = waiting.withLock { waiting in
-            waiting.append(BackgroundTransaction(body: body, failed: failed))
-            return waiting.count == 1
-        }
-        if first { queue.asyncAfter(deadline: .now() + Self.sharingWindow) { self.commitWaitingAlone() } }
-    }
-
-    /// How long a background transaction waits for another to share its commit.
-    static let sharingWindow = DispatchTimeInterval.milliseconds(2)
-
-    struct BackgroundTransaction {
-        let body: @Sendable (any PushTransaction) throws -> Void
-        let failed: @Sendable (any Error) -> Void
-    }
-
-    private var isWaiting: Bool { waiting.withLock { !$0.isEmpty } }
-
-    /// On `queue`: the waiting background transactions, then `body`, in one transaction, each in a
-    /// savepoint of its own, so that one that throws undoes only its own steps (a background one is told
-    /// through `failed`, `body`'s error is rethrown). A commit that fails fails them all.
-    private func commitWithWaiting<T>(on database: Database, _ body: (any PushTransaction) throws -> T) throws -> T {
-        let background = waiting.withLock { waiting in
-            defer { waiting = [] }
-            return waiting
-        }
-        let steps = SQLitePushTransaction(database: database, limits: limits)
-        var failures: [(BackgroundTransaction, any Error)] = []
-        let outcome: Result<T, any Error>
-        do {
-            outcome = try database.transaction { database in
-                for transaction in background {
-                    do {
-                        try database.savepoint { _ in try transaction.body(steps) }
-                    } catch {
-                        failures.append((transaction, error))
-                    }
+        let limits = limits
+        runInBackground(
+            { database in
+                try database.transaction { database in
+                    try body(SQLitePushTransaction(database: database, limits: limits))
                 }
-                return Result { try database.savepoint { _ in try body(steps) } }
-            }
-        } catch {
-            for transaction in background { transaction.failed(error) }
-            throw error
-        }
-        for (transaction, error) in failures { transaction.failed(error) }
-        return try outcome.get()
-    }
-
-    /// On `queue`, when no transaction came to share the commit.
-    private func commitWaitingAlone() {
-        guard isWaiting else { return }
-        do {
-            try commitWithWaiting(on: try openedDatabase()) { _ in () }
-        } catch let error as StoreUnavailableError {
-            // Not opened: nothing was tried, so each is told here.
-            for transaction in waiting.withLock({ waiting in
-                defer { waiting = [] }
-                return waiting
-            }) {
-                transaction.failed(error)
-            }
-        } catch {
-            // commitWithWaiting told each of them.
-        }
+            }, failed: failed)
     }
 
     /// A value or NULL.

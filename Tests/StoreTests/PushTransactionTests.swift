@@ -66,22 +66,4 @@ import Testing
         #expect(failure)
         #expect(try await store.firstSighting(registrationID: id, key: "k", at: 2_000, since: 0))
     }
-
-    @Test(arguments: StoreKind.allCases)
-    func aTransactionThatThrowsKeepsTheBackgroundOneThatSharedItsCommit(kind: StoreKind) async throws {
-        try await withStore(kind) { store in
-            let id = try await registered(store).id
-            store.transactionInBackground(
-                { _ = try $0.firstSighting(registrationID: id, key: "answered", at: 1_000, since: 0) },
-                failed: { Issue.record($0) })
-            await #expect(throws: Abort.self) {
-                try await store.transaction { transaction in
-                    _ = try transaction.firstSighting(registrationID: id, key: "refused", at: 1_000, since: 0)
-                    throw Abort()
-                }
-            }
-            #expect(try await !store.firstSighting(registrationID: id, key: "answered", at: 2_000, since: 0))
-            #expect(try await store.firstSighting(registrationID: id, key: "refused", at: 2_000, since: 0))
-        }
-    }
 }
