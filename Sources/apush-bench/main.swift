@@ -16,11 +16,16 @@ try await Bench.main()
 /// multiplications (the ephemeral key and the shared secret), so the figure that matters is how close
 /// a whole publish (parse → classify → store → coalesce → seal → build the upstream IQ) comes to that.
 /// Prints figures and ratios; it never fails on a timing. Build with `-c release` for real numbers.
-/// `apush-bench flood` floods a running component instead (Flood.swift).
+/// `apush-bench flood` floods a running component instead (Flood.swift); `apush-bench scale` measures one
+/// with a million registrations in its store (Scale.swift).
 struct Bench {
     static func main() async throws {
         if CommandLine.arguments.dropFirst().first == "flood" {
             try await Flood.run(Array(CommandLine.arguments.dropFirst(2)))
+            return
+        }
+        if CommandLine.arguments.dropFirst().first == "scale" {
+            try await Scale.run(Array(CommandLine.arguments.dropFirst(2)))
             return
         }
         let count = Int(CommandLine.arguments.dropFirst().first ?? "") ?? 2000
