@@ -154,12 +154,15 @@ enum Flood {
     }
 
     /// Writes `count` publishes (`publish(index)`) in batches on a thread of its own: each write blocks
-    /// while the component's socket buffer is full, so the pace is the component's.
+    /// while the component's socket buffer is full, so the pace is the component's, or at most
+    /// `perSecond` when given.
     static func write(
-        _ count: Int, to server: StandInComponentServer, publish: @escaping @Sendable (Int) -> String
+        _ count: Int, to server: StandInComponentServer, perSecond: Int? = nil,
+        publish: @escaping @Sendable (Int) -> String
     ) async -> ContinuousClock.Instant {
         await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
             Thread.detachNewThread {
+                let started = ContinuousClock.now
                 var index = 0
                 while index < count {
                     let end = min(count, index + batch)
@@ -171,6 +174,11 @@ enum Flood {
                         break
                     }
                     index = end
+                    if let perSecond {
+                        let due = started + .seconds(Double(index) / Double(perSecond))
+                        let wait = ContinuousClock.now.duration(to: due)
+                        if wait > .zero { Thread.sleep(forTimeInterval: seconds(wait)) }
+                    }
                 }
                 done.resume()
             }
@@ -198,7 +206,7 @@ enum Flood {
 }
 
 /// What came back over the link: the component's answers to the publishes, and its upstream pushes,
-/// each answered by the stand-in App Server after `Flood.answerDelay`.
+/// each answered by the stand-in App Server after `answerDelay`.
 final class Tally: Sendable {
     struct Figures: Sendable {
         var results = 0
@@ -213,6 +221,9 @@ final class Tally: Sendable {
     }
 
     private let state = Mutex(Figures())
+    let answerDelay: Duration
+
+    init(answerDelay: Duration = Flood.answerDelay) { self.answerDelay = answerDelay }
 
     var figures: Figures { state.withLock { $0 } }
 
@@ -225,7 +236,7 @@ final class Tally: Sendable {
                 figures.peakOutstanding = max(figures.peakOutstanding, figures.outstanding)
             }
             Task {
-                try? await Task.sleep(for: Flood.answerDelay)
+                if self.answerDelay > .zero { try? await Task.sleep(for: self.answerDelay) }
                 try? server.send(reply)
                 self.state.withLock { $0.outstanding -= 1 }
             }

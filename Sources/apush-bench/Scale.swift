@@ -10,8 +10,10 @@ import XMPPTesting
 /// (1,000,000 by default) in its store. Fills a WAL store in one transaction, then prints:
 /// - the time from exec to the completed handshake of the component process, on that store and on an
 ///   empty one (several starts each);
-/// - its peak and current RSS after start and under a load of PUBLISHES (20,000 by default) publishes
-///   to registrations picked at random, the App Server answering each push after `Flood.answerDelay`;
+/// - its peak and current RSS after start, after a steady load (PUBLISHES / 2 publishes at 250 a
+///   second, the App Server answering at once) and after a flood (PUBLISHES, 20,000 by default,
+///   written as fast as the link takes them, the App Server answering after `Flood.answerDelay`), each
+///   publish to a registration picked at random;
 /// - the time of the commands that look registrations up, through the link (an account's own list,
 ///   the operator's paged listing at its first, middle and last page, a lookup by fingerprint), and of
 ///   the store calls under them, in this process.
@@ -62,13 +64,20 @@ enum Scale {
                 format: "  component RSS after start: %.1f MiB (peak %.1f MiB)",
                 ProcessFigures.residentMiB(pid: component.pid), ProcessFigures.peakResidentMiB(pid: component.pid)))
 
+        // First a steady load the component keeps up with (the App Server answering at once), then a
+        // flood against a slow App Server, which fills every cap: the peak after each is that load's.
         if publishes > 0 {
-            try await load(publishes, registrations: count, key: device.publicKey, server: server)
-            say(
-                String(
-                    format: "  component RSS under load: peak %.1f MiB, %.1f MiB after it",
-                    ProcessFigures.peakResidentMiB(pid: component.pid), ProcessFigures.residentMiB(pid: component.pid)
-                ))
+            for load in [
+                Load(count: publishes / 2, perSecond: pacedRate, answerDelay: .zero),
+                Load(count: publishes, perSecond: nil, answerDelay: Flood.answerDelay),
+            ] {
+                try await run(load, registrations: count, key: device.publicKey, server: server)
+                say(
+                    String(
+                        format: "  component RSS: peak %.1f MiB, %.1f MiB after this load",
+                        ProcessFigures.peakResidentMiB(pid: component.pid),
+                        ProcessFigures.residentMiB(pid: component.pid)))
+            }
         }
 
         say("  through the link (the command's answer, from submit to result):")
@@ -149,34 +158,55 @@ enum Scale {
         return (times, nil)
     }
 
-    /// `count` publishes to registrations picked at random, each for a new chat (so each is pushed),
-    /// written as fast as the link takes them; waits (at most 120 s) until each is answered.
-    static func load(_ count: Int, registrations: Int, key: [UInt8], server: StandInComponentServer) async throws {
-        let tally = Tally()
+    /// Publishes to registrations picked at random, each for a new chat (so each is pushed), at most
+    /// `perSecond` (nil: as fast as the link takes them), the App Server answering each push after
+    /// `answerDelay`.
+    struct Load {
+        let count: Int
+        let perSecond: Int?
+        let answerDelay: Duration
+    }
+
+    /// A rate this machine's component keeps up with among a million registrations, with room to spare.
+    static let pacedRate = 250
+
+    /// Runs `load` and waits (at most 120 s) until each publish is answered and no push awaits the App Server.
+    static func run(_ load: Load, registrations: Int, key: [UInt8], server: StandInComponentServer) async throws {
+        let tally = Tally(answerDelay: load.answerDelay)
         server.handleEveryStanza { stanza in tally.take(stanza, server: server) }
         // From here the commands' answers reach `request` again.
         defer { server.handleEveryStanza(nil) }
         let started = ContinuousClock.now
-        _ = await Flood.write(count, to: server) { index in
-            var random = SplitMix64(seed: UInt64(index) &+ 1_000_003)
+        let name = load.perSecond.map { "\($0)/s" } ?? "flood"
+        _ = await Flood.write(load.count, to: server, perSecond: load.perSecond) { index in
+            var random = SplitMix64(seed: UInt64(index) &+ (load.perSecond == nil ? 2_000_003 : 1_000_003))
             let registration = FilledRegistration(Int(random.next() % UInt64(registrations)))
             return Bench.publish(
                 token: registration.token, sender: "contact\(index)@example.org", key: key,
-                account: FilledRegistration.accountJID(registration.account), id: "flood-scale-\(index)")
+                account: FilledRegistration.accountJID(registration.account), id: "flood-scale-\(name)-\(index)")
         }
         let deadline = started + .seconds(120)
+        var allAnswered: ContinuousClock.Instant?
         while ContinuousClock.now < deadline {
             let figures = tally.figures
-            if figures.answered >= count, figures.outstanding == 0 { break }
+            if figures.answered >= load.count, allAnswered == nil { allAnswered = .now }
+            if figures.answered >= load.count, figures.outstanding == 0 { break }
             try await Task.sleep(for: .milliseconds(100))
         }
         let figures = tally.figures
         let waits = figures.waitConditions.sorted { $0.value > $1.value }.map { "\($0.value) \($0.key)" }
         say(
-            String(format: "  load: %d publishes answered in %.1f s: ", figures.answered, Flood.seconds(.now - started))
+            "  load: \(load.count) publishes (\(load.perSecond.map { "\($0)/s" } ?? "as fast as the link takes them")), "
+                + "the App Server answering \(load.answerDelay == .zero ? "at once" : "after \(load.answerDelay)"): "
                 + "\(figures.results) result, \(figures.waits) wait"
-                + (waits.isEmpty ? "" : " (\(waits.joined(separator: ", ")))")
-                + ", \(figures.others) other; \(figures.pushes) pushes taken")
+                + (waits.isEmpty ? "" : " (\(waits.joined(separator: ", ")))") + ", \(figures.others) other"
+                + (allAnswered.map { String(format: ", all answered after %.1f s", Flood.seconds($0 - started)) } ?? "")
+        )
+        say(
+            String(
+                format: "  pushes the App Server took: %d in %.1f s (%d awaiting its answer at the end)",
+                figures.pushes,
+                Flood.seconds(.now - started), figures.outstanding))
     }
 
     /// Runs a command's first stage, then (with `fields`) submits them; prints the median time of the
