@@ -2,7 +2,8 @@
 /// change must not be kept after it, or the change would never apply: the generation tells.
 ///
 /// At most `capacity` accounts are kept: one entry per account ever pushed to would grow with the
-/// store. Past it a new entry takes the place of any other (a miss only costs a resolution again).
+/// store. Past it a new entry takes the place of any other account's, never the defaults' (a miss only
+/// costs a resolution again).
 struct PolicyCache: Sendable {
     static let capacity = 4096
 

@@ -172,6 +172,7 @@ extension SQLitePushStore {
         )
     }
 
+    /// How many registrations `filter` selects.
     static func counting(_ filter: RegistrationFilter) -> (sql: String, bindings: [SQLValue]) {
         let (clause, bindings) = whereClause(filter)
         return ("SELECT count(*) AS n FROM registrations \(clause)", bindings)
