@@ -38,8 +38,8 @@ var targets: [Target] = [
     // The generic SQLite core: connection, statements, rows, values, migrations. Knows nothing of push.
     .target(name: "SQLite", dependencies: ["CSQLite"]),
     // Registrations, windows, counters, tombstones: the PushStore protocol, its models and limits, and
-    // its SQLite implementation.
-    .target(name: "Store", dependencies: ["SQLite", "Logging"]),
+    // its SQLite implementation. Sealing for the tokens' fingerprints, which it keeps for lookups.
+    .target(name: "Store", dependencies: ["SQLite", "Logging", "Sealing"]),
     // The push module itself.
     .target(name: "APush", dependencies: ["ComponentHost", "HTTPServer", "XMPP", "Sealing", "Store"]),
     .executableTarget(name: "apush-component", dependencies: ["ComponentHost", "APush"]),
@@ -49,11 +49,12 @@ var targets: [Target] = [
         dependencies: ["XMPPTesting", "ComponentHost", "APush", "Store", "Sealing", "Logging", "XMPP"]),
     // Throughput of the push path against the cost of the seal itself; prints figures and ratios.
     // `apush-bench flood`: 100,000 publishes at a component process against a slow App Server.
+    // `apush-bench scale`: a component process with a million registrations in its store.
     .executableTarget(
         name: "apush-bench",
         dependencies: [
             "APush", "ComponentHost", "Store", "Sealing", "XMPP", "XMLStream", "Logging",
-            "XMPPTesting",
+            "XMPPTesting", "SQLite",
         ]),
     // Stand-ins and real-server launchers for tests and the demo.
     .target(name: "XMPPTesting", dependencies: ["XMPP", "XMLStream", "Sealing"]),
@@ -67,7 +68,8 @@ var targets: [Target] = [
     .testTarget(name: "ComponentHostTests", dependencies: ["ComponentHost", "HTTPServer", "XMPPTesting"]),
     .testTarget(name: "SealingTests", dependencies: ["Sealing", "XMPPTesting"], resources: [.copy("Vectors")]),
     .testTarget(name: "SQLiteTests", dependencies: ["SQLite", "SQLiteTesting"]),
-    .testTarget(name: "StoreTests", dependencies: ["Store", "SQLite", "SQLiteTesting", "XMPP", "XMPPTesting"]),
+    .testTarget(
+        name: "StoreTests", dependencies: ["Store", "SQLite", "SQLiteTesting", "Sealing", "XMPP", "XMPPTesting"]),
     .testTarget(name: "APushTests", dependencies: ["APush", "ComponentHost", "HTTPServer", "SQLite", "XMPPTesting"]),
     .testTarget(name: "IntegrationTests", dependencies: ["ComponentHost", "HTTPServer", "APush", "XMPPTesting"]),
 ]

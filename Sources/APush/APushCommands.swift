@@ -373,16 +373,12 @@ struct APushCommands: Sendable {
             pushModule: nonEmpty(form.value("module")))
     }
 
-    /// Fingerprints are not stored: find one by scanning the filtered registrations a page at a time.
+    /// The first registration (by id) with this fingerprint among the filtered ones: the store keeps
+    /// fingerprints indexed, so this is a lookup.
     private func find(fingerprint: String, filter: RegistrationFilter) async throws -> Registration? {
-        let wanted = fingerprint.hasPrefix("#") ? fingerprint : "#" + fingerprint
-        var offset = 0
-        while true {
-            let page = try await service.store.registrations(matching: filter, limit: 500, offset: offset)
-            if let match = page.first(where: { $0.fingerprint == wanted }) { return match }
-            if page.count < 500 { return nil }
-            offset += 500
-        }
+        var filter = filter
+        filter.fingerprint = fingerprint.hasPrefix("#") ? fingerprint : "#" + fingerprint
+        return try await service.store.registrations(matching: filter, limit: 1, offset: 0).first
     }
 }
 

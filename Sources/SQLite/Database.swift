@@ -171,6 +171,24 @@ public final class Database {
     var backgroundCheckpoints: Int? { checkpointer?.completed }
     func settleCheckpoints() { checkpointer?.settle() }
 
+    /// Makes `name(value)` callable from SQL on this connection, e.g. for a migration that fills a new
+    /// column from an old one. Deterministic: the result depends on the argument alone.
+    public func defineFunction(_ name: String, _ body: @escaping (SQLValue) -> SQLValue) throws(SQLiteError) {
+        let function = Unmanaged.passRetained(SQLFunction(body)).toOpaque()
+        // On failure SQLite calls the destructor itself, which releases `function`.
+        let code = sqlite3_create_function_v2(
+            handle, name, 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC, function,
+            { context, _, arguments in
+                guard let context, let argument = arguments?[0], let function = sqlite3_user_data(context) else {
+                    return
+                }
+                let body = Unmanaged<SQLFunction>.fromOpaque(function).takeUnretainedValue().body
+                body(SQLValue(argument)).setResult(of: context)
+            }, nil, nil,
+            { function in function.map { Unmanaged<SQLFunction>.fromOpaque($0).release() } })
+        guard code == SQLITE_OK else { throw SQLiteError(code: code, connection: handle, sql: nil) }
+    }
+
     /// Rows changed by the last INSERT, UPDATE or DELETE.
     public var changes: Int { Int(sqlite3_changes64(handle)) }
 
@@ -216,6 +234,13 @@ public final class Database {
         statements[sql] = statement
         return statement
     }
+}
+
+/// The body of a function defined with `defineFunction`, kept alive by SQLite until the connection closes.
+private final class SQLFunction {
+    let body: (SQLValue) -> SQLValue
+
+    init(_ body: @escaping (SQLValue) -> SQLValue) { self.body = body }
 }
 
 /// A connection must stay on its owner's executor.

@@ -104,22 +104,6 @@ final class Statement {
     }
 
     private func value(at column: Int32) -> SQLValue {
-        switch sqlite3_column_type(handle, column) {
-        case SQLITE_INTEGER:
-            return .integer(sqlite3_column_int64(handle, column))
-        case SQLITE_FLOAT:
-            return .real(sqlite3_column_double(handle, column))
-        case SQLITE_TEXT:
-            // The pointer first, then the length: that order avoids a conversion changing the length.
-            guard let text = sqlite3_column_text(handle, column) else { return .text("") }
-            let count = Int(sqlite3_column_bytes(handle, column))
-            return .text(String(decoding: UnsafeBufferPointer(start: text, count: count), as: UTF8.self))
-        case SQLITE_BLOB:
-            guard let bytes = sqlite3_column_blob(handle, column) else { return .blob([]) }
-            let count = Int(sqlite3_column_bytes(handle, column))
-            return .blob(Array(UnsafeRawBufferPointer(start: bytes, count: count)))
-        default:
-            return .null
-        }
+        sqlite3_column_value(handle, column).map(SQLValue.init) ?? .null
     }
 }

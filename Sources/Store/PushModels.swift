@@ -194,10 +194,15 @@ public struct RegistrationFilter: Sendable, Equatable {
     public var account: String?
     public var domain: String?
     public var pushModule: String?
+    /// The token's fingerprint as `Fingerprint.of` writes it (`#` and 8 hex digits).
+    public var fingerprint: String?
 
-    public init(account: String? = nil, domain: String? = nil, pushModule: String? = nil) {
+    public init(
+        account: String? = nil, domain: String? = nil, pushModule: String? = nil, fingerprint: String? = nil
+    ) {
         self.account = account
         self.domain = domain
         self.pushModule = pushModule
+        self.fingerprint = fingerprint
     }
 }

@@ -1,5 +1,6 @@
 import Dispatch
 import SQLite
+import Sealing
 
 /// The push store on SQLite: one connection, used only on a serial queue of its own.
 ///
@@ -70,6 +71,10 @@ public final class SQLitePushStore: PushStore {
 
     private static func open(_ location: Location) throws -> Database {
         let database = try Database(location.database)
+        // For the migration that fills the fingerprints of registrations stored before they were kept.
+        try database.defineFunction("token_fingerprint") { token in
+            token.stringValue.map { .text(Fingerprint.of($0)) } ?? .null
+        }
         try database.migrate(migrations)
         return database
     }

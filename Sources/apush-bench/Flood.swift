@@ -25,12 +25,7 @@ enum Flood {
     static func run(_ arguments: [String]) async throws {
         let count = Int(arguments.first ?? "") ?? 100_000
         let drainLimit = Duration.seconds(Int(arguments.dropFirst().first ?? "") ?? 300)
-        let binary = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-            .appendingPathComponent("apush-component")
-        guard FileManager.default.isExecutableFile(atPath: binary.path) else {
-            say("apush-bench flood: \(binary.path) is missing: build it first (swift build -c release)")
-            exit(1)
-        }
+        let binary = componentBinary(mode: "flood")
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("apush-flood-\(getpid())")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -42,14 +37,7 @@ enum Flood {
         defer { server.stop() }
         let tally = Tally()
         server.handleEveryStanza { stanza in tally.take(stanza, server: server) }
-        let component = try ServerProcess(
-            name: "apush-component", executable: binary, arguments: ["run"],
-            environment: [
-                "APUSH_COMPONENT_JID": "apush.example.org", "APUSH_COMPONENT_SECRET": server.secret,
-                "APUSH_SERVER": "127.0.0.1:\(server.port)", "APUSH_DOMAINS": "example.org",
-                "APUSH_APP_SERVER": "push.example.org", "APUSH_STORE": storePath, "APUSH_LOG": "warning",
-            ],
-            workingDirectory: directory, outputURL: directory.appendingPathComponent("component.log"))
+        let component = try startComponent(binary, server: server, storePath: storePath, directory: directory)
         try await server.waitForConnection(timeout: .seconds(20))
         say(
             "apush-bench flood: \(count) publishes, \(accounts) accounts × \(contactsPerAccount) chats, "
@@ -57,7 +45,8 @@ enum Flood {
 
         let started = ContinuousClock.now
         let cpuBefore = ProcessFigures.cpuSeconds(pid: component.pid)
-        let written = await write(count, to: server)
+        let key = KeyPair.generate().publicKey
+        let written = await write(count, to: server) { publish($0, key: key) }
         say(
             String(
                 format: "  written in %.1f s (%.0f/s, as the link took them)", seconds(written - started),
@@ -146,16 +135,46 @@ enum Flood {
         }
     }
 
-    /// Writes the publishes in batches on a thread of its own: each write blocks while the
-    /// component's socket buffer is full, so the pace is the component's.
-    static func write(_ count: Int, to server: StandInComponentServer) async -> ContinuousClock.Instant {
-        let key = KeyPair.generate().publicKey
+    /// The built apush-component beside this benchmark; exits when it is missing.
+    static func componentBinary(mode: String) -> URL {
+        let binary = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+            .appendingPathComponent("apush-component")
+        guard FileManager.default.isExecutableFile(atPath: binary.path) else {
+            say("apush-bench \(mode): \(binary.path) is missing: build it first (swift build -c release)")
+            exit(1)
+        }
+        return binary
+    }
+
+    /// Starts the component process on the store at `storePath`, linked to `server`, its log in `directory`.
+    static func startComponent(
+        _ binary: URL, server: StandInComponentServer, storePath: String, directory: URL, admin: String? = nil
+    ) throws -> ServerProcess {
+        var environment = [
+            "APUSH_COMPONENT_JID": server.componentJID, "APUSH_COMPONENT_SECRET": server.secret,
+            "APUSH_SERVER": "127.0.0.1:\(server.port)", "APUSH_DOMAINS": "example.org",
+            "APUSH_APP_SERVER": "push.example.org", "APUSH_STORE": storePath, "APUSH_LOG": "warning",
+        ]
+        environment["APUSH_ADMINS"] = admin
+        return try ServerProcess(
+            name: "apush-component", executable: binary, arguments: ["run"], environment: environment,
+            workingDirectory: directory, outputURL: directory.appendingPathComponent("component.log"))
+    }
+
+    /// Writes `count` publishes (`publish(index)`) in batches on a thread of its own: each write blocks
+    /// while the component's socket buffer is full, so the pace is the component's, or at most
+    /// `perSecond` when given.
+    static func write(
+        _ count: Int, to server: StandInComponentServer, perSecond: Int? = nil,
+        publish: @escaping @Sendable (Int) -> String
+    ) async -> ContinuousClock.Instant {
         await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
             Thread.detachNewThread {
+                let started = ContinuousClock.now
                 var index = 0
                 while index < count {
                     let end = min(count, index + batch)
-                    let text = (index..<end).map { publish($0, key: key) }.joined()
+                    let text = (index..<end).map(publish).joined()
                     do {
                         try server.sendRaw(text)
                     } catch {
@@ -163,6 +182,11 @@ enum Flood {
                         break
                     }
                     index = end
+                    if let perSecond {
+                        let due = started + .seconds(Double(index) / Double(perSecond))
+                        let wait = ContinuousClock.now.duration(to: due)
+                        if wait > .zero { Thread.sleep(forTimeInterval: seconds(wait)) }
+                    }
                 }
                 done.resume()
             }
@@ -190,7 +214,7 @@ enum Flood {
 }
 
 /// What came back over the link: the component's answers to the publishes, and its upstream pushes,
-/// each answered by the stand-in App Server after `Flood.answerDelay`.
+/// each answered by the stand-in App Server after `answerDelay`.
 final class Tally: Sendable {
     struct Figures: Sendable {
         var results = 0
@@ -205,6 +229,9 @@ final class Tally: Sendable {
     }
 
     private let state = Mutex(Figures())
+    let answerDelay: Duration
+
+    init(answerDelay: Duration = Flood.answerDelay) { self.answerDelay = answerDelay }
 
     var figures: Figures { state.withLock { $0 } }
 
@@ -217,7 +244,7 @@ final class Tally: Sendable {
                 figures.peakOutstanding = max(figures.peakOutstanding, figures.outstanding)
             }
             Task {
-                try? await Task.sleep(for: Flood.answerDelay)
+                if self.answerDelay > .zero { try? await Task.sleep(for: self.answerDelay) }
                 try? server.send(reply)
                 self.state.withLock { $0.outstanding -= 1 }
             }

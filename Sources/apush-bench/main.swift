@@ -17,22 +17,27 @@ try await Bench.main()
 /// a whole publish (parse → classify → store → coalesce → seal → build the upstream IQ) comes to that.
 /// Prints figures and ratios; it never fails on a timing. Build with `-c release` for real numbers.
 /// `apush-bench flood` floods a running component instead (Flood.swift); `apush-bench e2e` measures the
-/// pipeline through a real Prosody against Prosody publishing straight to the App Server (EndToEnd.swift).
+/// pipeline through a real Prosody against Prosody publishing straight to the App Server (EndToEnd.swift);
+/// `apush-bench scale` measures one with a million registrations in its store (Scale.swift);
+/// `apush-bench publish` runs whole publishes alone, for a profiler.
 struct Bench {
     static func main() async throws {
+        let rest = Array(CommandLine.arguments.dropFirst(2))
         switch CommandLine.arguments.dropFirst().first {
         case "flood":
-            try await Flood.run(Array(CommandLine.arguments.dropFirst(2)))
+            try await Flood.run(rest)
             return
         case "e2e":
-            try await EndToEnd.run(Array(CommandLine.arguments.dropFirst(2)))
+            try await EndToEnd.run(rest)
+            return
+        case "scale":
+            try await Scale.run(rest)
+            return
+        case "publish":
+            try await publishesOnly(rest)
             return
         default:
             break
-        }
-        if CommandLine.arguments.dropFirst().first == "publish" {
-            try await publishesOnly(Array(CommandLine.arguments.dropFirst(2)))
-            return
         }
         let count = Int(CommandLine.arguments.dropFirst().first ?? "") ?? 2000
         print("apush-bench: \(count) operations each (\(isDebug ? "DEBUG build: use -c release" : "release build"))")

@@ -22,6 +22,26 @@ import Testing
         #expect(try names(database) == ["a", "b"])
     }
 
+    @Test func aDefinedFunctionIsCalledFromSQLIncludingAMigration() throws {
+        let database = try Database(.memory)
+        try database.defineFunction("shout") { $0.stringValue.map { .text($0.uppercased()) } ?? .null }
+        try database.migrate([
+            Migration(version: 1, sql: "CREATE TABLE items(name TEXT); INSERT INTO items VALUES ('a'), (NULL)"),
+            Migration(version: 2, sql: "ALTER TABLE items ADD COLUMN loud TEXT; UPDATE items SET loud = shout(name)"),
+        ])
+        #expect(
+            try database.query("SELECT loud FROM items ORDER BY rowid").map { try $0.value("loud") } == [
+                .text("A"), .null,
+            ])
+    }
+
+    @Test func aFunctionSQLiteRefusesIsAnError() throws {
+        let database = try Database(.memory)
+        // SQLite limits a function's name to 255 bytes.
+        #expect(throws: SQLiteError.self) { try database.defineFunction(String(repeating: "f", count: 256)) { $0 } }
+        #expect(throws: SQLiteError.self) { try database.query("SELECT \(String(repeating: "f", count: 256))(1)") }
+    }
+
     @Test func memoryDatabasesAreSeparate() throws {
         let first = try Database(.memory)
         try makeTable(first)

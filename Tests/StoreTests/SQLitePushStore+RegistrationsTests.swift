@@ -1,5 +1,6 @@
 import SQLite
 import SQLiteTesting
+import Sealing
 import Testing
 
 @testable import Store
@@ -160,6 +161,13 @@ extension SQLitePushStoreTests.Registrations {
                         account: "alice@a.example", domain: "a.example",
                         pushModule: "fcm")) == [ids[0]])
             #expect(try await listed(RegistrationFilter(account: "nobody@a.example")).isEmpty)
+            #expect(try await listed(RegistrationFilter(fingerprint: Fingerprint.of("token-3"))) == [ids[3]])
+            #expect(
+                try await listed(RegistrationFilter(account: "alice@a.example", fingerprint: Fingerprint.of("token-1")))
+                    == [ids[1]])
+            #expect(
+                try await listed(RegistrationFilter(account: "bob@a.example", fingerprint: Fingerprint.of("token-1")))
+                    .isEmpty)
 
             #expect(try await listed(RegistrationFilter(), limit: 2) == [ids[0], ids[1]])
             #expect(try await listed(RegistrationFilter(), limit: 2, offset: 2) == [ids[2], ids[3]])
@@ -175,6 +183,33 @@ extension SQLitePushStoreTests.Registrations {
                         domain: "a.example",
                         pushModule: "fcm")) == 2)
             #expect(try await store.countRegistrations(matching: RegistrationFilter(domain: "c.example")) == 0)
+            #expect(
+                try await store.countRegistrations(matching: RegistrationFilter(fingerprint: Fingerprint.of("token-4")))
+                    == 1)
+        }
+    }
+
+    /// Among a million registrations an account's list and a lookup by fingerprint must not read them
+    /// all: SQLite's plan for each filter an operator or a user sends goes through an index.
+    @Test(arguments: [
+        (RegistrationFilter(account: "alice@example.org"), "registrations_by_account"),
+        (RegistrationFilter(account: "alice@example.org", domain: "example.org"), "registrations_by_account"),
+        (RegistrationFilter(fingerprint: "#1a2b3c4d"), "registrations_by_fingerprint"),
+        (RegistrationFilter(domain: "example.org", fingerprint: "#1a2b3c4d"), "registrations_by_fingerprint"),
+    ])
+    func listingsByAccountOrFingerprintUseAnIndex(filter: RegistrationFilter, index: String) async throws {
+        let store = try SQLitePushStore(.memory)
+        for query in [
+            SQLitePushStore.listing(filter, limit: 50, offset: 0), SQLitePushStore.counting(filter),
+        ] {
+            let plan = try await store.run { database in
+                try database.query("EXPLAIN QUERY PLAN " + query.sql, query.bindings)
+                    .map { try $0.decode("detail", \.stringValue) }
+            }
+            #expect(
+                plan.contains { $0.contains("USING INDEX \(index)") || $0.contains("USING COVERING INDEX \(index)") },
+                "\(plan)")
+            #expect(!plan.contains { $0.hasPrefix("SCAN registrations") }, "\(plan)")
         }
     }
 

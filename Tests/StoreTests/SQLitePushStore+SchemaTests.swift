@@ -1,5 +1,6 @@
 import SQLite
 import SQLiteTesting
+import Sealing
 import Testing
 
 @testable import Store
@@ -86,6 +87,33 @@ extension SQLitePushStoreTests.Schema {
             let item = try await store.enqueueRetry(retry(id, nextAt: 100, kind: "call"))
             #expect(try old.userVersion == SQLitePushStore.migrations.last?.version)
             #expect(try await claimIDs(store, at: 100) == [item])
+        }
+    }
+
+    /// A database of the version before fingerprints were kept: its registrations gain theirs in the
+    /// migration, and an operator finds each by it (one token under two accounts has one fingerprint).
+    @Test func aVersionThreeDatabaseGainsTheFingerprintsOfItsRegistrations() async throws {
+        try await withTemporaryDatabasePath { path in
+            let old = try Database(.file(path: path))
+            try old.migrate(Array(SQLitePushStore.migrations.prefix(3)))
+            try old.executeScript(
+                """
+                INSERT INTO registrations (domain, token, push_module, account, device_key, calls, wants_reads,
+                    collapse_key, created_at, updated_at)
+                VALUES ('example.org', 'shared', 'fcm', 'alice@example.org', x'01', 'none', 0, x'A1', 100, 100),
+                       ('example.org', 'shared', 'fcm', 'bob@example.org', x'02', 'none', 0, x'B2', 200, 200),
+                       ('example.org', 'own', 'apns', NULL, x'03', 'only', 0, x'C3', 300, 300);
+                """)
+            let store = try SQLitePushStore(.file(path: path))
+            func found(_ token: String) async throws -> [String?] {
+                try await store.registrations(
+                    matching: RegistrationFilter(fingerprint: Fingerprint.of(token)), limit: 10, offset: 0
+                ).map(\.account)
+            }
+            #expect(try await found("shared") == ["alice@example.org", "bob@example.org"])
+            #expect(try await found("own") == [nil])
+            #expect(try await found("none").isEmpty)
+            #expect(try old.userVersion == SQLitePushStore.migrations.last?.version)
         }
     }
 }
