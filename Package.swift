@@ -44,8 +44,8 @@ var targets: [Target] = [
     // so one decoding serves both engines), errors, transactions, migrations. Knows nothing of push.
     .target(name: "PostgreSQL", dependencies: ["CLibPQ", "SQLite"]),
     // Registrations, windows, counters, tombstones: the PushStore protocol, its models and limits, and
-    // its SQLite implementation.
-    .target(name: "Store", dependencies: ["SQLite", "Logging"]),
+    // its SQLite and PostgreSQL implementations.
+    .target(name: "Store", dependencies: ["SQLite", "PostgreSQL", "Logging"]),
     // The push module itself.
     .target(name: "APush", dependencies: ["ComponentHost", "HTTPServer", "XMPP", "Sealing", "Store"]),
     .executableTarget(name: "apush-component", dependencies: ["ComponentHost", "APush"]),
@@ -74,7 +74,8 @@ var targets: [Target] = [
     .testTarget(name: "SealingTests", dependencies: ["Sealing", "XMPPTesting"], resources: [.copy("Vectors")]),
     .testTarget(name: "SQLiteTests", dependencies: ["SQLite", "SQLiteTesting"]),
     .testTarget(name: "PostgreSQLTests", dependencies: ["PostgreSQL", "SQLite", "XMPPTesting"]),
-    .testTarget(name: "StoreTests", dependencies: ["Store", "SQLite", "SQLiteTesting", "XMPP", "XMPPTesting"]),
+    .testTarget(
+        name: "StoreTests", dependencies: ["Store", "SQLite", "PostgreSQL", "SQLiteTesting", "XMPP", "XMPPTesting"]),
     .testTarget(name: "APushTests", dependencies: ["APush", "ComponentHost", "HTTPServer", "SQLite", "XMPPTesting"]),
     .testTarget(name: "IntegrationTests", dependencies: ["ComponentHost", "HTTPServer", "APush", "XMPPTesting"]),
 ]

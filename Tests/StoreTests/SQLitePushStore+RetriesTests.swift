@@ -90,12 +90,12 @@ extension SQLitePushStoreTests.Retries {
 
             // The item cannot be stored (no such registration): the window is not taken either.
             try await openWindow(store, registrationID: id, chat: "d", windowEnd: 100)
-            await #expect(throws: SQLiteError.self) {
+            await #expect {
                 try await store.updateChatAndEnqueue(registrationID: id, chat: "d") { state in
                     state?.windowEndsAt = nil
                     return ((), retry(42, nextAt: 100))
                 }
-            }
+            } throws: { isConstraintViolation($0) }
             #expect(try await store.dueWindows(at: 1_000, limit: 10).map(\.chat) == ["d"])
         }
     }
@@ -154,8 +154,8 @@ extension SQLitePushStoreTests.Retries {
 
     @Test(arguments: StoreKind.allCases)
     func retryForAnUnknownRegistrationFails(kind: StoreKind) async throws {
-        try await withStore(kind) { (store: SQLitePushStore) async throws in
-            await #expect(throws: SQLiteError.self) { try await store.enqueueRetry(retry(42, nextAt: 100)) }
+        try await withStore(kind) { store async throws in
+            await #expect { try await store.enqueueRetry(retry(42, nextAt: 100)) } throws: { isConstraintViolation($0) }
             #expect(try await store.nextRetry() == nil)
         }
     }
