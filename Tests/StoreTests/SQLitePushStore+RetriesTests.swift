@@ -160,25 +160,30 @@ extension SQLitePushStoreTests.Retries {
         }
     }
 
-    @Test func retriesPastTheCapPerRegistrationOrInAllAreRefused() async throws {
-        let store = try limitedStore {
-            $0.retriesPerRegistration = 2
-            $0.retries = 3
+    @Test(arguments: StoreKind.allCases)
+    func retriesPastTheCapPerRegistrationOrInAllAreRefused(kind: StoreKind) async throws {
+        try await withStore(
+            kind,
+            limits: changedLimits {
+                $0.retriesPerRegistration = 2
+                $0.retries = 3
+            }
+        ) { store async throws in
+            let first = try await registered(store, token: "t1").id
+            let second = try await registered(store, token: "t2").id
+            #expect(try await store.enqueueRetry(retry(first, nextAt: 1)) != nil)
+            #expect(try await store.enqueueRetry(retry(first, nextAt: 2)) != nil)
+            #expect(try await store.enqueueRetry(retry(first, nextAt: 3)) == nil)
+            #expect(try await store.enqueueRetry(retry(second, nextAt: 4)) != nil)
+            #expect(try await store.enqueueRetry(retry(second, nextAt: 5)) == nil)
+            // Removing a registration frees its retries' room in all.
+            try await store.retire(registrationID: first, at: 10)
+            #expect(try await store.enqueueRetry(retry(second, nextAt: 6)) != nil)
+            #expect(
+                try await store.claimDueRetries(at: 10, limit: 10, leaseUntil: 90_000).map(\.registrationID) == [
+                    second, second,
+                ])
         }
-        let first = try await registered(store, token: "t1").id
-        let second = try await registered(store, token: "t2").id
-        #expect(try await store.enqueueRetry(retry(first, nextAt: 1)) != nil)
-        #expect(try await store.enqueueRetry(retry(first, nextAt: 2)) != nil)
-        #expect(try await store.enqueueRetry(retry(first, nextAt: 3)) == nil)
-        #expect(try await store.enqueueRetry(retry(second, nextAt: 4)) != nil)
-        #expect(try await store.enqueueRetry(retry(second, nextAt: 5)) == nil)
-        // Removing a registration frees its retries' room in all.
-        try await store.retire(registrationID: first, at: 10)
-        #expect(try await store.enqueueRetry(retry(second, nextAt: 6)) != nil)
-        #expect(
-            try await store.claimDueRetries(at: 10, limit: 10, leaseUntil: 90_000).map(\.registrationID) == [
-                second, second,
-            ])
     }
 
     @Test func aDamagedRetryIsAnErrorNamingItsColumnAndIsNotClaimed() async throws {

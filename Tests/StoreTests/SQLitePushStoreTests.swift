@@ -136,17 +136,24 @@ func isConstraintViolation(_ error: any Error) -> Bool {
     return false
 }
 
-/// A memory store with its limits changed by `change`.
-func limitedStore(_ change: (inout StoreLimits) -> Void) throws -> SQLitePushStore {
+/// The default limits changed by `change`.
+func changedLimits(_ change: (inout StoreLimits) -> Void) -> StoreLimits {
     var limits = StoreLimits()
     change(&limits)
-    return try SQLitePushStore(.memory, limits: limits)
+    return limits
 }
 
 /// The first column of every row `sql` returns, as text.
-func firstColumn(_ store: SQLitePushStore, _ sql: String) async throws -> [String] {
-    try await store.run { database in
-        try database.query(sql).map { row in try row.decode(row.columns[0], \.stringValue) }
+func firstColumn(_ store: any PushStore, _ sql: String) async throws -> [String] {
+    let decode = { @Sendable (row: Row) throws -> String in try row.decode(row.columns[0], \.stringValue) }
+    switch store {
+    case let store as SQLitePushStore:
+        return try await store.run { database in try database.query(sql).map(decode) }
+    case let store as PostgreSQLPushStore:
+        return try await store.run { connection in try connection.query(sql).map(decode) }
+    default:
+        Issue.record("a store of an unknown engine")
+        return []
     }
 }
 
