@@ -7,15 +7,6 @@ import XMPPTesting
 
 /// The libpq connection against a real PostgreSQL 15.
 @Suite struct ConnectionTests {
-    /// A connection whose statements run in a fresh schema of its own, dropped at the end.
-    private func withConnection<T>(_ body: (Connection) throws -> T) async throws -> T {
-        let connection = try Connection(try await TestServer.url)
-        let schema = "test_\(UUID().uuidString.prefix(8).lowercased())"
-        try connection.executeScript("CREATE SCHEMA \(schema); SET search_path TO \(schema)")
-        defer { _ = try? connection.execute("DROP SCHEMA \(schema) CASCADE") }
-        return try body(connection)
-    }
-
     @Test func parametersAndRowsKeepTheirTypes() async throws {
         try await withConnection { connection in
             try connection.execute(
@@ -131,39 +122,6 @@ import XMPPTesting
         #expect(connection.target.hasSuffix("/apush"))
         #expect(!connection.target.contains(password))
         #expect(Connection.masking(password: password, in: "no \(password) here") == "no *** here")
-    }
-
-    @Test func migrationsRunOnceEachInOrderAndRefuseANewerDatabase() async throws {
-        try await withConnection { connection in
-            let migrations = [
-                Migration(version: 1, sql: "CREATE TABLE one (value bigint); INSERT INTO one VALUES (1)"),
-                Migration(version: 2, sql: "ALTER TABLE one ADD COLUMN name text"),
-            ]
-            #expect(try connection.schemaVersion == 0)
-            try connection.migrate(Array(migrations.prefix(1)))
-            #expect(try connection.schemaVersion == 1)
-            try connection.migrate(migrations)
-            try connection.migrate(migrations)
-            #expect(try connection.schemaVersion == 2)
-            #expect(try connection.query("SELECT value, name FROM one").count == 1)
-            #expect(throws: MigrationError.databaseNewerThanCode(databaseVersion: 2, newestKnown: 1)) {
-                try connection.migrate(Array(migrations.prefix(1)))
-            }
-        }
-    }
-
-    @Test func aFailedMigrationLeavesThePreviousVersion() async throws {
-        try await withConnection { connection in
-            try connection.migrate([Migration(version: 1, sql: "CREATE TABLE one (value bigint)")])
-            #expect(throws: PostgreSQLError.self) {
-                try connection.migrate([
-                    Migration(version: 1, sql: "CREATE TABLE one (value bigint)"),
-                    Migration(version: 2, sql: "CREATE TABLE two (value bigint); SELECT no_such_function()"),
-                ])
-            }
-            #expect(try connection.schemaVersion == 1)
-            #expect(try connection.query("SELECT to_regclass('two')::text AS two").first?[0] == .null)
-        }
     }
 
     @Test func aLostSessionIsBrokenAndItsErrorMayPass() async throws {

@@ -1,4 +1,5 @@
 import Foundation
+import PostgreSQL
 import Testing
 import XMPPTesting
 
@@ -14,4 +15,13 @@ enum TestServer {
     static var url: String {
         get async throws { try await started.value.url }
     }
+}
+
+/// A connection whose statements run in a fresh schema of its own, dropped at the end.
+func withConnection<T>(_ body: (Connection) throws -> T) async throws -> T {
+    let connection = try Connection(try await TestServer.url)
+    let schema = "test_\(UUID().uuidString.prefix(8).lowercased())"
+    try connection.executeScript("CREATE SCHEMA \(schema); SET search_path TO \(schema)")
+    defer { _ = try? connection.execute("DROP SCHEMA \(schema) CASCADE") }
+    return try body(connection)
 }
