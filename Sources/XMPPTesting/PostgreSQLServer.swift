@@ -1,4 +1,5 @@
 public import Foundation
+import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -184,6 +185,56 @@ public actor PostgreSQLServer {
         for url in urls where chown(url.path, entry.pointee.pw_uid, entry.pointee.pw_gid) != 0 {
             throw ServerProcessError(
                 .launchFailed, "chown \(url.path) to \(unprivilegedUser): \(String(cString: strerror(errno)))")
+        }
+    }
+}
+
+extension PostgreSQLServer {
+    private static let sharedServer = Task { () throws -> PostgreSQLServer in
+        let server = try PostgreSQLServer()
+        try await server.start()
+        if let pid = await server.pid {
+            StopAtExit.register(pid: pid, directory: server.baseDirectory.path)
+        }
+        return server
+    }
+
+    /// One server for the whole test process, started on first use and stopped when the process
+    /// exits (a static is never deinitialized: without that, every test run would leave one behind).
+    /// Tests share it through databases or schemas of their own; one that stops or restarts a server
+    /// starts its own.
+    public static var shared: PostgreSQLServer {
+        get async throws { try await sharedServer.value }
+    }
+}
+
+/// Servers to stop when the process exits: fast shutdown, SIGKILL after 5 s, then their directory.
+private enum StopAtExit {
+    private static let servers = Mutex<[(pid: Int32, directory: String)]>([])
+    private static let handlerInstalled = Mutex(false)
+
+    static func register(pid: Int32, directory: String) {
+        servers.withLock { $0.append((pid, directory)) }
+        let install = handlerInstalled.withLock { installed in
+            defer { installed = true }
+            return !installed
+        }
+        if install {
+            atexit { StopAtExit.stopAll() }
+        }
+    }
+
+    private static func stopAll() {
+        for server in servers.withLock({ $0 }) where ProcessGroup.hasLiveMember(server.pid) {
+            kill(-server.pid, SIGINT)
+            let deadline = ContinuousClock.now + .seconds(5)
+            while ProcessGroup.hasLiveMember(server.pid) && ContinuousClock.now < deadline {
+                usleep(20_000)
+            }
+            if ProcessGroup.hasLiveMember(server.pid) {
+                kill(-server.pid, SIGKILL)
+            }
+            try? FileManager.default.removeItem(atPath: server.directory)
         }
     }
 }

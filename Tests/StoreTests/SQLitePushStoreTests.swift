@@ -47,26 +47,15 @@ func withSQLiteStore<T>(
     }
 }
 
-/// One PostgreSQL for the whole test process, started on first use; each store gets a schema of its own.
+/// The test process's PostgreSQL (`PostgreSQLServer.shared`); each store gets a schema of its own.
 enum TestDatabase {
-    private static let server = Task { () throws -> PostgreSQLServer in
-        let server = try PostgreSQLServer()
-        try await server.start()
-        return server
-    }
-
     /// Runs `body` with the URL of a fresh, empty schema, dropped afterwards.
     static func withSchema<T>(_ body: (String) async throws -> T) async throws -> T {
-        let url = try await server.value.url
+        let url = try await PostgreSQLServer.shared.url
         let schema = "store_\(UUID().uuidString.prefix(12).lowercased().replacingOccurrences(of: "-", with: ""))"
         try Connection(url).execute("CREATE SCHEMA \(schema)")
         defer { _ = try? Connection(url).execute("DROP SCHEMA \(schema) CASCADE") }
         return try await body(url + "?options=-c%20search_path%3D\(schema)")
-    }
-
-    /// The server itself, to stop and start it under a store.
-    static var postgreSQLServer: PostgreSQLServer {
-        get async throws { try await server.value }
     }
 }
 
