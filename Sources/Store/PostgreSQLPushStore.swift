@@ -2,9 +2,9 @@ import Dispatch
 import Foundation
 public import PostgreSQL
 
-/// The push store on PostgreSQL (`store` = `postgresql://…`): a small pool of connections, each call
-/// on a thread of a queue of the store's own, never on the cooperative pool (libpq blocks until the
-/// server answers).
+/// The push store on PostgreSQL (`store` = `postgresql://…`): a small pool of connections; a call
+/// that has one runs on a Dispatch thread, never on the cooperative pool (libpq blocks until the
+/// server answers), and a call waiting for one holds no thread at all.
 ///
 /// Transactions run at READ COMMITTED; each read-modify-write step takes the row lock it needs (the
 /// registration's for its chats, the kept total for a cap) or is one atomic statement, so steps on
@@ -15,7 +15,7 @@ public import PostgreSQL
 /// pass (`StoreUnavailableError` or a lost connection's `PostgreSQLError`), so a publish is answered
 /// `wait`; a broken connection is dropped and a new one made on a later call, at most one attempt per
 /// `reconnectInterval`. The URL's password is never logged (`target` names the server without it).
-public final class PostgreSQLPushStore: PushStore, @unchecked Sendable {
+public final class PostgreSQLPushStore: PushStore {
     public let limits: StoreLimits
     /// Where the store's connections go, without the password: for logs.
     public let target: String
@@ -24,15 +24,19 @@ public final class PostgreSQLPushStore: PushStore, @unchecked Sendable {
 
     private let conninfo: String
     private let reconnectInterval: Duration
-    /// Runs every call; a background transaction is a barrier, so it runs after every call asked for
-    /// before it and before every call asked for after it.
-    private let queue = DispatchQueue(label: "apush.store.postgresql", attributes: .concurrent)
-    private let slots: DispatchSemaphore
+    /// How many calls run at once, each with a connection of its own on a Dispatch thread.
+    private let connections: Int
     private let lock = NSLock()
     /// Guarded by `lock`.
     private nonisolated(unsafe) var idle: [Connection] = []
     private nonisolated(unsafe) var isMigrated = false
     private nonisolated(unsafe) var lastFailure: (error: StoreUnavailableError, at: ContinuousClock.Instant)?
+    /// Calls waiting for a connection, in the order they were asked for; a background transaction is
+    /// a barrier: it starts once every call before it has ended, and no call after it starts until it
+    /// has. Waiting calls hold no thread: only a call that has its connection is on one.
+    private nonisolated(unsafe) var waiting: [(isBarrier: Bool, work: @Sendable () -> Void)] = []
+    private nonisolated(unsafe) var running = 0
+    private nonisolated(unsafe) var isBarrierRunning = false
 
     static let conflictAttempts = 3
 
@@ -48,7 +52,7 @@ public final class PostgreSQLPushStore: PushStore, @unchecked Sendable {
         conninfo = url
         self.limits = limits
         self.reconnectInterval = reconnectInterval
-        slots = DispatchSemaphore(value: max(1, connections))
+        self.connections = max(1, connections)
         let connection: Connection
         do {
             connection = try Connection(url)
@@ -75,12 +79,12 @@ public final class PostgreSQLPushStore: PushStore, @unchecked Sendable {
             "\(components.user ?? "")@\(components.host ?? ""):\(components.port.map(String.init) ?? "")\(components.path)"
     }
 
-    /// Runs `body` with a connection on the store's queue. A transaction a failure left open is rolled
-    /// back; a broken connection is dropped.
+    /// Runs `body` with a connection on a Dispatch thread once one is free. A transaction a failure
+    /// left open is rolled back; a broken connection is dropped.
     @discardableResult
     func run<T: Sendable>(_ body: @escaping @Sendable (Connection) throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
-            queue.async { continuation.resume(with: Result { try self.runHere(body) }) }
+            submit(isBarrier: false) { continuation.resume(with: Result { try self.runHere(body) }) }
         }
     }
 
@@ -88,15 +92,52 @@ public final class PostgreSQLPushStore: PushStore, @unchecked Sendable {
     private func runInBackground(
         _ body: @escaping @Sendable (Connection) throws -> Void, failed: @escaping @Sendable (any Error) -> Void
     ) {
-        queue.async(flags: .barrier) {
+        submit(isBarrier: true) {
             do { try self.runHere(body) } catch { failed(error) }
         }
     }
 
-    /// On `queue` only.
+    private func submit(isBarrier: Bool, _ work: @escaping @Sendable () -> Void) {
+        let ready = lock.withLock {
+            waiting.append((isBarrier, work))
+            return takeReady()
+        }
+        ready.forEach(start)
+    }
+
+    /// Under `lock`: the waiting calls, from the first, that may start now.
+    private func takeReady() -> [@Sendable () -> Void] {
+        var ready: [@Sendable () -> Void] = []
+        while let next = waiting.first, !isBarrierRunning {
+            if next.isBarrier {
+                guard running == 0 else { break }
+                isBarrierRunning = true
+            } else {
+                guard running < connections else { break }
+            }
+            running += 1
+            waiting.removeFirst()
+            ready.append(next.work)
+        }
+        return ready
+    }
+
+    /// Runs a call on a Dispatch thread (libpq blocks), then starts what its end lets start.
+    private func start(_ work: @escaping @Sendable () -> Void) {
+        DispatchQueue.global().async {
+            work()
+            let ready = self.lock.withLock {
+                self.running -= 1
+                // A barrier runs alone: if one was running, this was it.
+                self.isBarrierRunning = false
+                return self.takeReady()
+            }
+            ready.forEach(self.start)
+        }
+    }
+
+    /// On a Dispatch thread, as one of at most `connections` calls.
     private func runHere<T>(_ body: (Connection) throws -> T) throws -> T {
-        slots.wait()
-        defer { slots.signal() }
         let connection = try checkOut()
         defer { checkIn(connection) }
         do {
