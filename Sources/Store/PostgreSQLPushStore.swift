@@ -72,6 +72,24 @@ public final class PostgreSQLPushStore: PushStore {
         idle = [connection]
     }
 
+    /// `init` on a Dispatch thread: connecting and migrating block, and must not hold a thread of the
+    /// cooperative pool.
+    public static func open(
+        url: String, limits: StoreLimits = StoreLimits(), connections: Int = 4,
+        reconnectInterval: Duration = .seconds(1)
+    ) async throws(UnusableStoreError) -> PostgreSQLPushStore {
+        let opened = await withCheckedContinuation { continuation in
+            DispatchQueue.global().async {
+                continuation.resume(
+                    returning: Result { () throws(UnusableStoreError) in
+                        try PostgreSQLPushStore(
+                            url: url, limits: limits, connections: connections, reconnectInterval: reconnectInterval)
+                    })
+            }
+        }
+        return try opened.get()
+    }
+
     /// The URL's host, port and database, for a log before any connection told them.
     private static func redactedTarget(_ url: String) -> String {
         guard let components = URLComponents(string: url) else { return "postgresql://(unparsable URL)" }

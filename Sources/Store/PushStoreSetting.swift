@@ -5,11 +5,11 @@ import Foundation
 public enum PushStoreSetting {
     /// Opens the store the setting names. One that cannot be reached or opened for now is returned
     /// all the same, with why (`unavailableAtStart`): it is tried again on use.
-    public static func open(_ setting: String, limits: StoreLimits) throws(UnusableStoreError) -> (
+    public static func open(_ setting: String, limits: StoreLimits) async throws(UnusableStoreError) -> (
         store: any PushStore, unavailableAtStart: StoreUnavailableError?
     ) {
         if isPostgreSQL(setting) {
-            let store = try PostgreSQLPushStore(url: setting, limits: limits)
+            let store = try await PostgreSQLPushStore.open(url: setting, limits: limits)
             return (store, store.unavailableAtStart)
         }
         let store = try SQLitePushStore(.file(path: setting), limits: limits)

@@ -65,7 +65,7 @@ case .run(let file):
     let store: any PushStore
     let unavailableAtStart: StoreUnavailableError?
     do {
-        (store, unavailableAtStart) = try PushStoreSetting.open(configuration.store, limits: settings.storeLimits)
+        (store, unavailableAtStart) = try await PushStoreSetting.open(configuration.store, limits: settings.storeLimits)
     } catch {
         fail("\(ConfigurationError(key: "store", reason: error.reason))", code: ExitCode.configuration)
     }

@@ -30,7 +30,7 @@ import XMPPTesting
 
     @Test func whileTheServerIsAwayCallsFailAsTransientAndTheStoreRecoversAfterARestart() async throws {
         try await withOwnServer { server in
-            let store = try PostgreSQLPushStore(url: server.url, reconnectInterval: .zero)
+            let store = try await PostgreSQLPushStore.open(url: server.url, reconnectInterval: .zero)
             #expect(store.unavailableAtStart == nil)
             let alice = try await registered(store)
             // Every connection of the pool is in use once, so each has to notice the restart.
@@ -59,7 +59,7 @@ import XMPPTesting
 
     @Test func aStoreStartedBeforeItsServerIsUnavailableThenMigratedOnFirstUse() async throws {
         let server = try PostgreSQLServer()
-        let store = try PostgreSQLPushStore(url: server.url, reconnectInterval: .zero)
+        let store = try await PostgreSQLPushStore.open(url: server.url, reconnectInterval: .zero)
         #expect(store.unavailableAtStart != nil)
         #expect(store.unavailableAtStart.map(isTransient) == true)
         await #expect(throws: StoreUnavailableError.self) { try await store.counters() }
@@ -71,7 +71,7 @@ import XMPPTesting
 
     @Test func anUnreachableServerIsTriedAgainAtMostOncePerInterval() async throws {
         let server = try PostgreSQLServer()
-        let store = try PostgreSQLPushStore(url: server.url, reconnectInterval: .seconds(3600))
+        let store = try await PostgreSQLPushStore.open(url: server.url, reconnectInterval: .seconds(3600))
         try await server.start()
         // Reachable now, but the last try was just now: this call fails without trying.
         await #expect(throws: StoreUnavailableError.self) { try await store.counters() }
@@ -80,14 +80,16 @@ import XMPPTesting
 
     @Test func neitherTheTargetNorAnErrorShowsThePassword() async throws {
         let port = try TestPorts.next()
-        let store = try PostgreSQLPushStore(url: "postgresql://apush:hunter2-secret@127.0.0.1:\(port)/apush")
+        let store = try await PostgreSQLPushStore.open(url: "postgresql://apush:hunter2-secret@127.0.0.1:\(port)/apush")
         #expect(store.target == "apush@127.0.0.1:\(port)/apush")
         #expect(store.unavailableAtStart.map { "\($0)".contains("hunter2") } == false)
         await #expect { try await store.counters() } throws: { !"\($0)".contains("hunter2") }
     }
 
-    @Test func aURLOfAnotherSchemeIsUnusable() {
-        #expect(throws: UnusableStoreError.self) { try PostgreSQLPushStore(url: "mysql://localhost/apush") }
+    @Test func aURLOfAnotherSchemeIsUnusable() async {
+        await #expect(throws: UnusableStoreError.self) {
+            try await PostgreSQLPushStore.open(url: "mysql://localhost/apush")
+        }
     }
 
     /// Many publishes of one new device at once, on several connections: one registration, no error.

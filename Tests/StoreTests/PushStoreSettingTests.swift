@@ -20,18 +20,18 @@ import Testing
 
     @Test func aURLOpensPostgreSQLAndAPathSQLite() async throws {
         try await TestDatabase.withSchema { url in
-            let (store, unavailable) = try PushStoreSetting.open(url, limits: StoreLimits())
+            let (store, unavailable) = try await PushStoreSetting.open(url, limits: StoreLimits())
             #expect(store is PostgreSQLPushStore && unavailable == nil)
         }
-        try withTemporaryDatabasePath { path in
-            let (store, unavailable) = try PushStoreSetting.open(path, limits: StoreLimits())
+        try await withTemporaryDatabasePath { path in
+            let (store, unavailable) = try await PushStoreSetting.open(path, limits: StoreLimits())
             #expect(store is SQLitePushStore && unavailable == nil)
         }
     }
 
     @Test func theLimitsReachTheStore() async throws {
         try await TestDatabase.withSchema { url in
-            let (store, _) = try PushStoreSetting.open(url, limits: StoreLimits(registrations: 1))
+            let (store, _) = try await PushStoreSetting.open(url, limits: StoreLimits(registrations: 1))
             _ = try await registered(store)
             await #expect(throws: StoreCapacityError(collection: "registrations", limit: 1)) {
                 try await registered(store, token: "t2", account: "bob@example.org")

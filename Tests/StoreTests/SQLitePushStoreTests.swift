@@ -26,7 +26,8 @@ func withStore<T>(
     case .memory, .file:
         return try await withSQLiteStore(kind, limits: limits, body)
     case .postgresql:
-        return try await TestDatabase.withSchema { url in try await body(PostgreSQLPushStore(url: url, limits: limits))
+        return try await TestDatabase.withSchema { url in
+            try await body(PostgreSQLPushStore.open(url: url, limits: limits))
         }
     }
 }
@@ -53,9 +54,22 @@ enum TestDatabase {
     static func withSchema<T>(_ body: (String) async throws -> T) async throws -> T {
         let url = try await PostgreSQLServer.shared.url
         let schema = "store_\(UUID().uuidString.prefix(12).lowercased().replacingOccurrences(of: "-", with: ""))"
-        try Connection(url).execute("CREATE SCHEMA \(schema)")
-        defer { _ = try? Connection(url).execute("DROP SCHEMA \(schema) CASCADE") }
-        return try await body(url + "?options=-c%20search_path%3D\(schema)")
+        _ = try await offThePool { try Connection(url).execute("CREATE SCHEMA \(schema)") }
+        do {
+            let result = try await body(url + "?options=-c%20search_path%3D\(schema)")
+            _ = try? await offThePool { try Connection(url).execute("DROP SCHEMA \(schema) CASCADE") }
+            return result
+        } catch {
+            _ = try? await offThePool { try Connection(url).execute("DROP SCHEMA \(schema) CASCADE") }
+            throw error
+        }
+    }
+
+    /// Blocking libpq work on a Dispatch thread, never on the cooperative pool.
+    private static func offThePool<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            DispatchQueue.global().async { continuation.resume(with: Result(catching: work)) }
+        }
     }
 }
 
