@@ -21,6 +21,9 @@ var targets: [Target] = [
     .systemLibrary(
         name: "CSQLite", path: "Sources/CSQLite", pkgConfig: "sqlite3",
         providers: [.apt(["libsqlite3-dev"])]),
+    .systemLibrary(
+        name: "CLibPQ", path: "Sources/CLibPQ", pkgConfig: "libpq",
+        providers: [.apt(["libpq-dev"])]),
 
     // A small swift-log-shaped logger: levels, metadata, a sink protocol, stderr and in-memory sinks.
     .target(name: "Logging"),
@@ -37,9 +40,12 @@ var targets: [Target] = [
     .target(name: "Sealing", dependencies: ["CSodium"]),
     // The generic SQLite core: connection, statements, rows, values, migrations. Knows nothing of push.
     .target(name: "SQLite", dependencies: ["CSQLite"]),
+    // The generic PostgreSQL core over libpq: connection, parameters, rows (SQLite's values and rows,
+    // so one decoding serves both engines), errors, transactions, migrations. Knows nothing of push.
+    .target(name: "PostgreSQL", dependencies: ["CLibPQ", "SQLite"]),
     // Registrations, windows, counters, tombstones: the PushStore protocol, its models and limits, and
-    // its SQLite implementation. Sealing for the tokens' fingerprints, which it keeps for lookups.
-    .target(name: "Store", dependencies: ["SQLite", "Logging", "Sealing"]),
+    // its SQLite and PostgreSQL implementations. Sealing for the tokens' fingerprints, kept for lookups.
+    .target(name: "Store", dependencies: ["SQLite", "PostgreSQL", "Logging", "Sealing"]),
     // The push module itself.
     .target(name: "APush", dependencies: ["ComponentHost", "HTTPServer", "XMPP", "Sealing", "Store"]),
     .executableTarget(name: "apush-component", dependencies: ["ComponentHost", "APush"]),
@@ -68,8 +74,10 @@ var targets: [Target] = [
     .testTarget(name: "ComponentHostTests", dependencies: ["ComponentHost", "HTTPServer", "XMPPTesting"]),
     .testTarget(name: "SealingTests", dependencies: ["Sealing", "XMPPTesting"], resources: [.copy("Vectors")]),
     .testTarget(name: "SQLiteTests", dependencies: ["SQLite", "SQLiteTesting"]),
+    .testTarget(name: "PostgreSQLTests", dependencies: ["PostgreSQL", "SQLite", "XMPPTesting"]),
     .testTarget(
-        name: "StoreTests", dependencies: ["Store", "SQLite", "SQLiteTesting", "Sealing", "XMPP", "XMPPTesting"]),
+        name: "StoreTests",
+        dependencies: ["Store", "SQLite", "PostgreSQL", "SQLiteTesting", "Sealing", "XMPP", "XMPPTesting"]),
     .testTarget(name: "APushTests", dependencies: ["APush", "ComponentHost", "HTTPServer", "SQLite", "XMPPTesting"]),
     .testTarget(name: "IntegrationTests", dependencies: ["ComponentHost", "HTTPServer", "APush", "XMPPTesting"]),
 ]

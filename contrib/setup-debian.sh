@@ -5,11 +5,12 @@
 # is left running: tests and the demo start their own servers on loopback ports of their own.
 set -euo pipefail
 
-# The C libraries behind CXML2, CSodium, CCrypto, CSQLite; the servers the integration tests start
-# (prosody pulls lua5.4 and its Lua libraries in; prosody-modules carries mod_cloud_notify).
+# The C libraries behind CXML2, CSodium, CCrypto, CSQLite, CLibPQ; the servers the integration tests
+# start (prosody pulls lua5.4 and its Lua libraries in; prosody-modules carries mod_cloud_notify;
+# postgresql-15 brings initdb and postgres under /usr/lib/postgresql/15/bin).
 PACKAGES=(
-    pkg-config libxml2-dev libsodium-dev libssl-dev libsqlite3-dev
-    prosody prosody-modules ejabberd erlang-dev lua5.4
+    pkg-config libxml2-dev libsodium-dev libssl-dev libsqlite3-dev libpq-dev
+    prosody prosody-modules ejabberd erlang-dev lua5.4 postgresql-15
     python3 python3-cryptography
     # What the Swift toolchain and Foundation themselves need on Debian.
     binutils libc6-dev libgcc-12-dev libstdc++-12-dev libcurl4 libedit2 libpython3-dev
@@ -51,6 +52,15 @@ if [ -s /run/prosody/prosody.pid ] && kill -0 "$(cat /run/prosody/prosody.pid)" 
 fi
 if [ -s /run/ejabberd/ejabberd.pid ] && kill -0 "$(cat /run/ejabberd/ejabberd.pid)" 2>/dev/null; then
     stop_service ejabberd
+fi
+if [ -n "$(ls /run/postgresql/*.pid 2>/dev/null)" ]; then
+    stop_service postgresql
+fi
+
+# initdb and postgres refuse to run as root: tests run as root start their PostgreSQL as this user,
+# which owns nothing but the temporary directories the tests give it.
+if ! id -u apush-test >/dev/null 2>&1; then
+    useradd --system --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin apush-test
 fi
 
 if ! python3 -c 'import cryptography' 2>/dev/null; then

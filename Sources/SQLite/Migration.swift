@@ -14,6 +14,18 @@ public struct Migration: Sendable, Hashable {
     }
 }
 
+extension Migration {
+    /// The version the last of `migrations` brings a database to (0 for none), once every version is
+    /// checked to be positive and the list strictly ascending.
+    public static func newestVersion(of migrations: [Migration]) throws(MigrationError) -> Int {
+        let versions = migrations.map(\.version)
+        guard versions.allSatisfy({ $0 > 0 }), zip(versions, versions.dropFirst()).allSatisfy({ $0 < $1 }) else {
+            throw MigrationError.invalidVersions(versions)
+        }
+        return versions.last ?? 0
+    }
+}
+
 public enum MigrationError: Error, Equatable, CustomStringConvertible {
     /// The database was migrated by a newer release; running older code on it could corrupt it.
     case databaseNewerThanCode(databaseVersion: Int, newestKnown: Int)
@@ -40,11 +52,7 @@ extension Database {
     /// migration runs in its own transaction together with its version bump, so a failure leaves the
     /// database at the previous version. Refuses a database newer than the last migration.
     public func migrate(_ migrations: [Migration]) throws {
-        let versions = migrations.map(\.version)
-        guard versions.allSatisfy({ $0 > 0 }), zip(versions, versions.dropFirst()).allSatisfy({ $0 < $1 }) else {
-            throw MigrationError.invalidVersions(versions)
-        }
-        let newestKnown = versions.last ?? 0
+        let newestKnown = try Migration.newestVersion(of: migrations)
         let current = try userVersion
         guard current <= newestKnown else {
             throw MigrationError.databaseNewerThanCode(databaseVersion: current, newestKnown: newestKnown)

@@ -93,7 +93,7 @@ extension SQLitePushStore {
             ])
     }
 
-    private static func chatState(_ row: Row) throws -> ChatState {
+    static func chatState(_ row: Row) throws -> ChatState {
         let held = try row.decodeIfPresent("held", \.stringValue).map { json in
             do {
                 return try JSONDecoder().decode(HeldNotice.self, from: Data(json.utf8))

@@ -29,24 +29,12 @@ extension SQLitePushStore {
             domain: request.domain, token: request.token, account: account,
             deviceKey: request.deviceKey, in: database)
         {
-            // The server echoes the same options on every publish: most calls change nothing.
-            if old.pushModule == request.pushModule, old.deviceKey == request.deviceKey,
-                old.calls == request.calls, old.wantsReads == request.wantsReads,
-                account == nil || account == old.account
-            {
+            guard let updated = old.updated(by: request, account: account, freshCollapseKey: freshCollapseKey) else {
                 return old
             }
             if old.account == nil, let account {
                 try makeRoom(forAccount: account, limits: limits, in: database)
             }
-            let collapseKey = old.deviceKey == request.deviceKey ? old.collapseKey : freshCollapseKey
-            var updated = old
-            updated.pushModule = request.pushModule
-            updated.account = account ?? old.account
-            updated.deviceKey = request.deviceKey
-            updated.calls = request.calls
-            updated.wantsReads = request.wantsReads
-            updated.collapseKey = collapseKey
             try database.execute(
                 """
                 UPDATE registrations SET push_module = ?, account = ?, device_key = ?, calls = ?,
@@ -54,7 +42,7 @@ extension SQLitePushStore {
                 """,
                 [
                     .text(updated.pushModule), Self.optional(updated.account), .blob(updated.deviceKey),
-                    .text(updated.calls.rawValue), SQLValue(updated.wantsReads), .blob(collapseKey),
+                    .text(updated.calls.rawValue), SQLValue(updated.wantsReads), .blob(updated.collapseKey),
                     .integer(now), .integer(old.id),
                 ])
             return updated
@@ -240,7 +228,7 @@ extension SQLitePushStore {
         }
     }
 
-    private static func registration(_ row: Row) throws -> Registration {
+    static func registration(_ row: Row) throws -> Registration {
         guard let calls = CallsMode(rawValue: try row.decode("calls", \.stringValue)) else {
             throw row.unknownValue("calls")
         }
@@ -258,6 +246,27 @@ extension SQLitePushStore {
             lastWakeAt: try row.decodeIfPresent("last_wake_at", \.int64Value),
             pushCount: try row.decode("push_count", \.int64Value),
             errorCount: try row.decode("error_count", \.int64Value))
+    }
+}
+
+extension Registration {
+    /// The registration as `request` (from `account`, nil for none) leaves it, nil when it changes
+    /// nothing (the server echoes the same options on every publish: most calls change nothing). A
+    /// changed device key gets `freshCollapseKey`; a request with no account keeps the registration's.
+    func updated(by request: RegistrationRequest, account: String?, freshCollapseKey: [UInt8]) -> Registration? {
+        if pushModule == request.pushModule, deviceKey == request.deviceKey, calls == request.calls,
+            wantsReads == request.wantsReads, account == nil || account == self.account
+        {
+            return nil
+        }
+        var updated = self
+        updated.pushModule = request.pushModule
+        updated.account = account ?? self.account
+        updated.deviceKey = request.deviceKey
+        updated.calls = request.calls
+        updated.wantsReads = request.wantsReads
+        updated.collapseKey = deviceKey == request.deviceKey ? collapseKey : freshCollapseKey
+        return updated
     }
 }
 

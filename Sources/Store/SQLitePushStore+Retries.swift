@@ -46,7 +46,7 @@ extension SQLitePushStore {
         }
     }
 
-    private static func retryItem(_ row: Row) throws -> RetryItem {
+    static func retryItem(_ row: Row) throws -> RetryItem {
         RetryItem(
             id: try row.decode("id", \.int64Value), registrationID: try row.decode("registration_id", \.int64Value),
             summary: try row.decode("summary", \.stringValue), kind: try row.decode("kind", \.stringValue),

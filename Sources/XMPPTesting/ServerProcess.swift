@@ -108,10 +108,12 @@ public actor ServerProcess {
         }
     }
 
-    /// Sends SIGTERM to the group, then SIGKILL after `gracePeriod`; returns once every process of the group is gone.
-    public func stop(gracePeriod: Duration = .seconds(10)) async {
+    /// Sends `signal` (SIGTERM unless the server wants another, e.g. PostgreSQL's fast shutdown on
+    /// SIGINT) to the group, then SIGKILL after `gracePeriod`; returns once every process of the group
+    /// is gone.
+    public func stop(signal: Int32 = SIGTERM, gracePeriod: Duration = .seconds(10)) async {
         guard !isStopped else { return }
-        signalGroup(SIGTERM)
+        signalGroup(signal)
         let deadline = ContinuousClock.now + gracePeriod
         var killed = false
         while isGroupAlive {

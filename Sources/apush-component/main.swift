@@ -51,7 +51,7 @@ case .checkConfig(let file):
           component    \(configuration.component.jid) -> \(configuration.server)
           domains      \(configuration.domains.joined(separator: ", "))
           app server   \(settings.appServer)
-          store        \(configuration.store)
+          store        \(PushStoreSetting.redacted(configuration.store))
           admins       \(configuration.admins.isEmpty ? "(none)" : configuration.admins.joined(separator: ", "))
           log          \(configuration.logLevel), \(configuration.logFormat.rawValue) lines
           http         \(configuration.http.map { "\($0): /health, /metrics" } ?? "(none)")
@@ -62,13 +62,14 @@ case .run(let file):
     let logger = Logger(
         label: "apush", level: configuration.logLevel, sink: StandardErrorLogSink(format: configuration.logFormat))
     let service: ComponentService
-    let store: SQLitePushStore
+    let store: any PushStore
+    let unavailableAtStart: StoreUnavailableError?
     do {
-        store = try SQLitePushStore(.file(path: configuration.store), limits: settings.storeLimits)
+        (store, unavailableAtStart) = try await PushStoreSetting.open(configuration.store, limits: settings.storeLimits)
     } catch {
         fail("\(ConfigurationError(key: "store", reason: error.reason))", code: ExitCode.configuration)
     }
-    if let unavailable = store.unavailableAtStart {
+    if let unavailable = unavailableAtStart {
         // Running without it beats stopping: the server gets `wait` and keeps its registrations.
         logger.error("\(unavailable); publishes are answered wait until it opens (tried again on use)")
     }

@@ -101,6 +101,19 @@ struct ExecutableTests {
         #expect(result.output.contains("cannot start: bind(127.0.0.1:\(taken.port)) failed"), "\(result.output)")
     }
 
+    /// `store` may be a PostgreSQL URL; check-config shows it without its password.
+    @Test func checkConfigShowsAPostgreSQLStoreWithoutItsPassword() throws {
+        let result = try run(
+            ["check-config"],
+            environment: [
+                "APUSH_COMPONENT_JID": "apush.localhost", "APUSH_COMPONENT_SECRET": "s", "APUSH_DOMAINS": "localhost",
+                "APUSH_APP_SERVER": "push.localhost", "APUSH_STORE": "postgresql://apush:hunter2@db.example.org/apush",
+            ])
+        #expect(result.status == 0, "\(result.output)")
+        #expect(result.output.contains("store        postgresql://apush:***@db.example.org/apush"))
+        #expect(!result.output.contains("hunter2"))
+    }
+
     @Test func theExampleConfigurationIsValid() throws {
         let example = PushTestbed.repository.appendingPathComponent("config/apush-component.example.json")
         let result = try run(["check-config", "--config", example.path])

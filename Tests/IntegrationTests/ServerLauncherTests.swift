@@ -65,6 +65,26 @@ struct ServerLauncherTests {
         #expect(await server.pid == nil)
     }
 
+    @Test func postgreSQLRunsUnprivilegedKeepsItsDataAcrossARestartAndStops() async throws {
+        var server: PostgreSQLServer? = try PostgreSQLServer()
+        let directory = try #require(server).baseDirectory
+        await expectLifecycle(of: try #require(server))
+        server = nil
+        #expect(!FileManager.default.fileExists(atPath: directory.path), "the cluster is removed")
+    }
+
+    @Test func postgreSQLRefusesAWrongPassword() async throws {
+        let server = try PostgreSQLServer()
+        try await server.start()
+        let wrong = server.url.replacingOccurrences(of: "apush:", with: "apush:wrong-")
+        let result = try await ExternalCommand.run(
+            URL(fileURLWithPath: "/usr/lib/postgresql/15/bin/psql"), [wrong, "-X", "-c", "SELECT 1"],
+            workingDirectory: FileManager.default.temporaryDirectory)
+        await server.stop()
+        #expect(result.status != 0)
+        #expect(result.output.contains("password authentication failed"))
+    }
+
     @Test func serverProcessStopEndsAProcessGroupWithSIGTERM() async throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -114,11 +134,55 @@ struct ServerLauncherTests {
         #expect(ports.allSatisfy { !TCPProbe.accepts(port: $0) })
     }
 
+    /// Runs `sql` through psql with the server's URL; returns its unaligned, tuples-only output.
+    private func psql(_ server: PostgreSQLServer, _ sql: String) async throws -> String {
+        let result = try await ExternalCommand.run(
+            URL(fileURLWithPath: "/usr/lib/postgresql/15/bin/psql"),
+            [server.url, "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-c", sql],
+            workingDirectory: FileManager.default.temporaryDirectory)
+        guard result.status == 0 else { throw ServerProcessError(.commandFailed, result.output) }
+        return result.output.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// The real user id a process runs as, from /proc.
+    private func processUserID(_ pid: Int32) throws -> Int {
+        let status = try String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)
+        let line = status.split(separator: "\n").first { $0.hasPrefix("Uid:") }
+        return line.flatMap { $0.split(whereSeparator: \.isWhitespace).dropFirst().first }.flatMap { Int($0) } ?? -1
+    }
+
     private func temporaryDirectory() throws -> URL {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
             "apush-process-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         return directory
+    }
+
+    private func expectLifecycle(of postgres: PostgreSQLServer) async {
+        do {
+            try await postgres.start()
+            let firstPID = try #require(await postgres.pid)
+            #expect(TCPProbe.accepts(port: postgres.port))
+            if geteuid() == 0 {
+                #expect(try processUserID(firstPID) != 0, "initdb and postgres refuse root")
+            }
+            #expect(
+                try await psql(postgres, "CREATE TABLE kept (value text); INSERT INTO kept VALUES ('before')") == "")
+
+            try await postgres.restart()
+            let secondPID = try #require(await postgres.pid)
+            #expect(secondPID != firstPID)
+            #expect(kill(firstPID, 0) != 0)
+            #expect(try await psql(postgres, "SELECT value FROM kept") == "before", "the data survives the restart")
+
+            await postgres.stop()
+            #expect(await postgres.pid == nil)
+            #expect(kill(secondPID, 0) != 0)
+            #expect(!TCPProbe.accepts(port: postgres.port))
+        } catch {
+            Issue.record("\(error)\n\(await postgres.logContents(lastLines: 40))")
+            await postgres.stop()
+        }
     }
 
     private func expectLifecycle(of server: any XMPPTestServer, accountExists: () async -> Bool) async {

@@ -50,6 +50,8 @@ final class PushTestbed: Sendable {
     let server: any XMPPTestServer
     let appServer: StandInAppServer
     let storePath: String
+    /// The `store` setting the component gets: `storePath`, or the PostgreSQL URL the test gave.
+    let storeSetting: String
     let directory: URL
     let logSink = InMemoryLogSink()
     let settings: APushSettings
@@ -62,17 +64,18 @@ final class PushTestbed: Sendable {
     /// Runs `body` with a testbed, and stops every server and process it started, whatever happens:
     /// nothing is left running when the test ends.
     ///
-    /// `storeDirectory` holds the store (a fresh temporary directory unless given); `serverHostConfig`
+    /// `storeDirectory` holds the store (a fresh temporary directory unless given), unless `storeURL`
+    /// names a PostgreSQL database instead; `serverHostConfig`
     /// adds Lua lines to Prosody's VirtualHost; `configure` changes the component's settings; `http`
     /// serves the operations endpoint with those bounds (on `httpPort`).
     static func with(
         _ kind: Server, coalesceSeconds: Int = 2, placement: Placement = .inProcess,
-        storeDirectory: URL? = nil, serverHostConfig: String = "",
+        storeDirectory: URL? = nil, storeURL: String? = nil, serverHostConfig: String = "",
         configure: (inout APushSettings) -> Void = { _ in }, http: HTTPServer.Settings? = nil,
         _ body: (PushTestbed) async throws -> Void
     ) async throws {
         let bed = try await PushTestbed(
-            kind, coalesceSeconds: coalesceSeconds, storeDirectory: storeDirectory,
+            kind, coalesceSeconds: coalesceSeconds, storeDirectory: storeDirectory, storeURL: storeURL,
             serverHostConfig: serverHostConfig, configure: configure, http: http)
         do {
             try await bed.start(placement)
@@ -85,7 +88,7 @@ final class PushTestbed: Sendable {
     }
 
     private init(
-        _ kind: Server, coalesceSeconds: Int, storeDirectory: URL?, serverHostConfig: String,
+        _ kind: Server, coalesceSeconds: Int, storeDirectory: URL?, storeURL: String?, serverHostConfig: String,
         configure: (inout APushSettings) -> Void, http: HTTPServer.Settings?
     ) async throws {
         httpPort = try http.map { _ in UInt16(try TestPorts.next()) }
@@ -114,6 +117,7 @@ final class PushTestbed: Sendable {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("apush-e2e-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         storePath = (storeDirectory ?? directory).appendingPathComponent("apush.sqlite").path
+        storeSetting = storeURL ?? storePath
         var settings = APushSettings()
         settings.appServer = Self.appServerJID
         settings.coalesceSeconds = coalesceSeconds
@@ -140,7 +144,7 @@ final class PushTestbed: Sendable {
         var environment = [
             "APUSH_COMPONENT_JID": Self.componentJID, "APUSH_COMPONENT_SECRET": componentSecret,
             "APUSH_SERVER": "127.0.0.1:\(server.componentPort)", "APUSH_DOMAINS": Self.domain,
-            "APUSH_APP_SERVER": Self.appServerJID, "APUSH_STORE": storePath, "APUSH_LOG": "debug",
+            "APUSH_APP_SERVER": Self.appServerJID, "APUSH_STORE": storeSetting, "APUSH_LOG": "debug",
         ]
         if let httpPort { environment["APUSH_HTTP"] = "127.0.0.1:\(httpPort)" }
         return environment
@@ -155,7 +159,7 @@ final class PushTestbed: Sendable {
             let configuration = try Configuration.load(file: nil, environment: environment, schema: .apushComponent)
             let logger = Logger(label: "apush", level: .debug, sink: logSink)
             let module = try APushModule(
-                store: try SQLitePushStore(.file(path: storePath)), settings: settings,
+                store: try await PushStoreSetting.open(storeSetting, limits: StoreLimits()).store, settings: settings,
                 logger: logger)
             let service = try ComponentService(
                 configuration: configuration, modules: [module], logger: logger, httpSettings: httpSettings)

@@ -53,17 +53,19 @@ import Testing
         }
     }
 
-    @Test func aBackgroundTransactionsFailureIsReportedAndRolledBack() async throws {
-        let store = try SQLitePushStore(.memory)
-        let id = try await registered(store).id
-        let failure = await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
-            store.transactionInBackground(
-                { transaction in
-                    _ = try transaction.firstSighting(registrationID: id, key: "k", at: 1_000, since: 0)
-                    throw Abort()
-                }, failed: { continuation.resume(returning: $0 is Abort) })
+    @Test(arguments: StoreKind.allCases)
+    func aBackgroundTransactionsFailureIsReportedAndRolledBack(kind: StoreKind) async throws {
+        try await withStore(kind) { store in
+            let id = try await registered(store).id
+            let failure = await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+                store.transactionInBackground(
+                    { transaction in
+                        _ = try transaction.firstSighting(registrationID: id, key: "k", at: 1_000, since: 0)
+                        throw Abort()
+                    }, failed: { continuation.resume(returning: $0 is Abort) })
+            }
+            #expect(failure)
+            #expect(try await store.firstSighting(registrationID: id, key: "k", at: 2_000, since: 0))
         }
-        #expect(failure)
-        #expect(try await store.firstSighting(registrationID: id, key: "k", at: 2_000, since: 0))
     }
 }

@@ -51,17 +51,19 @@ extension SQLitePushStoreTests.Calls {
         }
     }
 
-    @Test func pushedCallsPastTheCapForgetTheOldest() async throws {
-        let store = try limitedStore { $0.callsPerRegistration = 2 }
-        let id = try await registered(store).id
-        for index in 0..<3 {
-            try await store.rememberCall(
-                PendingCall(
-                    registrationID: id, sid: "s\(index)", chat: "c", caller: "c",
-                    media: [], at: Timestamp(index)))
+    @Test(arguments: StoreKind.allCases)
+    func pushedCallsPastTheCapForgetTheOldest(kind: StoreKind) async throws {
+        try await withStore(kind, limits: changedLimits { $0.callsPerRegistration = 2 }) { store async throws in
+            let id = try await registered(store).id
+            for index in 0..<3 {
+                try await store.rememberCall(
+                    PendingCall(
+                        registrationID: id, sid: "s\(index)", chat: "c", caller: "c",
+                        media: [], at: Timestamp(index)))
+            }
+            #expect(try await store.takeCall(registrationID: id, sid: "s0", chat: nil) == nil)
+            #expect(try await store.takeCall(registrationID: id, sid: "s1", chat: nil) != nil)
+            #expect(try await store.takeCall(registrationID: id, sid: "s2", chat: nil) != nil)
         }
-        #expect(try await store.takeCall(registrationID: id, sid: "s0", chat: nil) == nil)
-        #expect(try await store.takeCall(registrationID: id, sid: "s1", chat: nil) != nil)
-        #expect(try await store.takeCall(registrationID: id, sid: "s2", chat: nil) != nil)
     }
 }

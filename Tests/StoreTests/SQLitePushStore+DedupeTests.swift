@@ -31,13 +31,16 @@ extension SQLitePushStoreTests.Dedupe {
         }
     }
 
-    @Test func dedupeKeysPastTheCapForgetTheOldest() async throws {
-        let store = try limitedStore { $0.sightingsPerRegistration = 3 }
-        let id = try await registered(store).id
-        for index in 0..<5 {
-            #expect(try await store.firstSighting(registrationID: id, key: "k\(index)", at: Timestamp(index), since: 0))
+    @Test(arguments: StoreKind.allCases)
+    func dedupeKeysPastTheCapForgetTheOldest(kind: StoreKind) async throws {
+        try await withStore(kind, limits: changedLimits { $0.sightingsPerRegistration = 3 }) { store async throws in
+            let id = try await registered(store).id
+            for index in 0..<5 {
+                #expect(
+                    try await store.firstSighting(registrationID: id, key: "k\(index)", at: Timestamp(index), since: 0))
+            }
+            #expect(try await firstColumn(store, "SELECT key FROM sightings ORDER BY key") == ["k2", "k3", "k4"])
+            #expect(try await !store.firstSighting(registrationID: id, key: "k4", at: 9, since: 0))
         }
-        #expect(try await firstColumn(store, "SELECT key FROM sightings ORDER BY key") == ["k2", "k3", "k4"])
-        #expect(try await !store.firstSighting(registrationID: id, key: "k4", at: 9, since: 0))
     }
 }

@@ -35,11 +35,12 @@ extension SQLitePushStoreTests.Registrations {
         }
     }
 
-    @Test(arguments: CallsMode.allCases)
-    func everyCallsModeRoundTrips(calls: CallsMode) async throws {
-        let store = try SQLitePushStore(.memory)
-        let registration = try await store.register(request(calls: calls), freshCollapseKey: collapseKeyA, now: 1)
-        #expect(try await store.registration(id: registration.id)?.calls == calls)
+    @Test(arguments: StoreKind.allCases, CallsMode.allCases)
+    func everyCallsModeRoundTrips(kind: StoreKind, calls: CallsMode) async throws {
+        try await withStore(kind) { store in
+            let registration = try await store.register(request(calls: calls), freshCollapseKey: collapseKeyA, now: 1)
+            #expect(try await store.registration(id: registration.id)?.calls == calls)
+        }
     }
 
     @Test(arguments: StoreKind.allCases)
@@ -360,42 +361,46 @@ extension SQLitePushStoreTests.Registrations {
         }
     }
 
-    @Test func anAccountPastItsCapLosesItsLeastRecentlyUsedRegistration() async throws {
-        let store = try limitedStore { $0.registrationsPerAccount = 2 }
-        let bobs = try await registered(store, token: "t0", account: "bob@example.org")
-        let old = try await store.register(request(token: "t1"), freshCollapseKey: collapseKeyA, now: 1_000)
-        let idle = try await store.register(request(token: "t2"), freshCollapseKey: collapseKeyA, now: 2_000)
-        try await store.recordPush(registrationID: old.id, at: 3_000, error: nil)
-        let new = try await store.register(request(token: "t3"), freshCollapseKey: collapseKeyA, now: 4_000)
-        #expect(try await store.registration(id: idle.id) == nil)
-        #expect(try await store.registration(id: old.id) != nil)
-        #expect(try await store.registration(id: new.id) != nil)
-        #expect(try await store.registration(id: bobs.id) == bobs)
+    @Test(arguments: StoreKind.allCases)
+    func anAccountPastItsCapLosesItsLeastRecentlyUsedRegistration(kind: StoreKind) async throws {
+        try await withStore(kind, limits: changedLimits { $0.registrationsPerAccount = 2 }) { store async throws in
+            let bobs = try await registered(store, token: "t0", account: "bob@example.org")
+            let old = try await store.register(request(token: "t1"), freshCollapseKey: collapseKeyA, now: 1_000)
+            let idle = try await store.register(request(token: "t2"), freshCollapseKey: collapseKeyA, now: 2_000)
+            try await store.recordPush(registrationID: old.id, at: 3_000, error: nil)
+            let new = try await store.register(request(token: "t3"), freshCollapseKey: collapseKeyA, now: 4_000)
+            #expect(try await store.registration(id: idle.id) == nil)
+            #expect(try await store.registration(id: old.id) != nil)
+            #expect(try await store.registration(id: new.id) != nil)
+            #expect(try await store.registration(id: bobs.id) == bobs)
 
-        // Adopting a stock-era registration counts too.
-        let stock = try await store.register(
-            request(token: "t4", account: nil), freshCollapseKey: collapseKeyA,
-            now: 5_000)
-        let adopted = try await store.register(request(token: "t4"), freshCollapseKey: collapseKeyA, now: 6_000)
-        #expect(adopted.id == stock.id)
-        #expect(try await store.countRegistrations(matching: RegistrationFilter(account: "alice@example.org")) == 2)
-        #expect(try await store.registration(id: old.id) == nil)
+            // Adopting a stock-era registration counts too.
+            let stock = try await store.register(
+                request(token: "t4", account: nil), freshCollapseKey: collapseKeyA,
+                now: 5_000)
+            let adopted = try await store.register(request(token: "t4"), freshCollapseKey: collapseKeyA, now: 6_000)
+            #expect(adopted.id == stock.id)
+            #expect(try await store.countRegistrations(matching: RegistrationFilter(account: "alice@example.org")) == 2)
+            #expect(try await store.registration(id: old.id) == nil)
+        }
     }
 
-    @Test func aNewRegistrationPastTheCapInAllIsRefused() async throws {
-        let store = try limitedStore { $0.registrations = 2 }
-        let first = try await registered(store, token: "t1")
-        _ = try await registered(store, token: "t2", account: "bob@example.org")
-        await #expect(throws: StoreCapacityError(collection: "registrations", limit: 2)) {
-            try await registered(store, token: "t3", account: "carol@example.org")
+    @Test(arguments: StoreKind.allCases)
+    func aNewRegistrationPastTheCapInAllIsRefused(kind: StoreKind) async throws {
+        try await withStore(kind, limits: changedLimits { $0.registrations = 2 }) { store async throws in
+            let first = try await registered(store, token: "t1")
+            _ = try await registered(store, token: "t2", account: "bob@example.org")
+            await #expect(throws: StoreCapacityError(collection: "registrations", limit: 2)) {
+                try await registered(store, token: "t3", account: "carol@example.org")
+            }
+            // Known registrations still update.
+            let rekeyed = try await store.register(
+                request(token: "t1", deviceKey: [9]), freshCollapseKey: collapseKeyB,
+                now: 2_000)
+            #expect(rekeyed.id == first.id)
+            try await store.retire(registrationID: first.id, at: 3_000)
+            _ = try await registered(store, token: "t3", account: "carol@example.org")
         }
-        // Known registrations still update.
-        let rekeyed = try await store.register(
-            request(token: "t1", deviceKey: [9]), freshCollapseKey: collapseKeyB,
-            now: 2_000)
-        #expect(rekeyed.id == first.id)
-        try await store.retire(registrationID: first.id, at: 3_000)
-        _ = try await registered(store, token: "t3", account: "carol@example.org")
     }
 
     /// A row damaged in the file (written with raw SQL, as a bad restore or a hand edit would) is an error

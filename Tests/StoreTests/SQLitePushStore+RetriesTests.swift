@@ -90,12 +90,12 @@ extension SQLitePushStoreTests.Retries {
 
             // The item cannot be stored (no such registration): the window is not taken either.
             try await openWindow(store, registrationID: id, chat: "d", windowEnd: 100)
-            await #expect(throws: SQLiteError.self) {
+            await #expect {
                 try await store.updateChatAndEnqueue(registrationID: id, chat: "d") { state in
                     state?.windowEndsAt = nil
                     return ((), retry(42, nextAt: 100))
                 }
-            }
+            } throws: { isConstraintViolation($0) }
             #expect(try await store.dueWindows(at: 1_000, limit: 10).map(\.chat) == ["d"])
         }
     }
@@ -154,31 +154,36 @@ extension SQLitePushStoreTests.Retries {
 
     @Test(arguments: StoreKind.allCases)
     func retryForAnUnknownRegistrationFails(kind: StoreKind) async throws {
-        try await withStore(kind) { (store: SQLitePushStore) async throws in
-            await #expect(throws: SQLiteError.self) { try await store.enqueueRetry(retry(42, nextAt: 100)) }
+        try await withStore(kind) { store async throws in
+            await #expect { try await store.enqueueRetry(retry(42, nextAt: 100)) } throws: { isConstraintViolation($0) }
             #expect(try await store.nextRetry() == nil)
         }
     }
 
-    @Test func retriesPastTheCapPerRegistrationOrInAllAreRefused() async throws {
-        let store = try limitedStore {
-            $0.retriesPerRegistration = 2
-            $0.retries = 3
+    @Test(arguments: StoreKind.allCases)
+    func retriesPastTheCapPerRegistrationOrInAllAreRefused(kind: StoreKind) async throws {
+        try await withStore(
+            kind,
+            limits: changedLimits {
+                $0.retriesPerRegistration = 2
+                $0.retries = 3
+            }
+        ) { store async throws in
+            let first = try await registered(store, token: "t1").id
+            let second = try await registered(store, token: "t2").id
+            #expect(try await store.enqueueRetry(retry(first, nextAt: 1)) != nil)
+            #expect(try await store.enqueueRetry(retry(first, nextAt: 2)) != nil)
+            #expect(try await store.enqueueRetry(retry(first, nextAt: 3)) == nil)
+            #expect(try await store.enqueueRetry(retry(second, nextAt: 4)) != nil)
+            #expect(try await store.enqueueRetry(retry(second, nextAt: 5)) == nil)
+            // Removing a registration frees its retries' room in all.
+            try await store.retire(registrationID: first, at: 10)
+            #expect(try await store.enqueueRetry(retry(second, nextAt: 6)) != nil)
+            #expect(
+                try await store.claimDueRetries(at: 10, limit: 10, leaseUntil: 90_000).map(\.registrationID) == [
+                    second, second,
+                ])
         }
-        let first = try await registered(store, token: "t1").id
-        let second = try await registered(store, token: "t2").id
-        #expect(try await store.enqueueRetry(retry(first, nextAt: 1)) != nil)
-        #expect(try await store.enqueueRetry(retry(first, nextAt: 2)) != nil)
-        #expect(try await store.enqueueRetry(retry(first, nextAt: 3)) == nil)
-        #expect(try await store.enqueueRetry(retry(second, nextAt: 4)) != nil)
-        #expect(try await store.enqueueRetry(retry(second, nextAt: 5)) == nil)
-        // Removing a registration frees its retries' room in all.
-        try await store.retire(registrationID: first, at: 10)
-        #expect(try await store.enqueueRetry(retry(second, nextAt: 6)) != nil)
-        #expect(
-            try await store.claimDueRetries(at: 10, limit: 10, leaseUntil: 90_000).map(\.registrationID) == [
-                second, second,
-            ])
     }
 
     @Test func aDamagedRetryIsAnErrorNamingItsColumnAndIsNotClaimed() async throws {

@@ -151,19 +151,25 @@ extension SQLitePushStoreTests.Tombstones.PerAccount {
     func aRetireWhoseBuryFailsRemovesNothing(kind: StoreKind) async throws {
         try await withStore(kind) { store in
             let alice = try await registered(store, account: alice)
-            try await store.run { database in
-                try database.executeScript(
-                    """
+            try await executeScript(
+                store,
+                sqlite: """
                     CREATE TEMP TRIGGER refuse_burial BEFORE INSERT ON tombstones
                         BEGIN SELECT RAISE(ABORT, 'injected'); END;
+                    """,
+                postgresql: """
+                    CREATE FUNCTION refuse_burial() RETURNS trigger LANGUAGE plpgsql
+                        AS $$ BEGIN RAISE EXCEPTION 'injected'; END $$;
+                    CREATE TRIGGER refuse_burial BEFORE INSERT ON tombstones
+                        FOR EACH ROW EXECUTE FUNCTION refuse_burial();
                     """)
-            }
-            await #expect(throws: SQLiteError.self) { try await store.retire(registrationID: alice.id, at: 1_000) }
-            await #expect(throws: SQLiteError.self) {
+            await #expect { try await store.retire(registrationID: alice.id, at: 1_000) } throws: { isStoreError($0) }
+            await #expect {
                 try await store.buryDeadToken("token-1", pushModule: "fcm", at: 1_000)
-            }
+            } throws: { isStoreError($0) }
             #expect(try await store.registration(id: alice.id) == alice)
-            try await store.run { database in try database.executeScript("DROP TRIGGER refuse_burial") }
+            try await executeScript(
+                store, sqlite: "DROP TRIGGER refuse_burial", postgresql: "DROP TRIGGER refuse_burial ON tombstones")
             try await store.retire(registrationID: alice.id, at: 1_000)
             #expect(try await store.registration(id: alice.id) == nil)
         }

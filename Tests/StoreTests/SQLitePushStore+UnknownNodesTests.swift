@@ -11,7 +11,7 @@ extension SQLitePushStoreTests {
 extension SQLitePushStoreTests.UnknownNodes {
     @Test(arguments: StoreKind.allCases)
     func unknownNodeAnswersAreRecordedUpToTheLimitSinceATime(kind: StoreKind) async throws {
-        try await withStore(kind) { (store: SQLitePushStore) async throws in
+        try await withStore(kind) { store async throws in
             for at in [Timestamp(100), 200, 300] {
                 #expect(try await store.recordUnknownNodeAnswer(at: at, since: 0, limit: 3))
             }

@@ -1,23 +1,75 @@
 import Foundation
+import PostgreSQL
 import SQLite
 import SQLiteTesting
 import Testing
+import XMPPTesting
 
 @testable import Store
 
-/// Where a test's store lives: an in-memory database and a WAL file must behave the same.
+/// Where a test's store lives: an in-memory database, a WAL file and PostgreSQL must behave the same.
 enum StoreKind: String, CaseIterable, Sendable {
     case memory
     case file
+    case postgresql
+
+    /// The SQLite kinds, for what only SQLite has (its files, its pragmas).
+    static let sqlite: [StoreKind] = [.memory, .file]
 }
 
-/// Runs `body` with a fresh store of `kind`; a file store's files are removed afterwards.
-func withStore<T>(_ kind: StoreKind, _ body: (SQLitePushStore) async throws -> T) async throws -> T {
+/// Runs `body` with a fresh store of `kind`; a file store's files are removed afterwards, a PostgreSQL
+/// store's schema dropped.
+func withStore<T>(
+    _ kind: StoreKind, limits: StoreLimits = StoreLimits(), _ body: (any PushStore) async throws -> T
+) async throws -> T {
+    switch kind {
+    case .memory, .file:
+        return try await withSQLiteStore(kind, limits: limits, body)
+    case .postgresql:
+        return try await TestDatabase.withSchema { url in
+            try await body(PostgreSQLPushStore.open(url: url, limits: limits))
+        }
+    }
+}
+
+/// `withStore` for what only SQLite has; `kind` is one of `StoreKind.sqlite`.
+func withSQLiteStore<T>(
+    _ kind: StoreKind, limits: StoreLimits = StoreLimits(), _ body: (SQLitePushStore) async throws -> T
+) async throws -> T {
     switch kind {
     case .memory:
-        return try await body(SQLitePushStore(.memory))
+        return try await body(SQLitePushStore(.memory, limits: limits))
     case .file:
-        return try await withTemporaryDatabasePath { path in try await body(SQLitePushStore(.file(path: path))) }
+        return try await withTemporaryDatabasePath { path in
+            try await body(SQLitePushStore(.file(path: path), limits: limits))
+        }
+    case .postgresql:
+        throw UnusableStoreError(reason: "not an SQLite store")
+    }
+}
+
+/// The test process's PostgreSQL (`PostgreSQLServer.shared`); each store gets a schema of its own.
+enum TestDatabase {
+    /// Runs `body` with the URL of a fresh, empty schema, dropped afterwards.
+    static func withSchema<T>(_ body: (String) async throws -> T) async throws -> T {
+        let url = try await PostgreSQLServer.shared.url
+        let schema = "store_\(UUID().uuidString.prefix(12).lowercased().replacingOccurrences(of: "-", with: ""))"
+        _ = try await offThePool { try Connection(url).execute("CREATE SCHEMA \(schema)") }
+        do {
+            let result = try await body(url + "?options=-c%20search_path%3D\(schema)")
+            _ = try? await offThePool { try Connection(url).execute("DROP SCHEMA \(schema) CASCADE") }
+            return result
+        } catch {
+            _ = try? await offThePool { try Connection(url).execute("DROP SCHEMA \(schema) CASCADE") }
+            throw error
+        }
+    }
+
+    /// Blocking libpq work on a Dispatch thread, never on the cooperative pool.
+    private static func offThePool<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            DispatchQueue.global().async { continuation.resume(with: Result(catching: work)) }
+        }
     }
 }
 
@@ -36,14 +88,14 @@ let collapseKeyB: [UInt8] = Array(repeating: 0xB2, count: 32)
 
 /// A registration to hang per-registration state on.
 func registered(
-    _ store: SQLitePushStore, token: String = "token-1",
+    _ store: any PushStore, token: String = "token-1",
     account: String? = "alice@example.org"
 ) async throws -> Registration {
     try await store.register(request(token: token, account: account), freshCollapseKey: collapseKeyA, now: 1_000)
 }
 
 /// A chat state with an open window ending at `windowEnd`.
-func openWindow(_ store: SQLitePushStore, registrationID: Int64, chat: String, windowEnd: Timestamp?)
+func openWindow(_ store: any PushStore, registrationID: Int64, chat: String, windowEnd: Timestamp?)
     async throws
 {
     try await store.updateChat(registrationID: registrationID, chat: chat) { state in
@@ -59,21 +111,52 @@ func retry(_ registrationID: Int64, nextAt: Timestamp, kind: String = "message")
 }
 
 /// Claims every due item with a lease far ahead; returns their ids.
-func claimIDs(_ store: SQLitePushStore, at now: Timestamp, limit: Int = 10) async throws -> [Int64] {
+func claimIDs(_ store: any PushStore, at now: Timestamp, limit: Int = 10) async throws -> [Int64] {
     try await store.claimDueRetries(at: now, limit: limit, leaseUntil: 1_000_000).map(\.id)
 }
 
-/// A memory store with its limits changed by `change`.
-func limitedStore(_ change: (inout StoreLimits) -> Void) throws -> SQLitePushStore {
+/// Runs SQL on the store's own connection, in the engine's dialect.
+func executeScript(_ store: any PushStore, sqlite: String, postgresql: String) async throws {
+    switch store {
+    case let store as SQLitePushStore:
+        try await store.run { database in try database.executeScript(sqlite) }
+    case let store as PostgreSQLPushStore:
+        try await store.run { connection in try connection.executeScript(postgresql) }
+    default:
+        Issue.record("a store of an unknown engine")
+    }
+}
+
+/// An error of the store's engine (not a decoding or capacity error of the store itself).
+func isStoreError(_ error: any Error) -> Bool {
+    error is SQLiteError || error is PostgreSQLError
+}
+
+/// A violated constraint (e.g. a row for a registration that does not exist), in either engine.
+func isConstraintViolation(_ error: any Error) -> Bool {
+    if let error = error as? SQLiteError { return error.primaryCode == 19 }  // SQLITE_CONSTRAINT
+    if let error = error as? PostgreSQLError { return error.sqlState?.hasPrefix("23") == true }
+    return false
+}
+
+/// The default limits changed by `change`.
+func changedLimits(_ change: (inout StoreLimits) -> Void) -> StoreLimits {
     var limits = StoreLimits()
     change(&limits)
-    return try SQLitePushStore(.memory, limits: limits)
+    return limits
 }
 
 /// The first column of every row `sql` returns, as text.
-func firstColumn(_ store: SQLitePushStore, _ sql: String) async throws -> [String] {
-    try await store.run { database in
-        try database.query(sql).map { row in try row.decode(row.columns[0], \.stringValue) }
+func firstColumn(_ store: any PushStore, _ sql: String) async throws -> [String] {
+    let decode = { @Sendable (row: Row) throws -> String in try row.decode(row.columns[0], \.stringValue) }
+    switch store {
+    case let store as SQLitePushStore:
+        return try await store.run { database in try database.query(sql).map(decode) }
+    case let store as PostgreSQLPushStore:
+        return try await store.run { connection in try connection.query(sql).map(decode) }
+    default:
+        Issue.record("a store of an unknown engine")
+        return []
     }
 }
 
@@ -198,9 +281,9 @@ extension SQLitePushStoreTests {
 }
 
 extension SQLitePushStoreTests.Faults {
-    @Test(arguments: StoreKind.allCases)
+    @Test(arguments: StoreKind.sqlite)
     func aFullDatabaseThrowsAndRecoversWhenSpaceReturns(kind: StoreKind) async throws {
-        try await withStore(kind) { store in
+        try await withSQLiteStore(kind) { store in
             let alice = try await registered(store)
             try await store.run { database in
                 let pages = try database.queryOne("PRAGMA page_count").decode("page_count", \.int64Value)
@@ -217,9 +300,9 @@ extension SQLitePushStoreTests.Faults {
         }
     }
 
-    @Test(arguments: StoreKind.allCases)
+    @Test(arguments: StoreKind.sqlite)
     func aReadOnlyDatabaseThrowsAndRecoversWhenWritableAgain(kind: StoreKind) async throws {
-        try await withStore(kind) { store in
+        try await withSQLiteStore(kind) { store in
             let alice = try await registered(store)
             try await store.run { database in try database.executeScript("PRAGMA query_only = 1") }
             await #expect {

@@ -1,0 +1,5 @@
+// libpq for the PostgreSQL target.
+#ifndef CLIBPQ_SHIM_H
+#define CLIBPQ_SHIM_H
+#include <libpq-fe.h>
+#endif

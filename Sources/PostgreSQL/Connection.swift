@@ -1,0 +1,261 @@
+import CLibPQ
+public import SQLite
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// One session with a PostgreSQL server, over libpq.
+///
+/// Values and rows are SQLite's `SQLValue` and `Row`, so one decoding serves both engines: a result
+/// column of an integer type is `.integer`, `boolean` is `.integer` 1 or 0 (as SQLite stores it),
+/// `bytea` is `.blob`, a floating type is `.real`, anything else `.text`.
+///
+/// Not `Sendable`: calls block until the server answers, so its owner keeps it on a thread of its own
+/// (never the cooperative pool), one call at a time.
+public final class Connection {
+    private let handle: OpaquePointer
+
+    /// Connects with a conninfo string or a `postgresql://` URL. A connection attempt gives up after
+    /// `connectTimeout` seconds unless the conninfo sets `connect_timeout` itself.
+    public init(_ conninfo: String, connectTimeout: Int = 5) throws(PostgreSQLError) {
+        let keywords = ["connect_timeout", "application_name", "dbname"]
+        let values = ["\(connectTimeout)", "apush-component", conninfo]
+        // Later entries win: the conninfo's own settings override the defaults before it.
+        let connection = withCStrings(keywords) { keywordPointers in
+            withCStrings(values) { valuePointers in
+                PQconnectdbParams(keywordPointers, valuePointers, 1)
+            }
+        }
+        guard let connection else {
+            throw PostgreSQLError(sqlState: nil, message: "out of memory", connectionLost: true)
+        }
+        guard PQstatus(connection) == CONNECTION_OK else {
+            let message = Self.masking(password: Self.password(in: conninfo), in: Self.errorMessage(connection))
+            PQfinish(connection)
+            throw PostgreSQLError(sqlState: nil, message: message, connectionLost: true)
+        }
+        handle = connection
+        // Notices (e.g. "relation already exists, skipping") are not errors; libpq would print them.
+        PQsetNoticeProcessor(handle, { _, _ in }, nil)
+    }
+
+    deinit {
+        PQfinish(handle)
+    }
+
+    /// Where the session goes, for a log: `user@host:port/database`, never the password.
+    public var target: String {
+        func text(_ pointer: UnsafeMutablePointer<CChar>?) -> String { pointer.map { String(cString: $0) } ?? "" }
+        return "\(text(PQuser(handle)))@\(text(PQhost(handle))):\(text(PQport(handle)))/\(text(PQdb(handle)))"
+    }
+
+    /// The session is gone (the server restarted or the network broke): only a new connection helps.
+    public var isBroken: Bool { PQstatus(handle) != CONNECTION_OK }
+
+    public var isInTransaction: Bool {
+        let status = PQtransactionStatus(handle)
+        return status == PQTRANS_INTRANS || status == PQTRANS_INERROR
+    }
+
+    /// Runs one statement with `$1`, `$2`... bound to `parameters`; returns how many rows it changed.
+    @discardableResult
+    public func execute(_ sql: String, _ parameters: [SQLValue] = []) throws(PostgreSQLError) -> Int {
+        let result = try run(sql, parameters)
+        defer { PQclear(result) }
+        return Int(String(cString: PQcmdTuples(result))) ?? 0
+    }
+
+    /// Runs one statement with `$1`, `$2`... bound to `parameters`; returns all its rows.
+    public func query(_ sql: String, _ parameters: [SQLValue] = []) throws(PostgreSQLError) -> [Row] {
+        let result = try run(sql, parameters)
+        defer { PQclear(result) }
+        let columnCount = PQnfields(result)
+        let columns = (0..<columnCount).map { String(cString: PQfname(result, $0)) }
+        let types = (0..<columnCount).map { PQftype(result, $0) }
+        return (0..<PQntuples(result)).map { row in
+            Row(
+                columns: columns,
+                values: (0..<columnCount).map { column in Self.value(result, row, column, type: types[Int(column)]) },
+                sql: sql)
+        }
+    }
+
+    /// The first row of a statement that must return one (an aggregate, a kept total): none is an error.
+    public func queryOne(_ sql: String, _ parameters: [SQLValue] = []) throws -> Row {
+        guard let row = try query(sql, parameters).first else { throw RowDecodingError(.noRow, sql: sql) }
+        return row
+    }
+
+    /// Runs any number of `;`-separated statements without parameters, e.g. a schema.
+    public func executeScript(_ sql: String) throws(PostgreSQLError) {
+        let result = PQexec(handle, sql)
+        defer { PQclear(result) }
+        try check(result, sql: sql)
+    }
+
+    /// Runs `body` in a transaction (`BEGIN ISOLATION LEVEL SERIALIZABLE` unless told otherwise).
+    /// Commits if `body` returns; otherwise rolls back and rethrows the first error, from `body` or
+    /// from `COMMIT`.
+    public func transaction<T>(
+        isolation: String = "SERIALIZABLE", _ body: (Connection) throws -> T
+    ) throws -> T {
+        try execute("BEGIN ISOLATION LEVEL \(isolation)")
+        do {
+            let result = try body(self)
+            try execute("COMMIT")
+            return result
+        } catch {
+            rollBackIfOpen()
+            throw error
+        }
+    }
+
+    /// Ends a transaction that a failure left open; a failed rollback must not mask the first error.
+    public func rollBackIfOpen() {
+        if isInTransaction && !isBroken {
+            _ = try? execute("ROLLBACK")
+        }
+    }
+
+    /// Text parameters (NUL-terminated, as libpq reads them), but `bytea` in binary (its raw bytes).
+    /// Text is sent as `text` and bytes as `bytea`; a number or NULL is left for the server to type
+    /// from where it is used, so `SQLValue(true)` (the integer 1) fills a `boolean` as well as a
+    /// `bigint`. PostgreSQL text cannot hold a NUL character: such a parameter is refused rather than
+    /// cut short.
+    private func run(_ sql: String, _ parameters: [SQLValue]) throws(PostgreSQLError) -> OpaquePointer {
+        var encoded: [(type: Oid, bytes: [UInt8]?, binary: Bool)] = []
+        for value in parameters {
+            switch value {
+            case .null: encoded.append((0, nil, false))
+            case .integer(let number): encoded.append((0, Array("\(number)".utf8) + [0], false))
+            case .real(let number): encoded.append((0, Array("\(number)".utf8) + [0], false))
+            case .text(let text):
+                guard !text.utf8.contains(0) else {
+                    throw PostgreSQLError(
+                        sqlState: "22021", message: "a text parameter holds a NUL character", sql: sql)
+                }
+                encoded.append((Self.text, Array(text.utf8) + [0], false))
+            case .blob(let bytes): encoded.append((Self.bytea, bytes, true))
+            }
+        }
+        let result = withParameterPointers(encoded.map(\.bytes)) { values in
+            PQexecParams(
+                handle, sql, Int32(encoded.count), encoded.map(\.type), values,
+                encoded.map { Int32($0.bytes?.count ?? 0) }, encoded.map { $0.binary ? 1 : 0 }, 0)
+        }
+        guard let result else {
+            throw PostgreSQLError(sqlState: nil, message: Self.errorMessage(handle), sql: sql, connectionLost: true)
+        }
+        do {
+            try check(result, sql: sql)
+        } catch {
+            PQclear(result)
+            throw error
+        }
+        return result
+    }
+
+    private func check(_ result: OpaquePointer?, sql: String) throws(PostgreSQLError) {
+        let status = PQresultStatus(result)
+        guard status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK && status != PGRES_EMPTY_QUERY else { return }
+        let field = { (code: UInt8) in PQresultErrorField(result, Int32(code)).map { String(cString: $0) } }
+        let sqlState = field(UInt8(ascii: "C"))
+        throw PostgreSQLError(
+            sqlState: sqlState, message: field(UInt8(ascii: "M")) ?? Self.errorMessage(handle), sql: sql,
+            connectionLost: isBroken)
+    }
+
+    private static let bool: Oid = 16
+    private static let bytea: Oid = 17
+    private static let int8: Oid = 20
+    private static let int2: Oid = 21
+    private static let int4: Oid = 23
+    private static let text: Oid = 25
+    private static let oid: Oid = 26
+    private static let float4: Oid = 700
+    private static let float8: Oid = 701
+    private static let numeric: Oid = 1700
+
+    private static func value(_ result: OpaquePointer, _ row: Int32, _ column: Int32, type: Oid) -> SQLValue {
+        guard PQgetisnull(result, row, column) == 0, let pointer = PQgetvalue(result, row, column) else {
+            return .null
+        }
+        let text = String(cString: pointer)
+        switch type {
+        case int8, int2, int4, oid: return Int64(text).map(SQLValue.integer) ?? .text(text)
+        case bool: return .integer(text == "t" ? 1 : 0)
+        case float4, float8, numeric: return Double(text).map(SQLValue.real) ?? .text(text)
+        case bytea:
+            var length = 0
+            guard let bytes = PQunescapeBytea(UnsafeRawPointer(pointer).assumingMemoryBound(to: UInt8.self), &length)
+            else { return .text(text) }
+            defer { PQfreemem(bytes) }
+            return .blob(Array(UnsafeBufferPointer(start: bytes, count: length)))
+        default: return .text(text)
+        }
+    }
+
+    private static func errorMessage(_ connection: OpaquePointer) -> String {
+        String(cString: PQerrorMessage(connection)).trimmingTrailingNewlines()
+    }
+
+    /// The password a conninfo or URL carries, to mask it in libpq's messages.
+    static func password(in conninfo: String) -> String? {
+        var errorMessage: UnsafeMutablePointer<CChar>?
+        guard let options = PQconninfoParse(conninfo, &errorMessage) else {
+            PQfreemem(errorMessage)
+            return nil
+        }
+        defer { PQconninfoFree(options) }
+        var option = options
+        while let keyword = option.pointee.keyword {
+            if String(cString: keyword) == "password" {
+                return option.pointee.val.map { String(cString: $0) }
+            }
+            option += 1
+        }
+        return nil
+    }
+
+    static func masking(password: String?, in message: String) -> String {
+        guard let password, !password.isEmpty else { return message }
+        return message.replacing(password, with: "***")
+    }
+}
+
+/// A connection must stay on its owner's thread.
+@available(*, unavailable)
+extension Connection: Sendable {}
+
+extension String {
+    fileprivate func trimmingTrailingNewlines() -> String {
+        var text = self
+        while text.last?.isNewline == true { text.removeLast() }
+        return text
+    }
+}
+
+/// `strings` as a NULL-terminated array of C strings, for the duration of `body`.
+private func withCStrings<T>(_ strings: [String], _ body: ([UnsafePointer<CChar>?]) -> T) -> T {
+    let copies = strings.map { strdup($0) }
+    defer { copies.forEach { free($0) } }
+    return body(copies.map { UnsafePointer($0) } + [nil])
+}
+
+/// Each parameter's bytes (nil for NULL) as pointers for the duration of `body`.
+private func withParameterPointers<T>(_ parameters: [[UInt8]?], _ body: ([UnsafePointer<CChar>?]) -> T) -> T {
+    let copies: [UnsafeMutablePointer<CChar>?] = parameters.map { bytes in
+        guard let bytes else { return nil }
+        let copy = UnsafeMutablePointer<CChar>.allocate(capacity: max(bytes.count, 1))
+        bytes.withUnsafeBytes { raw in
+            UnsafeMutableRawPointer(copy).copyMemory(
+                from: raw.baseAddress ?? UnsafeRawPointer(copy), byteCount: bytes.count)
+        }
+        return copy
+    }
+    defer { copies.forEach { $0?.deallocate() } }
+    return body(copies.map { UnsafePointer($0) })
+}

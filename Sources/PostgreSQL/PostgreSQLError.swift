@@ -1,0 +1,45 @@
+/// A failed libpq call: the SQLSTATE (nil when the server sent none, e.g. a connection that could not
+/// be made or was lost), the server's primary message and the SQL that failed.
+///
+/// Parameters and the server's DETAIL (which quotes the values of a violated key) are never part of
+/// the error, and a password in a message is masked, so tokens and secrets cannot reach a log through it.
+public struct PostgreSQLError: Error, CustomStringConvertible, Equatable {
+    /// The five-character SQLSTATE, e.g. `23505` for a unique violation.
+    public var sqlState: String?
+    public var message: String
+    public var sql: String?
+    /// The connection is gone (never made, closed by the server, broken): a new one is needed.
+    public var connectionLost: Bool
+
+    public init(sqlState: String?, message: String, sql: String? = nil, connectionLost: Bool = false) {
+        self.sqlState = sqlState
+        self.message = message
+        self.sql = sql
+        self.connectionLost = connectionLost
+    }
+
+    public static let uniqueViolation = "23505"
+    public static let serializationFailure = "40001"
+    public static let deadlockDetected = "40P01"
+
+    /// The same statement may work later: the connection was lost or refused (class 08), the server is
+    /// shutting down or starting (57P01-57P03), lacks a resource (class 53), or a concurrent transaction
+    /// won (serialization failure, deadlock, a lock not available).
+    public var mayPass: Bool {
+        guard !connectionLost else { return true }
+        guard let sqlState else { return false }
+        return [Self.serializationFailure, Self.deadlockDetected, "55P03", "57P01", "57P02", "57P03"]
+            .contains(sqlState) || sqlState.hasPrefix("08") || sqlState.hasPrefix("53")
+    }
+
+    /// A concurrent transaction won: running the whole transaction again may succeed.
+    public var isTransactionConflict: Bool {
+        sqlState == Self.serializationFailure || sqlState == Self.deadlockDetected
+    }
+
+    public var description: String {
+        let state = sqlState.map { " \($0)" } ?? (connectionLost ? " (connection lost)" : "")
+        let location = sql.map { " in \"\($0)\"" } ?? ""
+        return "PostgreSQL error\(state): \(message)\(location)"
+    }
+}

@@ -1,0 +1,139 @@
+import PostgreSQL
+import SQLite
+
+/// The schema of `SQLitePushStore` (its last version) on PostgreSQL, one migration per version
+/// (`schema_version`); the store migrates on connect.
+extension PostgreSQLPushStore {
+    /// Ids come from identity sequences, so a removed registration's or retry's id is never handed out
+    /// again (work in flight for it must not land on another). Booleans are `boolean`, times `bigint`
+    /// milliseconds. `sizes` keeps the totals that caps check and /metrics shows, by triggers, so no
+    /// check counts a whole table; a cap's check locks its total's row, so two transactions never
+    /// both take the last place.
+    static let migrations = [
+        Migration(
+            version: 1,
+            sql: """
+                CREATE TABLE registrations (
+                    id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+                    domain text NOT NULL,
+                    token text NOT NULL,
+                    push_module text NOT NULL,
+                    account text,
+                    device_key bytea NOT NULL,
+                    calls text NOT NULL,
+                    wants_reads boolean NOT NULL,
+                    collapse_key bytea NOT NULL,
+                    created_at bigint NOT NULL,
+                    updated_at bigint NOT NULL,
+                    last_push_at bigint,
+                    last_error text,
+                    last_error_at bigint,
+                    last_wake_at bigint,
+                    push_count bigint NOT NULL DEFAULT 0,
+                    error_count bigint NOT NULL DEFAULT 0,
+                    fingerprint text NOT NULL
+                );
+                CREATE UNIQUE INDEX registrations_by_token ON registrations (token, domain, coalesce(account, ''));
+                CREATE INDEX registrations_by_account ON registrations (account);
+                CREATE INDEX registrations_by_fingerprint ON registrations (fingerprint);
+                CREATE TABLE tombstones (
+                    token text NOT NULL,
+                    push_module text NOT NULL,
+                    scope text NOT NULL,
+                    buried_at bigint NOT NULL,
+                    PRIMARY KEY (token, push_module, scope)
+                );
+                CREATE TABLE chats (
+                    registration_id bigint NOT NULL REFERENCES registrations (id) ON DELETE CASCADE,
+                    chat text NOT NULL,
+                    count bigint NOT NULL,
+                    last_message_at bigint,
+                    window_ends_at bigint,
+                    window_ms bigint NOT NULL,
+                    held text,
+                    noticed_since_read boolean NOT NULL,
+                    last_read_push_at bigint,
+                    PRIMARY KEY (registration_id, chat)
+                );
+                CREATE INDEX chats_by_window_end ON chats (window_ends_at) WHERE window_ends_at IS NOT NULL;
+                CREATE TABLE sightings (
+                    registration_id bigint NOT NULL REFERENCES registrations (id) ON DELETE CASCADE,
+                    key text NOT NULL,
+                    seen_at bigint NOT NULL,
+                    PRIMARY KEY (registration_id, key)
+                );
+                CREATE INDEX sightings_by_age ON sightings (registration_id, seen_at);
+                CREATE TABLE calls (
+                    registration_id bigint NOT NULL REFERENCES registrations (id) ON DELETE CASCADE,
+                    sid text NOT NULL,
+                    chat text NOT NULL,
+                    caller text NOT NULL,
+                    media text NOT NULL,
+                    at bigint NOT NULL,
+                    PRIMARY KEY (registration_id, sid)
+                );
+                CREATE INDEX calls_by_age ON calls (registration_id, at);
+                CREATE TABLE retries (
+                    id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+                    registration_id bigint NOT NULL REFERENCES registrations (id) ON DELETE CASCADE,
+                    summary text NOT NULL,
+                    kind text NOT NULL,
+                    collapse_chat text,
+                    attempts bigint NOT NULL,
+                    next_at bigint NOT NULL,
+                    deadline bigint NOT NULL
+                );
+                CREATE INDEX retries_by_next ON retries (next_at);
+                CREATE INDEX retries_by_registration ON retries (registration_id);
+                CREATE INDEX retries_calls_by_next ON retries (next_at) WHERE kind = 'call';
+                CREATE INDEX retries_by_deadline ON retries (deadline);
+                CREATE TABLE counters (name text PRIMARY KEY, value bigint NOT NULL);
+                CREATE TABLE unknown_node_answers (at bigint NOT NULL);
+                CREATE INDEX unknown_node_answers_by_time ON unknown_node_answers (at);
+                CREATE TABLE policies (account text PRIMARY KEY, document text NOT NULL);
+
+                CREATE TABLE sizes (name text PRIMARY KEY, count bigint NOT NULL);
+                INSERT INTO sizes (name, count) VALUES ('registrations', 0), ('retries', 0);
+                CREATE FUNCTION count_size(size_name text, change bigint) RETURNS void LANGUAGE sql AS $$
+                    INSERT INTO sizes (name, count) VALUES (size_name, change)
+                    ON CONFLICT (name) DO UPDATE SET count = sizes.count + change
+                $$;
+                CREATE FUNCTION count_registrations() RETURNS trigger LANGUAGE plpgsql AS $$
+                BEGIN
+                    IF TG_OP IN ('DELETE', 'UPDATE') THEN
+                        PERFORM count_size('registrations@' || OLD.domain, -1);
+                    END IF;
+                    IF TG_OP IN ('INSERT', 'UPDATE') THEN
+                        PERFORM count_size('registrations@' || NEW.domain, 1);
+                    END IF;
+                    IF TG_OP = 'INSERT' THEN
+                        PERFORM count_size('registrations', 1);
+                    ELSIF TG_OP = 'DELETE' THEN
+                        PERFORM count_size('registrations', -1);
+                    END IF;
+                    RETURN NULL;
+                END
+                $$;
+                CREATE TRIGGER registrations_counted AFTER INSERT OR DELETE ON registrations
+                    FOR EACH ROW EXECUTE FUNCTION count_registrations();
+                CREATE TRIGGER registrations_moved_domain AFTER UPDATE OF domain ON registrations
+                    FOR EACH ROW WHEN (OLD.domain IS DISTINCT FROM NEW.domain) EXECUTE FUNCTION count_registrations();
+                CREATE FUNCTION count_retries() RETURNS trigger LANGUAGE plpgsql AS $$
+                BEGIN
+                    PERFORM count_size('retries', CASE WHEN TG_OP = 'INSERT' THEN 1 ELSE -1 END);
+                    RETURN NULL;
+                END
+                $$;
+                CREATE TRIGGER retries_counted AFTER INSERT OR DELETE ON retries
+                    FOR EACH ROW EXECUTE FUNCTION count_retries();
+                """)
+    ]
+
+    /// A total kept by the `sizes` triggers, its row locked until the transaction ends: the check of a
+    /// cap and the write it limits are atomic against other connections.
+    static func lockedSize(_ name: String, in connection: Connection) throws -> Int {
+        Int(
+            try connection.queryOne("SELECT count FROM sizes WHERE name = $1 FOR UPDATE", [.text(name)])
+                .decode("count", \.int64Value))
+    }
+}

@@ -1,0 +1,251 @@
+import Dispatch
+import Foundation
+public import PostgreSQL
+
+/// The push store on PostgreSQL (`store` = `postgresql://…`): a small pool of connections; a call
+/// that has one runs on a Dispatch thread, never on the cooperative pool (libpq blocks until the
+/// server answers), and a call waiting for one holds no thread at all.
+///
+/// Transactions run at READ COMMITTED; each read-modify-write step takes the row lock it needs (the
+/// registration's for its chats, the kept total for a cap) or is one atomic statement, so steps on
+/// several connections at once never race. A deadlock between two of them runs the losing
+/// transaction again (at most `conflictAttempts` times in all).
+///
+/// While the server is away (restarting, failing over) a call fails at once with an error that may
+/// pass (`StoreUnavailableError` or a lost connection's `PostgreSQLError`), so a publish is answered
+/// `wait`; a broken connection is dropped and a new one made on a later call, at most one attempt per
+/// `reconnectInterval`. The URL's password is never logged (`target` names the server without it).
+public final class PostgreSQLPushStore: PushStore {
+    public let limits: StoreLimits
+    /// Where the store's connections go, without the password: for logs.
+    public let target: String
+    /// Why the store could not be reached at start (it is tried again on use), nil if it was.
+    public let unavailableAtStart: StoreUnavailableError?
+
+    private let conninfo: String
+    private let reconnectInterval: Duration
+    /// How many calls run at once, each with a connection of its own on a Dispatch thread.
+    private let connections: Int
+    private let lock = NSLock()
+    /// Guarded by `lock`.
+    private nonisolated(unsafe) var idle: [Connection] = []
+    private nonisolated(unsafe) var isMigrated = false
+    private nonisolated(unsafe) var lastFailure: (error: StoreUnavailableError, at: ContinuousClock.Instant)?
+    /// Calls waiting for a connection, in the order they were asked for; a background transaction is
+    /// a barrier: it starts once every call before it has ended, and no call after it starts until it
+    /// has. Waiting calls hold no thread: only a call that has its connection is on one.
+    private nonisolated(unsafe) var waiting: [(isBarrier: Bool, work: @Sendable () -> Void)] = []
+    private nonisolated(unsafe) var running = 0
+    private nonisolated(unsafe) var isBarrierRunning = false
+
+    static let conflictAttempts = 3
+
+    /// Connects and migrates. A server that cannot be reached leaves the store unavailable until it
+    /// can (`unavailableAtStart`); a schema this build cannot use is `UnusableStoreError`.
+    public init(
+        url: String, limits: StoreLimits = StoreLimits(), connections: Int = 4,
+        reconnectInterval: Duration = .seconds(1)
+    ) throws(UnusableStoreError) {
+        guard url.hasPrefix("postgresql://") || url.hasPrefix("postgres://") else {
+            throw UnusableStoreError(reason: "a PostgreSQL store needs a postgresql:// URL")
+        }
+        conninfo = url
+        self.limits = limits
+        self.reconnectInterval = reconnectInterval
+        self.connections = max(1, connections)
+        let connection: Connection
+        do {
+            connection = try Connection(url)
+            try connection.migrate(Self.migrations)
+        } catch let error as PostgreSQLError where error.mayPass {
+            let unavailable = StoreUnavailableError(cause: error)
+            unavailableAtStart = unavailable
+            target = Self.redactedTarget(url)
+            lastFailure = (unavailable, .now)
+            return
+        } catch {
+            throw UnusableStoreError(reason: "\(error)")
+        }
+        target = connection.target
+        unavailableAtStart = nil
+        isMigrated = true
+        idle = [connection]
+    }
+
+    /// `init` on a Dispatch thread: connecting and migrating block, and must not hold a thread of the
+    /// cooperative pool.
+    public static func open(
+        url: String, limits: StoreLimits = StoreLimits(), connections: Int = 4,
+        reconnectInterval: Duration = .seconds(1)
+    ) async throws(UnusableStoreError) -> PostgreSQLPushStore {
+        let opened = await withCheckedContinuation { continuation in
+            DispatchQueue.global().async {
+                continuation.resume(
+                    returning: Result { () throws(UnusableStoreError) in
+                        try PostgreSQLPushStore(
+                            url: url, limits: limits, connections: connections, reconnectInterval: reconnectInterval)
+                    })
+            }
+        }
+        return try opened.get()
+    }
+
+    /// The URL's host, port and database, for a log before any connection told them.
+    private static func redactedTarget(_ url: String) -> String {
+        guard let components = URLComponents(string: url) else { return "postgresql://(unparsable URL)" }
+        return
+            "\(components.user ?? "")@\(components.host ?? ""):\(components.port.map(String.init) ?? "")\(components.path)"
+    }
+
+    /// Runs `body` with a connection on a Dispatch thread once one is free. A transaction a failure
+    /// left open is rolled back; a broken connection is dropped.
+    @discardableResult
+    func run<T: Sendable>(_ body: @escaping @Sendable (Connection) throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            submit(isBarrier: false) { continuation.resume(with: Result { try self.runHere(body) }) }
+        }
+    }
+
+    /// `run` without waiting, ordered between the calls before and after it; a failure goes to `failed`.
+    private func runInBackground(
+        _ body: @escaping @Sendable (Connection) throws -> Void, failed: @escaping @Sendable (any Error) -> Void
+    ) {
+        submit(isBarrier: true) {
+            do { try self.runHere(body) } catch { failed(error) }
+        }
+    }
+
+    private func submit(isBarrier: Bool, _ work: @escaping @Sendable () -> Void) {
+        let ready = lock.withLock {
+            waiting.append((isBarrier, work))
+            return takeReady()
+        }
+        ready.forEach(start)
+    }
+
+    /// Under `lock`: the waiting calls, from the first, that may start now.
+    private func takeReady() -> [@Sendable () -> Void] {
+        var ready: [@Sendable () -> Void] = []
+        while let next = waiting.first, !isBarrierRunning {
+            if next.isBarrier {
+                guard running == 0 else { break }
+                isBarrierRunning = true
+            } else {
+                guard running < connections else { break }
+            }
+            running += 1
+            waiting.removeFirst()
+            ready.append(next.work)
+        }
+        return ready
+    }
+
+    /// Runs a call on a Dispatch thread (libpq blocks), then starts what its end lets start.
+    private func start(_ work: @escaping @Sendable () -> Void) {
+        DispatchQueue.global().async {
+            work()
+            let ready = self.lock.withLock {
+                self.running -= 1
+                // A barrier runs alone: if one was running, this was it.
+                self.isBarrierRunning = false
+                return self.takeReady()
+            }
+            ready.forEach(self.start)
+        }
+    }
+
+    /// On a Dispatch thread, as one of at most `connections` calls.
+    private func runHere<T>(_ body: (Connection) throws -> T) throws -> T {
+        let connection = try checkOut()
+        defer { checkIn(connection) }
+        do {
+            return try body(connection)
+        } catch {
+            connection.rollBackIfOpen()
+            throw error
+        }
+    }
+
+    /// An idle connection, or a new one (migrating the database if that never succeeded); while the
+    /// server is unreachable, a new attempt at most once per `reconnectInterval`.
+    private func checkOut() throws -> Connection {
+        let (reusable, needsMigration): (Connection?, Bool) = try lock.withLock {
+            if let connection = idle.popLast() { return (connection, false) }
+            if let lastFailure, lastFailure.at.duration(to: .now) < reconnectInterval { throw lastFailure.error }
+            return (nil, !isMigrated)
+        }
+        if let reusable { return reusable }
+        do {
+            let connection = try Connection(conninfo)
+            if needsMigration {
+                try connection.migrate(Self.migrations)
+                lock.withLock { isMigrated = true }
+            }
+            lock.withLock { lastFailure = nil }
+            return connection
+        } catch {
+            let unavailable = StoreUnavailableError(cause: error)
+            lock.withLock { lastFailure = (unavailable, .now) }
+            throw unavailable
+        }
+    }
+
+    /// A broken connection is dropped with every idle one: the server it lost most likely dropped
+    /// them all (a restart), and each would fail its next call.
+    private func checkIn(_ connection: Connection) {
+        lock.withLock {
+            if connection.isBroken {
+                idle.removeAll()
+            } else {
+                idle.append(connection)
+            }
+        }
+    }
+
+    /// `Connection.transaction` at READ COMMITTED, run again when it lost a deadlock.
+    static func transaction<T>(_ connection: Connection, _ body: (Connection) throws -> T) throws -> T {
+        var attempt = 1
+        while true {
+            do {
+                return try connection.transaction(isolation: "READ COMMITTED", body)
+            } catch let error as PostgreSQLError where error.isTransactionConflict && attempt < conflictAttempts {
+                attempt += 1
+            }
+        }
+    }
+
+    public func transaction<T: Sendable>(_ body: @escaping @Sendable (any PushTransaction) throws -> T) async throws
+        -> T
+    {
+        let limits = limits
+        return try await run { connection in
+            try Self.transaction(connection) { connection in
+                try body(PostgreSQLPushTransaction(connection: connection, limits: limits))
+            }
+        }
+    }
+
+    public func transactionInBackground(
+        _ body: @escaping @Sendable (any PushTransaction) throws -> Void,
+        failed: @escaping @Sendable (any Error) -> Void
+    ) {
+        let limits = limits
+        runInBackground(
+            { connection in
+                try Self.transaction(connection) { connection in
+                    try body(PostgreSQLPushTransaction(connection: connection, limits: limits))
+                }
+            }, failed: failed)
+    }
+}
+
+/// The steps of a publish on one connection, inside the transaction `PostgreSQLPushStore.transaction`
+/// holds; each is in the PostgreSQLPushStore+<Concern>.swift file of its concern.
+struct PostgreSQLPushTransaction: PushTransaction {
+    let connection: Connection
+    let limits: StoreLimits
+}
+
+extension PostgreSQLError: TransientStoreFault {
+    public var transientKind: String? { mayPass ? (sqlState ?? "connection") : nil }
+}

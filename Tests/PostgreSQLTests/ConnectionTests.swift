@@ -1,0 +1,137 @@
+import Foundation
+import SQLite
+import Testing
+import XMPPTesting
+
+@testable import PostgreSQL
+
+/// The libpq connection against a real PostgreSQL 15.
+@Suite struct ConnectionTests {
+    @Test func parametersAndRowsKeepTheirTypes() async throws {
+        try await withConnection { connection in
+            try connection.execute(
+                "CREATE TABLE item (id bigint, flag boolean, ratio double precision, name text, data bytea, note text)")
+            let bytes: [UInt8] = [0, 1, 0xFF, 0x5C, 0x27]
+            let inserted = try connection.execute(
+                "INSERT INTO item VALUES ($1, $2, $3, $4, $5, $6)",
+                [.integer(Int64.min), SQLValue(true), .real(0.25), .text("o'neil \\ ü"), .blob(bytes), .null])
+            #expect(inserted == 1)
+            let row = try connection.queryOne("SELECT * FROM item")
+            #expect(try row.decode("id", \.int64Value) == Int64.min)
+            #expect(try row.decode("flag", \.boolValue) == true)
+            #expect(try row.decode("ratio", \.doubleValue) == 0.25)
+            #expect(try row.decode("name", \.stringValue) == "o'neil \\ ü")
+            #expect(try row.decode("data", \.bytesValue) == bytes)
+            #expect(try row.decodeIfPresent("note", \.stringValue) == nil)
+            #expect(throws: RowDecodingError.self) { try row.decode("name", \.int64Value) }
+            #expect(throws: RowDecodingError.self) { try row.decode("note", \.stringValue) }
+            #expect(throws: RowDecodingError.self) { try connection.queryOne("SELECT * FROM item WHERE false") }
+        }
+    }
+
+    @Test func aNulInTextIsRefusedNotCutShort() async throws {
+        try await withConnection { connection in
+            let error = #expect(throws: PostgreSQLError.self) {
+                try connection.query("SELECT $1::text AS value", [.text("tok\0en")])
+            }
+            #expect(error?.sqlState == "22021")
+        }
+    }
+
+    @Test func errorsCarryTheSQLStateButNeverTheValues() async throws {
+        try await withConnection { connection in
+            try connection.execute("CREATE TABLE token (value text PRIMARY KEY)")
+            try connection.execute("INSERT INTO token VALUES ($1)", [.text("secret-token")])
+            let error = #expect(throws: PostgreSQLError.self) {
+                try connection.execute("INSERT INTO token VALUES ($1)", [.text("secret-token")])
+            }
+            #expect(error?.sqlState == PostgreSQLError.uniqueViolation)
+            #expect(error?.mayPass == false)
+            #expect(error.map { "\($0)".contains("secret-token") } == false)
+            #expect(error.map { "\($0)".contains("INSERT INTO token") } == true)
+        }
+    }
+
+    @Test func aTransactionCommitsOrRollsBackEverything() async throws {
+        struct Injected: Error {}
+        try await withConnection { connection in
+            try connection.execute("CREATE TABLE counter (value bigint)")
+            #expect(throws: Injected.self) {
+                try connection.transaction { connection in
+                    try connection.execute("INSERT INTO counter VALUES (1)")
+                    throw Injected()
+                }
+            }
+            #expect(!connection.isInTransaction)
+            let sum = try connection.transaction { connection in
+                try connection.execute("INSERT INTO counter VALUES (2)")
+                return try connection.queryOne("SELECT sum(value)::bigint AS sum FROM counter").decode(
+                    "sum", \.int64Value)
+            }
+            #expect(sum == 2)
+            #expect(!connection.isInTransaction)
+        }
+    }
+
+    @Test func aConflictingSerializableTransactionFailsAsOneThatMayPass() async throws {
+        let url = try await TestServer.url
+        try await withConnection { first in
+            try first.execute("CREATE TABLE balance (value bigint)")
+            try first.execute("INSERT INTO balance VALUES (0)")
+            let schema = try first.queryOne("SELECT current_schema() AS schema").decode("schema", \.stringValue)
+            let second = try Connection(url)
+            try second.executeScript("SET search_path TO \(schema)")
+            try first.execute("BEGIN ISOLATION LEVEL SERIALIZABLE")
+            try second.execute("BEGIN ISOLATION LEVEL SERIALIZABLE")
+            _ = try first.query("SELECT value FROM balance")
+            _ = try second.query("SELECT value FROM balance")
+            try first.execute("UPDATE balance SET value = value + 1")
+            try first.execute("COMMIT")
+            let error = #expect(throws: PostgreSQLError.self) {
+                try second.execute("UPDATE balance SET value = value + 1")
+            }
+            #expect(error?.sqlState == PostgreSQLError.serializationFailure)
+            #expect(error?.mayPass == true && error?.isTransactionConflict == true)
+            second.rollBackIfOpen()
+            #expect(!second.isInTransaction)
+        }
+    }
+
+    @Test func aRefusedConnectionMayPassAndNeverShowsThePassword() throws {
+        let port = try TestPorts.next()
+        let error = #expect(throws: PostgreSQLError.self) {
+            try Connection("postgresql://apush:hunter2-secret@127.0.0.1:\(port)/apush")
+        }
+        #expect(error?.connectionLost == true && error?.mayPass == true)
+        #expect(error.map { "\($0)".contains("hunter2") } == false)
+    }
+
+    @Test func aWrongPasswordIsRefusedWithoutShowingIt() async throws {
+        let url = try await TestServer.url
+        let wrong = url.replacingOccurrences(of: "apush:", with: "apush:hunter2-")
+        let error = #expect(throws: PostgreSQLError.self) { try Connection(wrong) }
+        #expect(error?.message.contains("password authentication failed") == true)
+        #expect(error.map { "\($0)".contains("hunter2") } == false)
+    }
+
+    @Test func theTargetNamesTheServerButNotThePassword() async throws {
+        let url = try await TestServer.url
+        let connection = try Connection(url)
+        let password = try #require(Connection.password(in: url))
+        #expect(connection.target.hasPrefix("apush@127.0.0.1:"))
+        #expect(connection.target.hasSuffix("/apush"))
+        #expect(!connection.target.contains(password))
+        #expect(Connection.masking(password: password, in: "no \(password) here") == "no *** here")
+    }
+
+    @Test func aLostSessionIsBrokenAndItsErrorMayPass() async throws {
+        let url = try await TestServer.url
+        let connection = try Connection(url)
+        let pid = try connection.queryOne("SELECT pg_backend_pid()::bigint AS pid").decode("pid", \.int64Value)
+        let other = try Connection(url)
+        try other.execute("SELECT pg_terminate_backend($1::integer)", [.integer(pid)])
+        let error = #expect(throws: PostgreSQLError.self) { try connection.query("SELECT 1") }
+        #expect(error?.mayPass == true)
+        #expect(connection.isBroken)
+    }
+}

@@ -1,0 +1,141 @@
+import Foundation
+import PostgreSQL
+import Testing
+import XMPPTesting
+
+@testable import Store
+
+/// What only the PostgreSQL store has: a server that goes away and comes back, several connections at
+/// once, a URL with a password. Everything else is the store suite, run on every engine.
+@Suite struct PostgreSQLPushStoreTests {
+    /// A server of the test's own, to stop and start under a store.
+    private func withOwnServer<T>(_ body: (PostgreSQLServer) async throws -> T) async throws -> T {
+        let server = try PostgreSQLServer()
+        try await server.start()
+        do {
+            let result = try await body(server)
+            await server.stop()
+            return result
+        } catch {
+            let log = await server.logContents(lastLines: 20)
+            await server.stop()
+            Issue.record("postgres log:\n\(log)")
+            throw error
+        }
+    }
+
+    private func isTransient(_ error: any Error) -> Bool {
+        (error as? any TransientStoreFault)?.transientKind != nil
+    }
+
+    @Test func whileTheServerIsAwayCallsFailAsTransientAndTheStoreRecoversAfterARestart() async throws {
+        try await withOwnServer { server in
+            let store = try await PostgreSQLPushStore.open(url: server.url, reconnectInterval: .zero)
+            #expect(store.unavailableAtStart == nil)
+            let alice = try await registered(store)
+            // Every connection of the pool is in use once, so each has to notice the restart.
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for index in 0..<8 { group.addTask { try await store.increment(["c\(index)": 1]) } }
+                try await group.waitForAll()
+            }
+
+            await server.stop()
+            for _ in 0..<3 {
+                await #expect { _ = try await store.registration(id: alice.id) } throws: { isTransient($0) }
+            }
+            await #expect {
+                _ = try await store.transaction {
+                    try $0.registration(domain: "example.org", token: "token-1", account: nil)
+                }
+            } throws: { isTransient($0) }
+
+            // The first lost connection dropped the idle ones with it: the first call after the restart
+            // works.
+            try await server.start()
+            #expect(try await store.registration(id: alice.id) == alice)
+            #expect(try await store.counters().count == 8)
+        }
+    }
+
+    @Test func aStoreStartedBeforeItsServerIsUnavailableThenMigratedOnFirstUse() async throws {
+        let server = try PostgreSQLServer()
+        let store = try await PostgreSQLPushStore.open(url: server.url, reconnectInterval: .zero)
+        #expect(store.unavailableAtStart != nil)
+        #expect(store.unavailableAtStart.map(isTransient) == true)
+        await #expect(throws: StoreUnavailableError.self) { try await store.counters() }
+        try await server.start()
+        try await store.increment(["pushed": 1])
+        #expect(try await store.counters() == ["pushed": 1])
+        await server.stop()
+    }
+
+    @Test func anUnreachableServerIsTriedAgainAtMostOncePerInterval() async throws {
+        let server = try PostgreSQLServer()
+        let store = try await PostgreSQLPushStore.open(url: server.url, reconnectInterval: .seconds(3600))
+        try await server.start()
+        // Reachable now, but the last try was just now: this call fails without trying.
+        await #expect(throws: StoreUnavailableError.self) { try await store.counters() }
+        await server.stop()
+    }
+
+    @Test func neitherTheTargetNorAnErrorShowsThePassword() async throws {
+        let port = try TestPorts.next()
+        let store = try await PostgreSQLPushStore.open(url: "postgresql://apush:hunter2-secret@127.0.0.1:\(port)/apush")
+        #expect(store.target == "apush@127.0.0.1:\(port)/apush")
+        #expect(store.unavailableAtStart.map { "\($0)".contains("hunter2") } == false)
+        await #expect { try await store.counters() } throws: { !"\($0)".contains("hunter2") }
+    }
+
+    @Test func aURLOfAnotherSchemeIsUnusable() async {
+        await #expect(throws: UnusableStoreError.self) {
+            try await PostgreSQLPushStore.open(url: "mysql://localhost/apush")
+        }
+    }
+
+    /// Many publishes of one new device at once, on several connections: one registration, no error.
+    @Test func concurrentRegistrationsOfOneTokenMakeOne() async throws {
+        try await withStore(.postgresql) { store in
+            let ids = try await withThrowingTaskGroup(of: Int64.self) { group in
+                for _ in 0..<16 { group.addTask { try await registered(store).id } }
+                return try await group.reduce(into: Set<Int64>()) { $0.insert($1) }
+            }
+            #expect(ids.count == 1)
+            #expect(try await store.countRegistrations(matching: RegistrationFilter()) == 1)
+        }
+    }
+
+    /// A background transaction runs after every call asked for before it and before every call asked
+    /// for after it, though several connections run calls at once.
+    @Test func aBackgroundTransactionIsOrderedBetweenTheCallsAroundIt() async throws {
+        try await withStore(.postgresql) { store in
+            let id = try await registered(store).id
+            for round in 0..<10 {
+                let item = try #require(try await store.enqueueRetry(retry(id, nextAt: 1_000)))
+                store.transactionInBackground(
+                    { transaction in
+                        // A slow transaction: a call that overtook it would see the item still there.
+                        Thread.sleep(forTimeInterval: 0.02)
+                        try transaction.recordPush(
+                            registrationID: id, at: Int64(round), error: nil, removingRetry: item)
+                    }, failed: { Issue.record("\($0)") })
+                #expect(try await store.nextRetry() == nil, "round \(round)")
+            }
+            #expect(try await store.registration(id: id)?.pushCount == 10)
+        }
+    }
+
+    /// The dedupe key and the caps hold across connections: of many publishes of one message at once,
+    /// one is new.
+    @Test func concurrentSightingsOfOneKeyFindItNewOnce() async throws {
+        try await withStore(.postgresql) { store in
+            let id = try await registered(store).id
+            let firsts = try await withThrowingTaskGroup(of: Bool.self) { group in
+                for _ in 0..<16 {
+                    group.addTask { try await store.firstSighting(registrationID: id, key: "m1", at: 1_000, since: 0) }
+                }
+                return try await group.reduce(into: 0) { $0 += $1 ? 1 : 0 }
+            }
+            #expect(firsts == 1)
+        }
+    }
+}
