@@ -148,7 +148,7 @@ public final class ComponentConnection: StanzaSender {
                 case .error: logger.error(message)
                 case .standingBy:
                     logger.notice(
-                        "standing by: another instance holds \(settings.componentJID) on \(server); "
+                        "standing by: another instance holds \(settings.componentJID) on \(server) (\(failure)); "
                             + "asking again every second to take over when it goes")
                 case .none: break
                 }
