@@ -99,7 +99,8 @@ public struct APushModule: HostedModule {
     }
 
     /// Keeps stored work moving: wakes when a window or retry comes due, when new work is stored, or
-    /// for the next housekeeping chore, and otherwise sleeps (an idle component uses no CPU).
+    /// for the next housekeeping chore, and otherwise sleeps (an idle component uses no CPU). Without a
+    /// link it sends nothing: a push would only fail, and on a shared store the active instance sends it.
     public func run(context: ModuleContext) async throws {
         let upstream = self.upstream(context)
         var maintenance = MaintenanceSchedule(start: service.now())
@@ -107,7 +108,9 @@ public struct APushModule: HostedModule {
         var failureLog = LogLimiter(interval: 60_000, capacity: 1)
         while !Task.isCancelled {
             do {
-                try await service.processDueWork(upstream: upstream)
+                if context.linkIsUp() {
+                    try await service.processDueWork(upstream: upstream)
+                }
                 switch maintenance.due(at: service.now()) {
                 case .prune?: try await service.maintain()
                 case .flush?: try await service.flushStatistics()
@@ -120,13 +123,21 @@ public struct APushModule: HostedModule {
                 // What failed is still due: retry after a pause rather than at once, in a spin.
                 try? await service.clock.sleep(service.now() + Self.pauseAfterFailure)
             }
-            await service.waitForDueWork(until: maintenance.next)
+            if context.linkIsUp() {
+                await service.waitForDueWork(until: maintenance.next)
+            } else {
+                // No link (standing by, or the server away): the stored work stays where it is, for the
+                // active instance or for this one once its link is up. Look again in a second.
+                await service.dueWork.wait(until: min(maintenance.next, service.now() + Self.linkCheckInterval))
+            }
         }
         // Stopping: keep what was counted since the last flush.
         try? await service.flushStatistics()
     }
 
     static let pauseAfterFailure: Timestamp = 1000
+    /// How often a loop without a link looks whether it is up: as often as the link tries to connect.
+    static let linkCheckInterval: Timestamp = 1000
 
     /// The link to the App Server through the host's connection.
     func upstream(_ context: ModuleContext) -> Upstream {

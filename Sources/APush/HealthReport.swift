@@ -1,10 +1,12 @@
+import ComponentHost
 import HTTPServer
 import Logging
 
-/// What /health says: healthy when the component link is up and the store answers. The body names
+/// What /health says: healthy when the store answers and the instance is active (its link up) or
+/// standing by (another instance holds the link; this one takes over when it goes). The body names
 /// no token, key or account, only states and totals.
 struct HealthReport: Sendable, Equatable {
-    var linkUp: Bool
+    var role: LinkRole
     /// The total of registrations when the store answered; nil when it failed.
     var registrations: Int?
     var version: String
@@ -12,12 +14,14 @@ struct HealthReport: Sendable, Equatable {
     var inFlight: Int
     var inFlightLimit: Int
 
-    var isHealthy: Bool { linkUp && registrations != nil }
+    var linkUp: Bool { role == .active }
+    var isHealthy: Bool { role != .connecting && registrations != nil }
 
     var response: HTTPResponse {
         var json = JSONObjectWriter()
         json.add("status", isHealthy ? "ok" : "degraded")
         json.add("link", linkUp ? "up" : "down")
+        json.add("role", role.rawValue)
         json.add("store", registrations == nil ? "error" : "ok")
         json.add("version", version)
         json.add("uptimeSeconds", uptimeSeconds)

@@ -7,7 +7,7 @@ extension PushService {
     func health(host: HostStatus) async -> HTTPResponse {
         let registrations = try? await store.registrationsByDomain().values.reduce(0, +)
         return HealthReport(
-            linkUp: host.linkIsUp, registrations: registrations, version: host.version,
+            role: host.linkRole, registrations: registrations, version: host.version,
             uptimeSeconds: host.uptimeSeconds, inFlight: publishesInFlight, inFlightLimit: settings.maxInFlight
         ).response
     }

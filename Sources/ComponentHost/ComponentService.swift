@@ -42,7 +42,7 @@ public struct ComponentService: Sendable {
             componentJID: try JID(configuration.component.jid),
             servedDomains: Set(configuration.domains.compactMap { try? JID($0).domainpart }),
             admins: Set(configuration.admins.compactMap { try? JID($0).bare }),
-            sender: connection, logger: logger)
+            sender: connection, logger: logger, linkIsUp: { [status] in status.linkIsUp })
         if let address = configuration.http {
             let routes = modules.flatMap { [context, status] in $0.httpRoutes(context: context, host: status) }
             http = try HTTPServer(

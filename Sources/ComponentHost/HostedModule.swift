@@ -74,16 +74,20 @@ public struct ModuleContext: Sendable {
     public let admins: Set<JID>
     public let sender: any StanzaSender
     public let logger: Logger
+    /// Whether the link to the server is up: a standby (another instance holds the link) leaves the
+    /// shared stored work to the active instance.
+    public let linkIsUp: @Sendable () -> Bool
 
     public init(
         componentJID: JID, servedDomains: Set<String>, admins: Set<JID>, sender: any StanzaSender,
-        logger: Logger
+        logger: Logger, linkIsUp: @escaping @Sendable () -> Bool = { true }
     ) {
         self.componentJID = componentJID
         self.servedDomains = servedDomains
         self.admins = admins
         self.sender = sender
         self.logger = logger
+        self.linkIsUp = linkIsUp
     }
 
     /// True for a JID of a user (or the server itself) on a domain the component serves.

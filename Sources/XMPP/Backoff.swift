@@ -19,9 +19,15 @@ public struct Backoff: Sendable, Equatable {
         self.jitter = jitter
     }
 
-    /// After a refused secret or a conflict, retrying quickly only floods the server's log: wait longer.
+    /// After a refused secret or an unknown JID, retrying quickly only floods the server's log: wait longer.
     public static let afterRejection = Backoff(
         initial: .seconds(5), multiplier: 2, maximum: .seconds(300),
+        jitter: 0.2)
+
+    /// While another instance holds the component JID: ask again every second (0.8 to 1 s), so a standby
+    /// takes over within about a second of the active instance dying.
+    public static let standby = Backoff(
+        initial: .seconds(1), multiplier: 1, maximum: .seconds(1),
         jitter: 0.2)
 
     /// The delay before attempt number `attempt` (1 for the first retry); `unit` is a random number in

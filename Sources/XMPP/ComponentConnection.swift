@@ -10,6 +10,8 @@ public struct ComponentConnectionSettings: Sendable {
     public var port: UInt16
     public var backoff: Backoff
     public var rejectionBackoff: Backoff
+    /// While another instance holds the JID (`conflict`).
+    public var standbyBackoff: Backoff
     /// A ping goes to `keepaliveTarget` after this long without traffic...
     public var keepaliveInterval: Duration
     /// ...and no answer within this long means the TCP connection is dead.
@@ -28,7 +30,7 @@ public struct ComponentConnectionSettings: Sendable {
 
     public init(
         componentJID: String, secret: String, host: String, port: UInt16, keepaliveTarget: String,
-        backoff: Backoff = Backoff(), rejectionBackoff: Backoff = .afterRejection,
+        backoff: Backoff = Backoff(), rejectionBackoff: Backoff = .afterRejection, standbyBackoff: Backoff = .standby,
         keepaliveInterval: Duration = .seconds(20), keepaliveTimeout: Duration = .seconds(15),
         handshakeTimeout: Duration = .seconds(10), limits: StreamLimits = StreamLimits(),
         maxStanzasInHandling: Int = defaultMaxStanzasInHandling, maxStanzasWaiting: Int = 256
@@ -40,6 +42,7 @@ public struct ComponentConnectionSettings: Sendable {
         self.keepaliveTarget = keepaliveTarget
         self.backoff = backoff
         self.rejectionBackoff = rejectionBackoff
+        self.standbyBackoff = standbyBackoff
         self.keepaliveInterval = keepaliveInterval
         self.keepaliveTimeout = keepaliveTimeout
         self.handshakeTimeout = handshakeTimeout
@@ -129,18 +132,27 @@ public final class ComponentConnection: StanzaSender {
         onEvent: @escaping @Sendable (ConnectionEvent) async -> Void = { _ in }
     ) async {
         await withDiscardingTaskGroup { handlers in
-            var attempt = 0
+            var schedule = ReconnectSchedule(
+                backoff: settings.backoff, rejectionBackoff: settings.rejectionBackoff,
+                standbyBackoff: settings.standbyBackoff)
             while !Task.isCancelled {
-                let (failure, wasReady) = await session(handlers: &handlers, onStanza: onStanza, onEvent: onEvent)
+                let (failure, wasReady) = await session(
+                    handlers: &handlers, schedule: &schedule, onStanza: onStanza, onEvent: onEvent)
                 if Task.isCancelled { break }
                 await onEvent(.disconnected(failure))
-                attempt = wasReady ? 1 : attempt + 1
-                let policy = failure.isRejection ? settings.rejectionBackoff : settings.backoff
-                let delay = policy.delay(attempt: attempt)
-                let message =
-                    "component link to \(settings.host):\(settings.port) down: \(failure); retrying in \(delay)"
-                if failure.isRejection { logger.error(message) } else { logger.warning(message) }
-                try? await Task.sleep(for: delay)
+                let step = schedule.ended(failure, wasReady: wasReady)
+                let server = "\(settings.host):\(settings.port)"
+                let message = "component link to \(server) down: \(failure); retrying in \(step.delay)"
+                switch step.notice {
+                case .warning: logger.warning(message)
+                case .error: logger.error(message)
+                case .standingBy:
+                    logger.notice(
+                        "standing by: another instance holds \(settings.componentJID) on \(server) (\(failure)); "
+                            + "asking again every second to take over when it goes")
+                case .none: break
+                }
+                try? await Task.sleep(for: step.delay)
             }
         }
     }
@@ -198,7 +210,7 @@ public final class ComponentConnection: StanzaSender {
 
     /// One connection, from connect to close. Returns why it ended and whether it got ready.
     private func session(
-        handlers: inout DiscardingTaskGroup,
+        handlers: inout DiscardingTaskGroup, schedule: inout ReconnectSchedule,
         onStanza: @escaping @Sendable (Element) async -> Void,
         onEvent: @escaping @Sendable (ConnectionEvent) async -> Void
     ) async -> (ComponentStreamFailure, Bool) {
@@ -228,7 +240,11 @@ public final class ComponentConnection: StanzaSender {
             case .ready:
                 wasReady = true
                 link.withLock { $0.ready = true }
-                logger.info("component \(settings.componentJID) connected to \(settings.host):\(settings.port)")
+                let tookOver = schedule.connected()
+                logger.log(
+                    level: tookOver ? .notice : .info,
+                    "component \(settings.componentJID) connected to \(settings.host):\(settings.port)"
+                        + (tookOver ? ": active now, taking over from the instance that held it" : ""))
                 await onEvent(.connected)
             case .deliver(let stanza):
                 guard !deliverAnswer(stanza) else { break }

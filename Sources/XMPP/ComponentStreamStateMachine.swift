@@ -110,8 +110,14 @@ public enum ComponentStreamFailure: Sendable, Equatable, CustomStringConvertible
     /// A rejection will not heal by retrying quickly: wait longer so the server's log is not flooded.
     public var isRejection: Bool {
         if case .streamError(let error) = self {
-            return [.notAuthorized, .conflict, .hostUnknown].contains(error.condition)
+            return [.notAuthorized, .hostUnknown].contains(error.condition)
         }
+        return false
+    }
+
+    /// Another instance holds the component JID: this one stands by (ReconnectSchedule).
+    public var isConflict: Bool {
+        if case .streamError(let error) = self { return error.condition == .conflict }
         return false
     }
 

@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import SQLite
 import Sealing
+import Synchronization
 import Testing
 import XMLStream
 import XMPP
@@ -32,10 +33,23 @@ import XMPPTesting
         return try APushModule(store: store, settings: settings, logger: .disabled, clock: clock.pushClock)
     }
 
-    static func context(_ sender: RecordingSender) throws -> ModuleContext {
+    static func context(_ sender: RecordingSender, linkIsUp: @escaping @Sendable () -> Bool = { true }) throws
+        -> ModuleContext
+    {
         ModuleContext(
             componentJID: try JID("apush.localhost"), servedDomains: ["localhost"], admins: [],
-            sender: sender, logger: .disabled)
+            sender: sender, logger: .disabled, linkIsUp: linkIsUp)
+    }
+
+    /// Registers a device and publishes two messages of one chat: the first is pushed, the second held.
+    static func publishTwoMessages(to module: APushModule, context: ModuleContext) async throws -> KeyPair {
+        let device = KeyPair.generate()
+        let options = Stanzas.Options(key: Base64.encode(device.publicKey))
+        for id in ["m1", "m2"] {
+            let publish = Stanzas.publish(notification: Stanzas.bridged(Stanzas.chat(id: id)), options: options)
+            _ = try await module.iqRoutes[0].handler(try Element.parse(publish), context)
+        }
+        return device
     }
 
     @Test func readsThePushSectionAndTheAppServer() throws {
@@ -119,15 +133,40 @@ import XMPPTesting
         let module = try Self.module(store: store, clock: clock)
         let sender = RecordingSender()
         let context = try Self.context(sender)
-        let device = KeyPair.generate()
-        let options = Stanzas.Options(key: Base64.encode(device.publicKey))
-        for id in ["m1", "m2"] {
-            let publish = Stanzas.publish(notification: Stanzas.bridged(Stanzas.chat(id: id)), options: options)
-            _ = try await module.iqRoutes[0].handler(try Element.parse(publish), context)
-        }
+        let device = try await Self.publishTwoMessages(to: module, context: context)
         #expect(sender.requests.count == 1)
         clock.advance(seconds: 10)
         let background = Task { try await module.run(context: context) }
+        try await sender.waitForRequests(2)
+        background.cancel()
+        _ = await background.result
+        let counts = try sender.requests.map { try UpstreamPublish($0).summaryObject(with: device)["count"] as? Int }
+        #expect(counts == [1, 2])
+    }
+}
+
+extension APushModuleTests {
+    /// A standby (another instance holds the link, on a store they share) must neither send a due window
+    /// nor claim it and fail it as a retry: it leaves it to the active instance, and sends it itself
+    /// once its own link is up.
+    @Test func whileTheLinkIsDownTheBackgroundWorkLeavesADueWindowAloneAndSendsItOnceUp() async throws {
+        let store = try SQLitePushStore(.memory)
+        let clock = ManualClock()
+        let module = try Self.module(store: store, clock: clock)
+        let sender = RecordingSender()
+        let linkUp = Mutex(true)
+        let context = try Self.context(sender) { linkUp.withLock { $0 } }
+        let device = try await Self.publishTwoMessages(to: module, context: context)
+        #expect(sender.requests.count == 1)
+        linkUp.withLock { $0 = false }
+        clock.advance(seconds: 10)
+        let background = Task { try await module.run(context: context) }
+        try await Task.sleep(for: .milliseconds(500))  // turns of the loop, if it took any
+        #expect(sender.requests.count == 1)
+        #expect(try await store.dueWindows(at: clock.now, limit: 10).count == 1, "the window is still held")
+        #expect(try await store.nextRetry() == nil, "nothing was claimed or queued")
+        linkUp.withLock { $0 = true }
+        clock.advance(seconds: 1)
         try await sender.waitForRequests(2)
         background.cancel()
         _ = await background.result
@@ -143,17 +182,12 @@ extension APushModuleTests {
         let store = try SQLitePushStore(.memory)
         let clock = ManualClock()
         let module = try Self.module(store: store, clock: clock)
-        let device = KeyPair.generate()
-        let options = Stanzas.Options(key: Base64.encode(device.publicKey))
         let sender = RecordingSender()
         let sink = InMemoryLogSink()
         let context = ModuleContext(
             componentJID: try JID("apush.localhost"), servedDomains: ["localhost"],
             admins: [], sender: sender, logger: Logger(label: "test", level: .debug, sink: sink))
-        for id in ["m1", "m2"] {
-            let publish = Stanzas.publish(notification: Stanzas.bridged(Stanzas.chat(id: id)), options: options)
-            _ = try await module.iqRoutes[0].handler(try Element.parse(publish), context)
-        }
+        _ = try await Self.publishTwoMessages(to: module, context: context)
         clock.advance(seconds: 10)  // the window is due, and the outbox it goes to cannot be written
         try await store.run { try $0.executeScript("DROP TABLE retries") }
         let failures = { sink.events.filter { $0.message.contains("stored push work failed") }.count }

@@ -1,3 +1,4 @@
+import ComponentHost
 import Foundation
 import HTTPServer
 import Testing
@@ -5,9 +6,9 @@ import Testing
 @testable import APush
 
 @Suite struct HealthReportTests {
-    private func report(linkUp: Bool, registrations: Int?) -> HealthReport {
+    private func report(role: LinkRole, registrations: Int?) -> HealthReport {
         HealthReport(
-            linkUp: linkUp, registrations: registrations, version: "0.1.0", uptimeSeconds: 42, inFlight: 1,
+            role: role, registrations: registrations, version: "0.1.0", uptimeSeconds: 42, inFlight: 1,
             inFlightLimit: 512)
     }
 
@@ -16,27 +17,42 @@ import Testing
     }
 
     @Test func healthyWhenTheLinkIsUpAndTheStoreAnswers() throws {
-        let response = report(linkUp: true, registrations: 7).response
+        let response = report(role: .active, registrations: 7).response
         #expect(response.status == .ok)
         #expect(response.contentType == "application/json")
         let json = try body(response)
         #expect(json["status"] as? String == "ok")
         #expect(json["link"] as? String == "up")
+        #expect(json["role"] as? String == "active")
         #expect(json["store"] as? String == "ok")
         #expect(json["version"] as? String == "0.1.0")
         #expect(json["uptimeSeconds"] as? Int == 42)
         #expect(json["registrations"] as? Int == 7)
     }
 
-    @Test(arguments: [(false, 7 as Int?), (true, nil), (false, nil)])
-    func degradedWithTheSameFieldsOtherwise(linkUp: Bool, registrations: Int?) throws {
-        let response = report(linkUp: linkUp, registrations: registrations).response
+    @Test func aStandbyIsHealthyWithItsLinkDownAndSaysSo() throws {
+        let response = report(role: .standby, registrations: 7).response
+        #expect(response.status == .ok)
+        let json = try body(response)
+        #expect(json["status"] as? String == "ok")
+        #expect(json["link"] as? String == "down")
+        #expect(json["role"] as? String == "standby")
+    }
+
+    @Test(arguments: [
+        (LinkRole.connecting, 7 as Int?), (.active, nil), (.standby, nil), (.connecting, nil),
+    ])
+    func degradedWithTheSameFieldsOtherwise(role: LinkRole, registrations: Int?) throws {
+        let response = report(role: role, registrations: registrations).response
         #expect(response.status == .serviceUnavailable)
         let json = try body(response)
         #expect(json["status"] as? String == "degraded")
-        #expect(json["link"] as? String == (linkUp ? "up" : "down"))
+        #expect(json["link"] as? String == (role == .active ? "up" : "down"))
+        #expect(json["role"] as? String == role.rawValue)
         #expect(json["store"] as? String == (registrations == nil ? "error" : "ok"))
         #expect(
-            Set(json.keys).isSuperset(of: ["status", "link", "store", "version", "uptimeSeconds", "registrations"]))
+            Set(json.keys).isSuperset(of: [
+                "status", "link", "role", "store", "version", "uptimeSeconds", "registrations",
+            ]))
     }
 }

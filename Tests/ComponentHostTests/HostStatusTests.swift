@@ -17,6 +17,20 @@ import XMPP
         #expect(!status.linkIsUp)
     }
 
+    @Test func theRoleIsStandbyWhileAnotherInstanceHoldsTheJIDAndActiveOnceConnected() {
+        let status = HostStatus()
+        #expect(status.linkRole == .connecting)
+        status.record(.disconnected(.streamError(StreamError(.conflict))))
+        #expect(status.linkRole == .standby)
+        status.record(.connected)
+        #expect(status.linkRole == .active)
+        status.record(.disconnected(.connectionLost("reset")))
+        #expect(status.linkRole == .connecting)
+        status.record(.disconnected(.streamError(StreamError(.conflict))))
+        status.linkStopped()
+        #expect(status.linkRole == .connecting)
+    }
+
     @Test func uptimeCountsFromTheStart() {
         let status = HostStatus(started: .now - .seconds(90))
         #expect(status.uptimeSeconds >= 90)

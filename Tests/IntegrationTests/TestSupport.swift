@@ -168,25 +168,7 @@ final class PushTestbed: Sendable {
             running.set(.inProcess(task, module))
             for await _ in connected.stream { break }
         case .process:
-            let binary = Self.componentBinary
-            guard FileManager.default.isExecutableFile(atPath: binary.path) else {
-                throw ServerProcessError(
-                    .notInstalled, "\(binary.path) is missing: run `swift build --build-tests` first")
-            }
-            // A config file carries the push section (the environment has no key for it).
-            let config = directory.appendingPathComponent("apush.json")
-            try JSONSerialization.data(withJSONObject: [
-                "push": [
-                    "coalesceSeconds": settings.coalesceSeconds, "retryMessageSeconds": settings.retryMessageSeconds,
-                    "retryCallSeconds": settings.retryCallSeconds,
-                    "upstreamTimeoutSeconds": settings.upstreamTimeoutSeconds,
-                    "maxInFlight": settings.maxInFlight,
-                ]
-            ]).write(to: config)
-            let process = try ServerProcess(
-                name: "apush-component", executable: binary, arguments: ["run", "--config", config.path],
-                environment: environment, workingDirectory: directory,
-                outputURL: directory.appendingPathComponent("component.log"))
+            let process = try launchProcess(environment: environment, log: "component.log")
             running.set(.process(process))
         }
         do {
@@ -197,10 +179,42 @@ final class PushTestbed: Sendable {
         }
     }
 
-    /// What the component run as a process has logged so far.
-    var componentLog: String {
-        (try? String(contentsOf: directory.appendingPathComponent("component.log"), encoding: .utf8)) ?? ""
+    /// A second instance of the component binary on the same server and store (another process, its
+    /// log in `log`, its operations endpoint on `httpPort`); the caller stops it.
+    func launchSecondInstance(log: String, httpPort: UInt16) throws -> ServerProcess {
+        var environment = environment
+        environment["APUSH_HTTP"] = "127.0.0.1:\(httpPort)"
+        return try launchProcess(environment: environment, log: log)
     }
+
+    /// What the component run as a process (or a second instance, by its `log`) has logged so far.
+    func componentLog(_ log: String) -> String {
+        (try? String(contentsOf: directory.appendingPathComponent(log), encoding: .utf8)) ?? ""
+    }
+
+    private func launchProcess(environment: [String: String], log: String) throws -> ServerProcess {
+        let binary = Self.componentBinary
+        guard FileManager.default.isExecutableFile(atPath: binary.path) else {
+            throw ServerProcessError(.notInstalled, "\(binary.path) is missing: run `swift build --build-tests` first")
+        }
+        // A config file carries the push section (the environment has no key for it).
+        let config = directory.appendingPathComponent("apush.json")
+        try JSONSerialization.data(withJSONObject: [
+            "push": [
+                "coalesceSeconds": settings.coalesceSeconds, "retryMessageSeconds": settings.retryMessageSeconds,
+                "retryCallSeconds": settings.retryCallSeconds,
+                "upstreamTimeoutSeconds": settings.upstreamTimeoutSeconds,
+                "maxInFlight": settings.maxInFlight,
+            ]
+        ]).write(to: config)
+        return try ServerProcess(
+            name: "apush-component", executable: binary, arguments: ["run", "--config", config.path],
+            environment: environment, workingDirectory: directory,
+            outputURL: directory.appendingPathComponent(log))
+    }
+
+    /// What the component run as a process has logged so far.
+    var componentLog: String { componentLog("component.log") }
 
     /// Restarts the server (same ports and data) and waits until the App Server and the component are
     /// routed to again: both reconnect by themselves.

@@ -69,7 +69,10 @@ import XMPP
         _ = machine.received(header(id: "abc"))
         let action = machine.received(streamError(condition))
         #expect(action == .close(farewell: "</stream:stream>", failure: .streamError(StreamError(condition))))
-        #expect(ComponentStreamFailure.streamError(StreamError(condition)).isRejection)
+        let failure = ComponentStreamFailure.streamError(StreamError(condition))
+        // A conflict is no rejection: another instance holds the JID, and this one stands by.
+        #expect(failure.isRejection == (condition != .conflict))
+        #expect(failure.isConflict == (condition == .conflict))
         #expect(machine.state == .closed)
     }
 
