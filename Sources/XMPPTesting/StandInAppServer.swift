@@ -121,7 +121,7 @@ public final class StandInAppServer: Sendable {
     }
 
     /// Waits until the link is up (the next `connected` event not yet waited for).
-    public func waitUntilConnected(timeout: Duration = .seconds(10)) async throws {
+    public func waitUntilConnected(timeout: Duration = .seconds(30)) async throws {
         _ = try await events.take(matching: { $0 == .connected }, timeout: timeout)
     }
 

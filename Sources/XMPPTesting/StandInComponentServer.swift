@@ -102,21 +102,23 @@ public final class StandInComponentServer: Sendable {
         try current.send(text)
     }
 
-    /// The next stanza the component sent (IQ answers to `request` excepted).
-    public func nextStanza(timeout: Duration = .seconds(5)) async throws -> Element {
+    /// The next stanza the component sent (IQ answers to `request` excepted). The default bounds here are
+    /// for liveness only (a loaded machine running the suites under a sanitizer is slow); a test that
+    /// expects nothing passes a short one.
+    public func nextStanza(timeout: Duration = .seconds(20)) async throws -> Element {
         try await stanzas.take(timeout: timeout)
     }
 
     /// The next stanza the component sent that `matches` accepts.
     public func nextStanza(
         matching matches: @escaping @Sendable (Element) -> Bool,
-        timeout: Duration = .seconds(5)
+        timeout: Duration = .seconds(20)
     ) async throws -> Element {
         try await stanzas.take(matching: matches, timeout: timeout)
     }
 
     /// Sends an IQ get or set (an id is added when it has none) and returns the component's result or error.
-    public func request(_ iq: Element, timeout: Duration = .seconds(5)) async throws -> Element {
+    public func request(_ iq: Element, timeout: Duration = .seconds(20)) async throws -> Element {
         var iq = iq
         let id =
             iq.stanzaID

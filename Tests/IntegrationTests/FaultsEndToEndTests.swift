@@ -417,7 +417,9 @@ struct FaultsEndToEndTests {
             await bed.stopComponent()
             bed.appServer.scriptEveryNode(answer: .result)
             try await bed.startComponent(.process)
-            try? await waitUntil("every chat's latest count went out", timeout: .seconds(60)) {
+            // A liveness bound: under a loaded CI run the restarted process takes its time; the
+            // retry deadline (120 s) is what a lost push would run into.
+            try? await waitUntil("every chat's latest count went out", timeout: .seconds(90)) {
                 try await bed.undelivered(keys).isEmpty
             }
             let undelivered = try await bed.undelivered(keys)
