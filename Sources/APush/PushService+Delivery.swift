@@ -20,13 +20,24 @@ extension PushService {
     /// stored where it was decided. Past the store's cap of retries, or when the store fails, it goes
     /// without one: once without a safety net is better than not at all.
     func storedInOutbox(_ push: OutgoingPush, registrationID: Int64, at: Timestamp) async -> OutgoingPush {
-        let item = outboxItem(push, registrationID: registrationID, at: at, dueAt: at + leaseMilliseconds)
-        var push = push
         do {
-            push.stored = try await store.transaction { try $0.enqueueRetry(item) }
+            return try await store.transaction {
+                try self.enteringOutbox(push, registrationID: registrationID, at: at, in: $0)
+            }
         } catch {
             logger.error("cannot store a push before sending it: \(error)")
+            return push
         }
+    }
+
+    /// The push with its item put in the outbox in `transaction`, leased while it is in flight; without
+    /// one past the store's cap of retries.
+    func enteringOutbox(
+        _ push: OutgoingPush, registrationID: Int64, at: Timestamp, in transaction: any PushTransaction
+    ) throws -> OutgoingPush {
+        var push = push
+        push.stored = try transaction.enqueueRetry(
+            outboxItem(push, registrationID: registrationID, at: at, dueAt: at + leaseMilliseconds))
         return push
     }
 

@@ -39,9 +39,8 @@ extension PushService {
     private func handle(_ publish: IncomingPublish, upstream: Upstream) async throws -> ServerAnswer {
         let at = now()
         let classified = EventClassifier.classify(publish.notification)
-        let freshCollapseKey = CollapseKey.random().bytes
         let intake = try await store.transaction { transaction in
-            try self.take(publish, classified, at: at, freshCollapseKey: freshCollapseKey, in: transaction)
+            try self.take(publish, classified, at: at, in: transaction)
         }
         switch intake {
         case .answered(let answer):
@@ -65,7 +64,7 @@ extension PushService {
     }
 
     private func take(
-        _ publish: IncomingPublish, _ classified: ClassifiedPublish, at: Timestamp, freshCollapseKey: [UInt8],
+        _ publish: IncomingPublish, _ classified: ClassifiedPublish, at: Timestamp,
         in transaction: any PushTransaction
     ) throws -> Intake {
         let registration: Registration
@@ -73,7 +72,7 @@ extension PushService {
             guard
                 let registered = try transaction.registerUnlessBuried(
                     options.request(domain: publish.domain, token: publish.token, account: classified.account),
-                    freshCollapseKey: freshCollapseKey, now: at, buriedSince: at - Self.day)
+                    freshCollapseKey: CollapseKey.random().bytes, now: at, buriedSince: at - Self.day)
             else {
                 statistics.count(.tombstoneAnswer)
                 return .answered(.gone)
@@ -92,12 +91,8 @@ extension PushService {
             return .answered(try answerUnknownNode(at: at, token: publish.token, in: transaction))
         }
         let pushes = try apply(classified, to: registration, at: at, in: transaction).map { push in
-            var push = push
-            if push.stored == nil {
-                push.stored = try transaction.enqueueRetry(
-                    outboxItem(push, registrationID: registration.id, at: at, dueAt: at + leaseMilliseconds))
-            }
-            return push
+            push.stored == nil
+                ? try enteringOutbox(push, registrationID: registration.id, at: at, in: transaction) : push
         }
         return .pushes(pushes, for: registration)
     }
