@@ -217,25 +217,26 @@ public final class PostgreSQLPushStore: PushStore {
     public func transaction<T: Sendable>(_ body: @escaping @Sendable (any PushTransaction) throws -> T) async throws
         -> T
     {
-        let limits = limits
-        return try await run { connection in
-            try Self.transaction(connection) { connection in
-                try body(PostgreSQLPushTransaction(connection: connection, limits: limits))
-            }
-        }
+        try await run(inOneTransaction(body))
     }
 
     public func transactionInBackground(
         _ body: @escaping @Sendable (any PushTransaction) throws -> Void,
         failed: @escaping @Sendable (any Error) -> Void
     ) {
+        runInBackground(inOneTransaction(body), failed: failed)
+    }
+
+    /// `body`'s steps as one transaction on a connection.
+    private func inOneTransaction<T>(_ body: @escaping @Sendable (any PushTransaction) throws -> T)
+        -> @Sendable (Connection) throws -> T
+    {
         let limits = limits
-        runInBackground(
-            { connection in
-                try Self.transaction(connection) { connection in
-                    try body(PostgreSQLPushTransaction(connection: connection, limits: limits))
-                }
-            }, failed: failed)
+        return { connection in
+            try Self.transaction(connection) { connection in
+                try body(PostgreSQLPushTransaction(connection: connection, limits: limits))
+            }
+        }
     }
 }
 

@@ -131,25 +131,26 @@ public final class SQLitePushStore: PushStore {
     public func transaction<T: Sendable>(_ body: @escaping @Sendable (any PushTransaction) throws -> T) async throws
         -> T
     {
-        let limits = limits
-        return try await run { database in
-            try database.transaction { database in
-                try body(SQLitePushTransaction(database: database, limits: limits))
-            }
-        }
+        try await run(inOneTransaction(body))
     }
 
     public func transactionInBackground(
         _ body: @escaping @Sendable (any PushTransaction) throws -> Void,
         failed: @escaping @Sendable (any Error) -> Void
     ) {
+        runInBackground(inOneTransaction(body), failed: failed)
+    }
+
+    /// `body`'s steps as one transaction on the connection.
+    private func inOneTransaction<T>(_ body: @escaping @Sendable (any PushTransaction) throws -> T)
+        -> @Sendable (Database) throws -> T
+    {
         let limits = limits
-        runInBackground(
-            { database in
-                try database.transaction { database in
-                    try body(SQLitePushTransaction(database: database, limits: limits))
-                }
-            }, failed: failed)
+        return { database in
+            try database.transaction { database in
+                try body(SQLitePushTransaction(database: database, limits: limits))
+            }
+        }
     }
 
     /// A value or NULL.
