@@ -326,9 +326,9 @@ struct APushCommands: Sendable {
         }
         if let account {
             let defaults = try await service.policy(for: nil)
-            try await service.setPolicy(account: account, json: updated.override(over: defaults))
+            try await service.store.setPolicy(account: account, json: updated.override(over: defaults))
         } else {
-            try await service.setPolicy(account: nil, json: updated.override(over: service.settings.defaults))
+            try await service.store.setPolicy(account: nil, json: updated.override(over: service.settings.defaults))
         }
         return .completed(AdHocNote(.info, "Saved. It applies from the next push."))
     }

@@ -106,6 +106,15 @@ public struct APushModule: HostedModule {
         var maintenance = MaintenanceSchedule(start: service.now())
         // A fault that lasts (a full disk under a due window) fails every turn: one line a minute.
         var failureLog = LogLimiter(interval: 60_000, capacity: 1)
+        // Work another instance stored (and may not live to send) wakes this loop too.
+        let announcements: (any DueWorkWatch)?
+        do {
+            announcements = try service.store.watchDueWork { [service] due in service.workCameDue(at: due) }
+        } catch {
+            announcements = nil
+            context.logger.error("cannot hear the due work of other instances: \(error)")
+        }
+        defer { announcements?.stop() }
         while !Task.isCancelled {
             do {
                 if context.linkIsUp() {

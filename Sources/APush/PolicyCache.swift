@@ -1,5 +1,7 @@
-/// Resolved policies by account (the defaults under ""). A resolution that read the store before a
-/// change must not be kept after it, or the change would never apply: the generation tells.
+/// Resolved policies by account (the defaults under ""), valid for one policy generation of the store
+/// (`PushTransaction.policyGeneration`, which every change of a stored policy counts, whichever
+/// instance made it). A lookup at a newer generation forgets every entry; a resolution made at another
+/// generation than the kept one is not kept, so a policy read before a change never outlives it.
 ///
 /// At most `capacity` accounts are kept: one entry per account ever pushed to would grow with the
 /// store. Past it a new entry takes the place of any other account's, never the defaults' (a miss only
@@ -8,20 +10,25 @@ struct PolicyCache: Sendable {
     static let capacity = 4096
 
     private var entries: [String: PushPolicy] = [:]
-    private(set) var generation = 0
+    /// The generation the entries were resolved at; nil before the first lookup.
+    private(set) var generation: Int64?
 
-    func policy(for key: String) -> PushPolicy? { entries[key] }
+    /// The policy kept for `key` if it was resolved at `generation`. A newer generation forgets every
+    /// entry; an older one (a transaction that began before another saw the change) finds none.
+    mutating func policy(for key: String, at generation: Int64) -> PushPolicy? {
+        if let kept = self.generation, generation < kept { return nil }
+        if generation != self.generation {
+            entries.removeAll()
+            self.generation = generation
+        }
+        return entries[key]
+    }
 
-    mutating func store(_ policy: PushPolicy, for key: String, resolvedAt generation: Int) {
+    mutating func store(_ policy: PushPolicy, for key: String, resolvedAt generation: Int64) {
         guard generation == self.generation else { return }
         if entries[key] == nil, entries.count >= Self.capacity, let any = entries.keys.first(where: { !$0.isEmpty }) {
             entries[any] = nil
         }
         entries[key] = policy
-    }
-
-    mutating func invalidate() {
-        entries.removeAll()
-        generation += 1
     }
 }

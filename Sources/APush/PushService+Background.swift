@@ -148,7 +148,18 @@ extension PushService {
     /// loop's next chore), whichever comes first.
     func waitForDueWork(until deadline: Timestamp) async {
         let due = [try? await store.nextWindowEnd(), try? await store.nextRetry()].compactMap { $0 }.min()
-        await dueWork.wait(until: Self.wakeTime(for: min(due ?? deadline, deadline), now: now()))
+        let wake = Self.wakeTime(for: min(due ?? deadline, deadline), now: now())
+        plannedWake.withLock { $0 = wake }
+        await dueWork.wait(until: wake)
+        plannedWake.withLock { $0 = nil }
+    }
+
+    /// Another instance sharing the store stored work due at `due` (or `Timestamp.min`: anything may be
+    /// due): rings the loop if it sleeps until later. While it is awake every announcement rings, as
+    /// its turn may have looked at the store before the work was there.
+    func workCameDue(at due: Timestamp) {
+        let rings = plannedWake.withLock { planned in planned.map { due < $0 } ?? true }
+        if rings { dueWork.ring() }
     }
 
     /// How long a turn waits for a background slot when every one waits on the App Server.

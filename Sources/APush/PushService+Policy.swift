@@ -4,27 +4,20 @@ import Synchronization
 
 extension PushService {
     /// The operator's defaults (config, then those stored through admin-policy), then the account's own.
-    /// Kept in memory once resolved (decoding it cost more than a store round trip, on every event);
-    /// every change goes through `setPolicy`, which forgets them all.
     func policy(for account: String?) async throws -> PushPolicy {
-        if let known = policies.withLock({ $0.policy(for: account ?? "") }) { return known }
-        return try await store.transaction { try self.policy(for: account, in: $0) }
+        try await store.transaction { try self.policy(for: account, in: $0) }
     }
 
-    /// `policy(for:)` within a transaction, as a publish resolves it.
+    /// `policy(for:)` within a transaction, as a publish resolves it. Kept in memory once resolved
+    /// (decoding it cost more than a store round trip, on every event) for as long as the store's policy
+    /// generation says no policy changed, here or in another instance sharing the store.
     func policy(for account: String?, in transaction: any PushTransaction) throws -> PushPolicy {
         let key = account ?? ""
-        let (known, generation) = policies.withLock { ($0.policy(for: key), $0.generation) }
-        if let known { return known }
+        let generation = try transaction.policyGeneration()
+        if let known = policies.withLock({ $0.policy(for: key, at: generation) }) { return known }
         let resolved = try resolvePolicy(for: account, in: transaction)
         policies.withLock { $0.store(resolved, for: key, resolvedAt: generation) }
         return resolved
-    }
-
-    /// Stores an account's override (or the defaults, for a nil account); nil removes it.
-    func setPolicy(account: String?, json: String?) async throws {
-        try await store.setPolicy(account: account, json: json)
-        policies.withLock { $0.invalidate() }
     }
 
     private func resolvePolicy(for account: String?, in transaction: any PushTransaction) throws -> PushPolicy {

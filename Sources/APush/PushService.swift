@@ -24,6 +24,8 @@ final class PushService: Sendable {
     let inFlight = Mutex(0)
     /// Rung when a window opens or a retry is stored, so the background loop wakes for it.
     let dueWork: Doorbell
+    /// When the loop sleeping in `waitForDueWork` wakes; nil while it is awake.
+    let plannedWake = Mutex<Timestamp?>(nil)
     /// Background deliveries in flight, and a bell rung as each ends (a slot is free again).
     let background = Mutex(0)
     let backgroundDeliveryEnded: Doorbell

@@ -21,8 +21,13 @@ public final class Connection {
     /// Connects with a conninfo string or a `postgresql://` URL. A connection attempt gives up after
     /// `connectTimeout` seconds unless the conninfo sets `connect_timeout` itself.
     public init(_ conninfo: String, connectTimeout: Int = 5) throws(PostgreSQLError) {
-        let keywords = ["connect_timeout", "application_name", "dbname"]
-        let values = ["\(connectTimeout)", "apush-component", conninfo]
+        // Keepalives find a server that vanished without closing (a host down, a partition) within a
+        // minute, even on a connection that only listens.
+        let keywords = [
+            "connect_timeout", "application_name", "keepalives_idle", "keepalives_interval", "keepalives_count",
+            "dbname",
+        ]
+        let values = ["\(connectTimeout)", "apush-component", "30", "10", "3", conninfo]
         // Later entries win: the conninfo's own settings override the defaults before it.
         let connection = withCStrings(keywords) { keywordPointers in
             withCStrings(values) { valuePointers in
@@ -110,6 +115,37 @@ public final class Connection {
         } catch {
             rollBackIfOpen()
             throw error
+        }
+    }
+
+    /// The notifications (`LISTEN`) that have come, waiting until one does or `stopDescriptor` is
+    /// readable (then nil). Waits in `poll`, using no CPU. A lost connection throws.
+    public func notifications(unlessReadable stopDescriptor: Int32) throws(PostgreSQLError) -> [ChannelNotification]? {
+        while true {
+            var pending: [ChannelNotification] = []
+            while let notification = PQnotifies(handle) {
+                pending.append(
+                    ChannelNotification(
+                        channel: String(cString: notification.pointee.relname),
+                        payload: String(cString: notification.pointee.extra)))
+                PQfreemem(notification)
+            }
+            if !pending.isEmpty { return pending }
+            // A session the server ended has no socket left to wait on.
+            guard !isBroken else {
+                throw PostgreSQLError(sqlState: nil, message: Self.errorMessage(handle), connectionLost: true)
+            }
+            var descriptors = [
+                pollfd(fd: PQsocket(handle), events: Int16(POLLIN), revents: 0),
+                pollfd(fd: stopDescriptor, events: Int16(POLLIN), revents: 0),
+            ]
+            guard poll(&descriptors, 2, -1) >= 0 || errno == EINTR else {
+                throw PostgreSQLError(sqlState: nil, message: "poll failed: errno \(errno)", connectionLost: true)
+            }
+            if descriptors[1].revents != 0 { return nil }
+            guard PQconsumeInput(handle) == 1 else {
+                throw PostgreSQLError(sqlState: nil, message: Self.errorMessage(handle), connectionLost: true)
+            }
         }
     }
 
@@ -258,4 +294,10 @@ private func withParameterPointers<T>(_ parameters: [[UInt8]?], _ body: ([Unsafe
     }
     defer { copies.forEach { $0?.deallocate() } }
     return body(copies.map { UnsafePointer($0) })
+}
+
+/// A notification a session listened for (`LISTEN channel`; `NOTIFY channel, payload`).
+public struct ChannelNotification: Sendable, Equatable {
+    public let channel: String
+    public let payload: String
 }

@@ -23,12 +23,13 @@ public struct PostgreSQLError: Error, CustomStringConvertible, Equatable {
     public static let deadlockDetected = "40P01"
 
     /// The same statement may work later: the connection was lost or refused (class 08), the server is
-    /// shutting down or starting (57P01-57P03), lacks a resource (class 53), or a concurrent transaction
-    /// won (serialization failure, deadlock, a lock not available).
+    /// shutting down or starting (57P01-57P03), lacks a resource (class 53), a concurrent transaction
+    /// won (serialization failure, deadlock, a lock not available), or a statement ran out of time
+    /// waiting (57014, `statement_timeout`).
     public var mayPass: Bool {
         guard !connectionLost else { return true }
         guard let sqlState else { return false }
-        return [Self.serializationFailure, Self.deadlockDetected, "55P03", "57P01", "57P02", "57P03"]
+        return [Self.serializationFailure, Self.deadlockDetected, "55P03", "57014", "57P01", "57P02", "57P03"]
             .contains(sqlState) || sqlState.hasPrefix("08") || sqlState.hasPrefix("53")
     }
 

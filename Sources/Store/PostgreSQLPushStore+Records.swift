@@ -137,6 +137,10 @@ extension PostgreSQLPushTransaction {
         try connection.query("SELECT document FROM policies WHERE account = $1", [.text(account ?? "")]).first?
             .decode("document", \.stringValue)
     }
+
+    func policyGeneration() throws -> Int64 {
+        try connection.queryOne("SELECT value FROM policy_generation").decode("value", \.int64Value)
+    }
 }
 
 extension PostgreSQLPushStore {

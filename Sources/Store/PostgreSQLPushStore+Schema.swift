@@ -126,7 +126,42 @@ extension PostgreSQLPushStore {
                 $$;
                 CREATE TRIGGER retries_counted AFTER INSERT OR DELETE ON retries
                     FOR EACH ROW EXECUTE FUNCTION count_retries();
-                """)
+                """),
+        // Several instances share the store. A policy change counts a generation (by a trigger, so an
+        // edit by hand counts too): an instance forgets the policies it resolved at an older one before
+        // its next push. Work that comes due (a window's end, a retry's or a lease's time) is announced
+        // on the channel `apush_due` with its time, so an instance asleep until later wakes for it,
+        // whichever instance stored it (and however that one ended).
+        Migration(
+            version: 2,
+            sql: """
+                CREATE TABLE policy_generation (value bigint NOT NULL);
+                INSERT INTO policy_generation (value) VALUES (0);
+                CREATE FUNCTION count_policy_generation() RETURNS trigger LANGUAGE plpgsql AS $$
+                BEGIN
+                    UPDATE policy_generation SET value = value + 1;
+                    RETURN NULL;
+                END
+                $$;
+                CREATE TRIGGER policies_changed AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON policies
+                    FOR EACH STATEMENT EXECUTE FUNCTION count_policy_generation();
+
+                CREATE FUNCTION announce_due() RETURNS trigger LANGUAGE plpgsql AS $$
+                BEGIN
+                    PERFORM pg_notify('apush_due', to_jsonb(NEW) ->> TG_ARGV[0]);
+                    RETURN NULL;
+                END
+                $$;
+                CREATE TRIGGER window_opened AFTER INSERT ON chats
+                    FOR EACH ROW WHEN (NEW.window_ends_at IS NOT NULL) EXECUTE FUNCTION announce_due('window_ends_at');
+                CREATE TRIGGER window_moved AFTER UPDATE OF window_ends_at ON chats
+                    FOR EACH ROW WHEN (NEW.window_ends_at IS NOT NULL AND NEW.window_ends_at IS DISTINCT FROM OLD.window_ends_at)
+                    EXECUTE FUNCTION announce_due('window_ends_at');
+                CREATE TRIGGER retry_stored AFTER INSERT ON retries
+                    FOR EACH ROW EXECUTE FUNCTION announce_due('next_at');
+                CREATE TRIGGER retry_moved AFTER UPDATE OF next_at ON retries
+                    FOR EACH ROW WHEN (NEW.next_at IS DISTINCT FROM OLD.next_at) EXECUTE FUNCTION announce_due('next_at');
+                """),
     ]
 
     /// A total kept by the `sizes` triggers, its row locked until the transaction ends: the check of a

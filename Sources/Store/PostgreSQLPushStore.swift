@@ -24,6 +24,7 @@ public final class PostgreSQLPushStore: PushStore {
 
     private let conninfo: String
     private let reconnectInterval: Duration
+    private let statementTimeout: Duration
     /// How many calls run at once, each with a connection of its own on a Dispatch thread.
     private let connections: Int
     private let lock = NSLock()
@@ -44,7 +45,7 @@ public final class PostgreSQLPushStore: PushStore {
     /// can (`unavailableAtStart`); a schema this build cannot use is `UnusableStoreError`.
     public init(
         url: String, limits: StoreLimits = StoreLimits(), connections: Int = 4,
-        reconnectInterval: Duration = .seconds(1)
+        reconnectInterval: Duration = .seconds(1), statementTimeout: Duration = .seconds(30)
     ) throws(UnusableStoreError) {
         guard url.hasPrefix("postgresql://") || url.hasPrefix("postgres://") else {
             throw UnusableStoreError(reason: "a PostgreSQL store needs a postgresql:// URL")
@@ -52,11 +53,11 @@ public final class PostgreSQLPushStore: PushStore {
         conninfo = url
         self.limits = limits
         self.reconnectInterval = reconnectInterval
+        self.statementTimeout = statementTimeout
         self.connections = max(1, connections)
         let connection: Connection
         do {
-            connection = try Connection(url)
-            try connection.migrate(Self.migrations)
+            connection = try Self.connect(url, migrating: true, statementTimeout: statementTimeout)
         } catch let error as PostgreSQLError where error.mayPass {
             let unavailable = StoreUnavailableError(cause: error)
             unavailableAtStart = unavailable
@@ -76,14 +77,15 @@ public final class PostgreSQLPushStore: PushStore {
     /// cooperative pool.
     public static func open(
         url: String, limits: StoreLimits = StoreLimits(), connections: Int = 4,
-        reconnectInterval: Duration = .seconds(1)
+        reconnectInterval: Duration = .seconds(1), statementTimeout: Duration = .seconds(30)
     ) async throws(UnusableStoreError) -> PostgreSQLPushStore {
         let opened = await withCheckedContinuation { continuation in
             DispatchQueue.global().async {
                 continuation.resume(
                     returning: Result { () throws(UnusableStoreError) in
                         try PostgreSQLPushStore(
-                            url: url, limits: limits, connections: connections, reconnectInterval: reconnectInterval)
+                            url: url, limits: limits, connections: connections, reconnectInterval: reconnectInterval,
+                            statementTimeout: statementTimeout)
                     })
             }
         }
@@ -176,11 +178,9 @@ public final class PostgreSQLPushStore: PushStore {
         }
         if let reusable { return reusable }
         do {
-            let connection = try Connection(conninfo)
-            if needsMigration {
-                try connection.migrate(Self.migrations)
-                lock.withLock { isMigrated = true }
-            }
+            let connection = try Self.connect(
+                conninfo, migrating: needsMigration, statementTimeout: statementTimeout)
+            if needsMigration { lock.withLock { isMigrated = true } }
             lock.withLock { lastFailure = nil }
             return connection
         } catch {
@@ -188,6 +188,17 @@ public final class PostgreSQLPushStore: PushStore {
             lock.withLock { lastFailure = (unavailable, .now) }
             throw unavailable
         }
+    }
+
+    /// A connection of the pool, after migrating the database if asked. Past the migrations (which may
+    /// take long on a big store), a statement that waits longer than `statementTimeout` (on a lock an
+    /// operator's session holds, on a stalled disk) fails as a fault that may pass, answered `wait`,
+    /// instead of holding a connection and its publish for ever.
+    private static func connect(_ conninfo: String, migrating: Bool, statementTimeout: Duration) throws -> Connection {
+        let connection = try Connection(conninfo)
+        if migrating { try connection.migrate(Self.migrations) }
+        try connection.execute("SET statement_timeout = \(statementTimeout.wholeMilliseconds)")
+        return connection
     }
 
     /// A broken connection is dropped with every idle one: the server it lost most likely dropped
@@ -218,6 +229,10 @@ public final class PostgreSQLPushStore: PushStore {
         -> T
     {
         try await run(inOneTransaction(body))
+    }
+
+    public func watchDueWork(_ announce: @escaping @Sendable (Timestamp) -> Void) throws -> (any DueWorkWatch)? {
+        try DueWorkAnnouncements(conninfo: conninfo, reconnectInterval: reconnectInterval, announce: announce)
     }
 
     public func transactionInBackground(

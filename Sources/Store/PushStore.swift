@@ -18,6 +18,11 @@ public protocol PushStore: Sendable {
         _ body: @escaping @Sendable (any PushTransaction) throws -> Void,
         failed: @escaping @Sendable (any Error) -> Void)
 
+    /// Calls `announce` with the due time of work stored by any instance sharing the store (a window
+    /// that ends, a retry, a lease that runs out), or `Timestamp.min` when any may be due, until the
+    /// watch is stopped; nil where no other process writes the store (this one rings its own loop).
+    func watchDueWork(_ announce: @escaping @Sendable (Timestamp) -> Void) throws -> (any DueWorkWatch)?
+
     // MARK: Registrations
 
     /// Creates or updates the registration for (domain, account, token) (docs/wire-contract.md, Publishes), chosen as
@@ -91,4 +96,9 @@ public protocol PushStore: Sendable {
     func prune(
         tombstonesBefore: Timestamp, sightingsBefore: Timestamp, callsBefore: Timestamp,
         unknownAnswersBefore: Timestamp, quietChatsBefore: Timestamp) async throws
+}
+
+/// Announcements of due work, heard until stopped.
+public protocol DueWorkWatch: Sendable {
+    func stop()
 }

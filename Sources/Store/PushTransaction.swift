@@ -56,6 +56,9 @@ public protocol PushTransaction {
     func recordUnknownNodeAnswer(at: Timestamp, since: Timestamp, limit: Int) throws -> Bool
     /// The stored policy document of an account; nil account: the stored defaults.
     func policy(account: String?) throws -> String?
+    /// Counts every change of a stored policy, by this process or any other sharing the store: policies
+    /// resolved at an older generation are stale.
+    func policyGeneration() throws -> Int64
 }
 
 extension PushTransaction {

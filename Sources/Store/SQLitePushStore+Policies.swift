@@ -21,4 +21,8 @@ extension SQLitePushTransaction {
         try database.query("SELECT document FROM policies WHERE account = ?", [.text(account ?? "")]).first?
             .decode("document", \.stringValue)
     }
+
+    func policyGeneration() throws -> Int64 {
+        try database.queryOne("SELECT value FROM policy_generation").decode("value", \.int64Value)
+    }
 }

@@ -188,6 +188,20 @@ extension SQLitePushStore {
                 UPDATE registrations SET fingerprint = token_fingerprint(token);
                 CREATE INDEX registrations_by_fingerprint ON registrations (fingerprint);
                 """),
+        // Every change of a policy counts one generation, by triggers (so an edit by hand counts too): a
+        // process that cached policies resolved at an older generation forgets them before its next push.
+        Migration(
+            version: 6,
+            sql: """
+                CREATE TABLE policy_generation (value INTEGER NOT NULL);
+                INSERT INTO policy_generation (value) VALUES (0);
+                CREATE TRIGGER policies_added AFTER INSERT ON policies
+                    BEGIN UPDATE policy_generation SET value = value + 1; END;
+                CREATE TRIGGER policies_changed AFTER UPDATE ON policies
+                    BEGIN UPDATE policy_generation SET value = value + 1; END;
+                CREATE TRIGGER policies_removed AFTER DELETE ON policies
+                    BEGIN UPDATE policy_generation SET value = value + 1; END;
+                """),
     ]
 
     /// A total kept by the `sizes` triggers.

@@ -134,6 +134,9 @@ public final class SQLitePushStore: PushStore {
         try await run(inOneTransaction(body))
     }
 
+    /// Nil: the store is this process's alone, whose own work rings its loop.
+    public func watchDueWork(_ announce: @escaping @Sendable (Timestamp) -> Void) -> (any DueWorkWatch)? { nil }
+
     public func transactionInBackground(
         _ body: @escaping @Sendable (any PushTransaction) throws -> Void,
         failed: @escaping @Sendable (any Error) -> Void

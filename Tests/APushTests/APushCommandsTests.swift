@@ -262,8 +262,8 @@ import XMPPTesting
 
     @Test func policyShowsTheCurrentValues() async throws {
         let setup = try Setup()
-        try await setup.harness.service.setPolicy(account: nil, json: #"{"timezone":"Europe/Prague"}"#)
-        try await setup.harness.service.setPolicy(
+        try await setup.harness.service.store.setPolicy(account: nil, json: #"{"timezone":"Europe/Prague"}"#)
+        try await setup.harness.service.store.setPolicy(
             account: "alice@localhost", json: #"{"messages":false,"muted":["bob@localhost"]}"#)
         let reply = try await setup.execute(APushCommands.policy, as: Self.alice)
         #expect(reply.status == "executing")
@@ -278,7 +278,7 @@ import XMPPTesting
 
     @Test func policySavesOnlyWhatDiffersFromTheDefaults() async throws {
         let setup = try Setup()
-        try await setup.harness.service.setPolicy(account: nil, json: #"{"sender":"hidden"}"#)
+        try await setup.harness.service.store.setPolicy(account: nil, json: #"{"sender":"hidden"}"#)
         let shown = try await setup.execute(APushCommands.policy, as: Self.alice)
         var submitted = try shown.form()
         submitted.type = .submit
@@ -299,7 +299,7 @@ import XMPPTesting
 
     @Test func submittingTheDefaultsStoresNoOverride() async throws {
         let setup = try Setup()
-        try await setup.harness.service.setPolicy(account: "alice@localhost", json: #"{"messages":false}"#)
+        try await setup.harness.service.store.setPolicy(account: "alice@localhost", json: #"{"messages":false}"#)
         let reply = try await setup.run(APushCommands.policy, as: Self.alice, .boolean("messages", true))
         #expect(reply.status == "completed")
         #expect(try await setup.store.policy(account: "alice@localhost") == nil)
@@ -604,7 +604,7 @@ import XMPPTesting
 
     @Test func adminPolicySetsAnAccountsPolicy() async throws {
         let setup = try Setup()
-        try await setup.harness.service.setPolicy(account: "alice@localhost", json: #"{"reads":false}"#)
+        try await setup.harness.service.store.setPolicy(account: "alice@localhost", json: #"{"reads":false}"#)
         let (shown, reply) = try await adminPolicy(setup, account: "Alice@localhost", .value("sender", "hidden"))
         #expect(shown.title == "Push policy of alice@localhost")
         #expect(shown.value("reads") == "0")

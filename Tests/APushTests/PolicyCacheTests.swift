@@ -3,26 +3,51 @@ import Testing
 @testable import APush
 
 @Suite struct PolicyCacheTests {
-    @Test func aPolicyReadBeforeAChangeIsNotCachedAfterIt() {
+    private var muted: PushPolicy {
+        var policy = PushPolicy()
+        policy.messages = false
+        return policy
+    }
+
+    @Test func aPolicyIsKeptForItsGeneration() {
         var cache = PolicyCache()
-        let generation = cache.generation
-        // A publish began reading the old policy; the account saved a new one meanwhile.
-        cache.invalidate()
-        var stale = PushPolicy()
-        stale.messages = false
-        cache.store(stale, for: "alice@localhost", resolvedAt: generation)
-        #expect(cache.policy(for: "alice@localhost") == nil)
-        cache.store(PushPolicy(), for: "alice@localhost", resolvedAt: cache.generation)
-        #expect(cache.policy(for: "alice@localhost") == PushPolicy())
+        #expect(cache.policy(for: "alice@localhost", at: 3) == nil)
+        cache.store(muted, for: "alice@localhost", resolvedAt: 3)
+        #expect(cache.policy(for: "alice@localhost", at: 3) == muted)
+    }
+
+    /// Another instance changed a policy: the first lookup at the new generation forgets them all.
+    @Test func aNewerGenerationForgetsEveryPolicy() {
+        var cache = PolicyCache()
+        _ = cache.policy(for: "alice@localhost", at: 3)
+        cache.store(muted, for: "alice@localhost", resolvedAt: 3)
+        cache.store(PushPolicy(), for: "", resolvedAt: 3)
+        #expect(cache.policy(for: "alice@localhost", at: 4) == nil)
+        #expect(cache.policy(for: "", at: 4) == nil)
+        #expect(cache.generation == 4)
+    }
+
+    /// A publish began reading the old policy; another saw the change meanwhile: the old resolution is
+    /// not kept, and the slow publish's older generation neither finds nor forgets the new entries.
+    @Test func aPolicyResolvedAtAnOlderGenerationIsNotKept() {
+        var cache = PolicyCache()
+        _ = cache.policy(for: "alice@localhost", at: 3)
+        _ = cache.policy(for: "alice@localhost", at: 4)
+        cache.store(muted, for: "alice@localhost", resolvedAt: 3)
+        #expect(cache.policy(for: "alice@localhost", at: 4) == nil)
+        cache.store(PushPolicy(), for: "alice@localhost", resolvedAt: 4)
+        #expect(cache.policy(for: "alice@localhost", at: 3) == nil)
+        #expect(cache.policy(for: "alice@localhost", at: 4) == PushPolicy())
     }
 
     /// One entry per account that was ever pushed to would grow with the store (500,000 accounts in a
     /// store of a million registrations): the cache keeps a bounded number, and the newest always.
     @Test func aCacheOfManyAccountsStaysBounded() {
         var cache = PolicyCache()
+        _ = cache.policy(for: "", at: 0)
         let accounts = (0..<10_000).map { "user\($0)@localhost" }
-        for account in accounts { cache.store(PushPolicy(), for: account, resolvedAt: cache.generation) }
-        #expect(accounts.filter { cache.policy(for: $0) != nil }.count <= PolicyCache.capacity)
-        #expect(cache.policy(for: accounts[accounts.count - 1]) == PushPolicy())
+        for account in accounts { cache.store(PushPolicy(), for: account, resolvedAt: 0) }
+        #expect(accounts.filter { cache.policy(for: $0, at: 0) != nil }.count <= PolicyCache.capacity)
+        #expect(cache.policy(for: accounts[accounts.count - 1], at: 0) == PushPolicy())
     }
 }

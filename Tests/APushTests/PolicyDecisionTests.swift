@@ -182,7 +182,7 @@ import XMPPTesting
     }
 
     func setPolicy(_ harness: Harness, _ json: String?) async throws {
-        try await harness.service.setPolicy(account: Self.account, json: json)
+        try await harness.service.store.setPolicy(account: Self.account, json: json)
     }
 
     @Test func aMutedChatCountsWithoutPushingAndUnmutingShowsTheCount() async throws {
@@ -338,7 +338,7 @@ import XMPPTesting
         try await harness.publishBridged(Stanzas.chat(id: "m1", from: "bob@localhost/a"))
         #expect(harness.upstream.isEmpty, "the config's default: no messages")
 
-        try await harness.service.setPolicy(account: nil, json: #"{"messages":true,"sender":"hidden"}"#)
+        try await harness.service.store.setPolicy(account: nil, json: #"{"messages":true,"sender":"hidden"}"#)
         try await harness.publishBridged(Stanzas.chat(id: "m2", from: "carol@localhost/a"))
         #expect(harness.upstream.count == 1, "the stored defaults turn messages on")
 

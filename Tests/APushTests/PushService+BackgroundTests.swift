@@ -108,7 +108,7 @@ import XMPPTesting
         let harness = try Harness()
         try await harness.publishBridged(Stanzas.chat(id: "m1"))
         try await harness.publishBridged(Stanzas.chat(id: "m2"))
-        try await harness.service.setPolicy(account: "alice@localhost", json: #"{"muted":["bob@localhost"]}"#)
+        try await harness.service.store.setPolicy(account: "alice@localhost", json: #"{"muted":["bob@localhost"]}"#)
         harness.clock.advance(seconds: 10)
         try await harness.processDueWork()
         #expect(harness.upstream.count == 1)
@@ -121,7 +121,7 @@ import XMPPTesting
         try await harness.publishBridged(Stanzas.chat(id: "m1"))
         try await harness.publishBridged(Stanzas.chat(id: "m2"))
         // 15:26:40 UTC now; quiet hours begin within the window.
-        try await harness.service.setPolicy(account: "alice@localhost", json: #"{"quietHours":"15:26-16:00"}"#)
+        try await harness.service.store.setPolicy(account: "alice@localhost", json: #"{"quietHours":"15:26-16:00"}"#)
         harness.clock.advance(seconds: 10)
         try await harness.processDueWork()
         #expect(harness.upstream.map(\.kind) == [nil, "wake"])
@@ -422,5 +422,27 @@ extension PushServiceBackgroundTests {
         #expect(PushService.wakeTime(for: 5_000, now: 1_000) == 5_000)
         #expect(PushService.wakeTime(for: 1_000, now: 5_000) == 5_000)
         #expect(PushService.wakeTime(for: 10_000_000, now: 0) == MaintenanceSchedule.flushInterval)
+    }
+
+    /// Another instance sharing the store stored work: a loop asleep until later wakes for it, one
+    /// asleep until sooner does not; an announcement while the loop is awake is kept for its next wait.
+    @Test func workAnnouncedByAnotherInstanceWakesTheLoopOnlyWhenDueSooner() async throws {
+        let service = try Harness().service
+        let start = service.now()
+        let woke = Mutex(false)
+        let sleeping = Task {
+            await service.waitForDueWork(until: start + 60_000)
+            woke.withLock { $0 = true }
+        }
+        while service.plannedWake.withLock({ $0 }) == nil { try await Task.sleep(for: .milliseconds(5)) }
+        service.workCameDue(at: start + 90_000)
+        try await Task.sleep(for: .milliseconds(200))
+        #expect(!woke.withLock { $0 }, "due after the loop wakes anyway")
+        service.workCameDue(at: start + 5_000)
+        await sleeping.value
+        #expect(service.plannedWake.withLock { $0 } == nil)
+
+        service.workCameDue(at: start + 90_000)
+        await service.waitForDueWork(until: start + 60_000)  // returns at once: the clock stands still
     }
 }

@@ -178,7 +178,7 @@ extension PushServiceTests {
         ])
         func aMessageInQuietHoursGoesAsAWake(policy: String, kinds: [String]) async throws {
             let harness = try Harness()
-            try await harness.service.setPolicy(account: "alice@localhost", json: policy)
+            try await harness.service.store.setPolicy(account: "alice@localhost", json: policy)
             try await harness.publishBridged(Stanzas.chat(id: "m1"))
             try await harness.publishBridged(Stanzas.chat(id: "m2", from: "carol@localhost/pc"))
             #expect(harness.upstream.map { $0.kind ?? "message" } == kinds)

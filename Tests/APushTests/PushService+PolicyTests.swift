@@ -11,8 +11,8 @@ extension PushServiceTests {
             settings.defaults.reads = false
             settings.defaults.wakes = false
             let harness = try Harness(settings: settings)
-            try await harness.service.setPolicy(account: nil, json: #"{"wakes":true,"calls":false}"#)
-            try await harness.service.setPolicy(account: "alice@localhost", json: #"{"calls":true}"#)
+            try await harness.service.store.setPolicy(account: nil, json: #"{"wakes":true,"calls":false}"#)
+            try await harness.service.store.setPolicy(account: "alice@localhost", json: #"{"calls":true}"#)
 
             let alice = try await harness.service.policy(for: "alice@localhost")
             #expect(!alice.reads && alice.wakes && alice.calls)
@@ -24,10 +24,23 @@ extension PushServiceTests {
         @Test func aChangeAppliesToTheNextReadThoughTheOldOneWasCached() async throws {
             let harness = try Harness()
             #expect(try await harness.service.policy(for: "alice@localhost").messages)
-            try await harness.service.setPolicy(account: "alice@localhost", json: #"{"messages":false}"#)
+            try await harness.service.store.setPolicy(account: "alice@localhost", json: #"{"messages":false}"#)
             #expect(try await !harness.service.policy(for: "alice@localhost").messages)
-            try await harness.service.setPolicy(account: "alice@localhost", json: nil)
+            try await harness.service.store.setPolicy(account: "alice@localhost", json: nil)
             #expect(try await harness.service.policy(for: "alice@localhost").messages)
+        }
+
+        /// Two instances on one store: the policy one of them cached is stale once the other changes it,
+        /// and is resolved again before the next push (no instance is told but through the store).
+        @Test func aChangeThroughAnotherInstanceAppliesToTheNextRead() async throws {
+            let this = try Harness()
+            let other = try Harness(store: this.store)
+            #expect(try await this.service.policy(for: "alice@localhost").messages)
+            #expect(try await this.service.policy(for: nil).messages)
+            try await other.service.store.setPolicy(account: "alice@localhost", json: #"{"messages":false}"#)
+            #expect(try await !this.service.policy(for: "alice@localhost").messages)
+            try await other.service.store.setPolicy(account: nil, json: #"{"messages":false}"#)
+            #expect(try await !this.service.policy(for: "bob@localhost").messages)
         }
 
         @Test(arguments: [(1, 5), (5, 5), (30, 30), (600, 60)])

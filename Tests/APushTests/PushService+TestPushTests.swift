@@ -63,7 +63,7 @@ import XMPPTesting
     @Test func aTestBypassesThePolicy() async throws {
         let harness = try Harness()
         try await Self.register(harness)
-        try await harness.service.setPolicy(
+        try await harness.service.store.setPolicy(
             account: "alice@localhost",
             json: #"{"messages":false,"calls":false,"wakes":false,"quietHours":"00:00-23:59"}"#)
         for kind in PushService.TestKind.allCases {

@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(Glibc)
+    import Glibc
+#endif
 import SQLite
 import Testing
 import XMPPTesting
@@ -27,6 +30,35 @@ import XMPPTesting
             #expect(throws: RowDecodingError.self) { try row.decode("note", \.stringValue) }
             #expect(throws: RowDecodingError.self) { try connection.queryOne("SELECT * FROM item WHERE false") }
         }
+    }
+
+    /// A listening session hears what another sends, and a write to the stop descriptor ends the
+    /// wait; a session the server ended is an error, not a wait for ever.
+    @Test func notificationsComeUntilAStopOrALostSession() async throws {
+        let url = try await TestServer.url
+        let channel = "test_\(UUID().uuidString.prefix(8).lowercased())"
+        let listener = try Connection(url)
+        try listener.execute("LISTEN \(channel)")
+        let sender = try Connection(url)
+        var stop: [Int32] = [-1, -1]
+        try #require(pipe(&stop) == 0)
+        defer { stop.forEach { close($0) } }
+
+        try sender.execute("SELECT pg_notify($1, 'first'), pg_notify($1, 'second')", [.text(channel)])
+        #expect(
+            try listener.notifications(unlessReadable: stop[0]) == [
+                ChannelNotification(channel: channel, payload: "first"),
+                ChannelNotification(channel: channel, payload: "second"),
+            ])
+        var byte: UInt8 = 1
+        #expect(write(stop[1], &byte, 1) == 1)
+        #expect(try listener.notifications(unlessReadable: stop[0]) == nil)
+        #expect(read(stop[0], &byte, 1) == 1)
+
+        let backend = try listener.queryOne("SELECT pg_backend_pid() AS pid").decode("pid", \.int64Value)
+        try sender.execute("SELECT pg_terminate_backend($1::integer)", [.integer(backend)])
+        let error = #expect(throws: PostgreSQLError.self) { try listener.notifications(unlessReadable: stop[0]) }
+        #expect(error?.connectionLost == true)
     }
 
     @Test func aNulInTextIsRefusedNotCutShort() async throws {

@@ -1,5 +1,6 @@
 import Foundation
 import PostgreSQL
+import SQLite
 import Testing
 import XMPPTesting
 
@@ -136,6 +137,56 @@ import XMPPTesting
                 return try await group.reduce(into: 0) { $0 += $1 ? 1 : 0 }
             }
             #expect(firsts == 1)
+        }
+    }
+
+    /// Two instances find the same window ended at once: the registration's row serialises their
+    /// decisions, so the one that comes second sees it taken, and one push is queued, not two.
+    @Test func aWindowEndedIsTakenOnceByInstancesOnOneDatabase() async throws {
+        try await TestDatabase.withSchema { url in
+            let instances = [
+                try await PostgreSQLPushStore.open(url: url), try await PostgreSQLPushStore.open(url: url),
+            ]
+            let id = try await registered(instances[0]).id
+            for round in 0..<20 {
+                let chat = "chat\(round)@example.org"
+                try await openWindow(instances[0], registrationID: id, chat: chat, windowEnd: 1_000)
+                let queued = try await withThrowingTaskGroup(of: Bool.self) { group in
+                    for index in 0..<4 {
+                        group.addTask {
+                            try await instances[index % 2].updateChatAndEnqueue(registrationID: id, chat: chat) {
+                                state -> (Void, RetryItem?) in
+                                guard let end = state?.windowEndsAt, end <= 2_000 else { return ((), nil) }
+                                state?.windowEndsAt = nil
+                                return ((), retry(id, nextAt: 2_000))
+                            }.1 != nil
+                        }
+                    }
+                    return try await group.reduce(into: 0) { $0 += $1 ? 1 : 0 }
+                }
+                #expect(queued == 1, "round \(round)")
+            }
+            #expect(try await claimIDs(instances[1], at: 2_000, limit: 100).count == 20)
+        }
+    }
+
+    /// A statement that waits on a lock past the timeout (an operator's session holding a row) fails
+    /// as a fault that may pass, so the publish is answered `wait`, and the store works once it is free.
+    @Test func aStatementWaitingPastItsTimeoutFailsAsTransient() async throws {
+        try await TestDatabase.withSchema { url in
+            let store = try await PostgreSQLPushStore.open(url: url, statementTimeout: .milliseconds(300))
+            let id = try await registered(store).id
+            let operatorSession = try Connection(url)
+            try operatorSession.execute("BEGIN")
+            try operatorSession.execute("SELECT 1 FROM registrations WHERE id = $1 FOR UPDATE", [.integer(id)])
+            await #expect {
+                try await openWindow(store, registrationID: id, chat: "bob@example.org", windowEnd: 1_000)
+            } throws: { error in
+                (error as? PostgreSQLError)?.sqlState == "57014" && isTransient(error)
+            }
+            try operatorSession.execute("ROLLBACK")
+            try await openWindow(store, registrationID: id, chat: "bob@example.org", windowEnd: 1_000)
+            #expect(try await store.chats(registrationID: id).count == 1)
         }
     }
 }

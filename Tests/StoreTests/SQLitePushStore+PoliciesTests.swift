@@ -30,4 +30,23 @@ extension SQLitePushStoreTests.Policies {
             #expect(try await store.policy(account: nil) == nil)
         }
     }
+
+    /// Every change counts, through the store or by hand: an instance sharing the store sees it.
+    @Test(arguments: StoreKind.allCases)
+    func everyChangeOfAPolicyCountsAGeneration(kind: StoreKind) async throws {
+        try await withStore(kind) { store in
+            let generation = { try await store.transaction { try $0.policyGeneration() } }
+            let first = try await generation()
+            try await store.setPolicy(account: nil, json: #"{"window":10}"#)
+            let added = try await generation()
+            #expect(added > first)
+            try await store.setPolicy(account: nil, json: #"{"window":20}"#)
+            let changed = try await generation()
+            #expect(changed > added)
+            _ = try await store.policy(account: nil)
+            #expect(try await generation() == changed, "reading changes nothing")
+            try await store.setPolicy(account: nil, json: nil)
+            #expect(try await generation() > changed)
+        }
+    }
 }
