@@ -107,7 +107,7 @@ extension PushService {
         case .push:
             statistics.count(.coalescedSent)
         case .withheld(let verdict):
-            try await store.transaction { transaction in
+            try await transaction { transaction in
                 for push in try self.withhold(
                     verdict, registration: registration, account: account, at: at, in: transaction)
                 {

@@ -21,7 +21,7 @@ extension PushService {
     /// without one: once without a safety net is better than not at all.
     func storedInOutbox(_ push: OutgoingPush, registrationID: Int64, at: Timestamp) async -> OutgoingPush {
         do {
-            return try await store.transaction {
+            return try await transaction {
                 try self.enteringOutbox(push, registrationID: registrationID, at: at, in: $0)
             }
         } catch {

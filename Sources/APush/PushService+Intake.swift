@@ -39,7 +39,7 @@ extension PushService {
     private func handle(_ publish: IncomingPublish, upstream: Upstream) async throws -> ServerAnswer {
         let at = now()
         let classified = EventClassifier.classify(publish.notification)
-        let intake = try await store.transaction { transaction in
+        let intake = try await transaction { transaction in
             try self.take(publish, classified, at: at, in: transaction)
         }
         switch intake {

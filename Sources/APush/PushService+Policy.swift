@@ -5,7 +5,7 @@ import Synchronization
 extension PushService {
     /// The operator's defaults (config, then those stored through admin-policy), then the account's own.
     func policy(for account: String?) async throws -> PushPolicy {
-        try await store.transaction { try self.policy(for: account, in: $0) }
+        try await transaction { try self.policy(for: account, in: $0) }
     }
 
     /// `policy(for:)` within a transaction, as a publish resolves it. Kept in memory once resolved

@@ -54,6 +54,15 @@ final class PushService: Sendable {
 
     func now() -> Timestamp { clock.now() }
 
+    /// `store.transaction`, counting what it counts only once it commits (`PushStatistics.countingAside`).
+    func transaction<T: Sendable>(_ body: @escaping @Sendable (any PushTransaction) throws -> T) async throws -> T {
+        let (result, counts) = try await store.transaction { transaction in
+            try PushStatistics.countingAside { try body(transaction) }
+        }
+        statistics.add(counts)
+        return result
+    }
+
     static let day: Timestamp = 86_400_000
 
     /// The answer to a stanza that met a store fault that may pass (a full or read-only disk, a store

@@ -14,12 +14,37 @@ final class PushStatistics: Sendable {
 
     private let state = Mutex(State())
 
+    /// Counts made inside a store transaction, kept aside until it commits (`countingOnCommit`).
+    @TaskLocal private static var uncommitted: UncommittedCounts?
+
     func count(_ statistic: Statistic, by amount: Int64 = 1) {
+        if let uncommitted = Self.uncommitted {
+            uncommitted.add(statistic, amount)
+            return
+        }
+        add(statistic, amount)
+    }
+
+    private func add(_ statistic: Statistic, _ amount: Int64) {
         let name = statistic.name
         state.withLock { state in
             state.sinceStart[name, default: (statistic, 0)].value += amount
             state.unflushed[name, default: 0] += amount
         }
+    }
+
+    /// Runs one attempt of a transaction's body (on the store's thread) with what it counts kept aside,
+    /// and returns those counts with its result: they are added (`add`) only once the transaction has
+    /// committed, so an attempt rolled back (a fault, a deadlock lost and run again on PostgreSQL)
+    /// counts nothing.
+    static func countingAside<T>(_ body: () throws -> T) rethrows -> (T, CountsAside) {
+        let uncommitted = UncommittedCounts()
+        let result = try $uncommitted.withValue(uncommitted) { try body() }
+        return (result, uncommitted.taken)
+    }
+
+    func add(_ counts: CountsAside) {
+        for (statistic, amount) in counts.entries { add(statistic, amount) }
     }
 
     var sinceStart: [String: Int64] { state.withLock { $0.sinceStart.mapValues(\.value) } }
@@ -101,4 +126,19 @@ struct LatencyHistogram: Sendable, Equatable {
             return (bound, running)
         }
     }
+}
+
+/// Counts a transaction made, to add once it has committed.
+struct CountsAside: Sendable {
+    fileprivate var entries: [(Statistic, Int64)] = []
+}
+
+private final class UncommittedCounts: Sendable {
+    private let counts = Mutex(CountsAside())
+
+    func add(_ statistic: Statistic, _ amount: Int64) {
+        counts.withLock { $0.entries.append((statistic, amount)) }
+    }
+
+    var taken: CountsAside { counts.withLock { $0 } }
 }

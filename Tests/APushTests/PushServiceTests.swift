@@ -44,6 +44,22 @@ import XMPPTesting
     }
 
     /// SQLITE_READONLY here; SQLITE_FULL takes the same path (SQLitePushStoreTests.Faults).
+    /// A transaction that rolls back counts nothing (its work did not happen), and one that commits
+    /// counts once, though its body ran on the store's thread.
+    @Test func aTransactionCountsOnlyWhatItCommits() async throws {
+        let service = try Harness().service
+        struct Failed: Error {}
+        await #expect(throws: Failed.self) {
+            try await service.transaction { _ in
+                service.statistics.count(.deduplicated)
+                throw Failed()
+            }
+        }
+        #expect(service.statistics.sinceStart.isEmpty)
+        try await service.transaction { _ in service.statistics.count(.deduplicated) }
+        #expect(service.statistics.sinceStart == ["deduplicated": 1])
+    }
+
     @Test func aStoreThatCannotWriteIsAnsweredWaitAndRecovers() async throws {
         let harness = try Harness()
         #expect(try await harness.publishBridged(Stanzas.chat(id: "m1")) == nil)

@@ -12,6 +12,23 @@ import Testing
         #expect(statistics.unflushed == ["deduplicated": 5, "coalesced.held": 1])
     }
 
+    /// What a transaction's attempt counts is kept aside, added only when the caller says it committed.
+    @Test func countsMadeAsideAreAddedOnlyWhenTaken() {
+        let statistics = PushStatistics()
+        let (value, aside) = PushStatistics.countingAside { () -> Int in
+            statistics.count(.deduplicated, by: 2)
+            statistics.count(.coalescedHeld)
+            return 7
+        }
+        #expect(value == 7)
+        #expect(statistics.sinceStart.isEmpty)
+        statistics.count(.deduplicated)
+        #expect(statistics.sinceStart == ["deduplicated": 1], "outside the attempt, counted at once")
+        statistics.add(aside)
+        #expect(statistics.sinceStart == ["deduplicated": 3, "coalesced.held": 1])
+        #expect(statistics.unflushed == ["deduplicated": 3, "coalesced.held": 1])
+    }
+
     @Test func takingTheUnflushedLeavesTheSinceStartCounts() {
         let statistics = PushStatistics()
         statistics.count(.deduplicated, by: 2)

@@ -4,7 +4,8 @@ import Testing
 
 @Suite struct PostgreSQLErrorTests {
     @Test(arguments: [
-        ("40001", true), ("40P01", true), ("55P03", true), ("57014", true), ("57P01", true), ("57P03", true), ("08006", true),
+        ("40001", true), ("40P01", true), ("55P03", true), ("57014", true), ("57P01", true), ("57P03", true),
+        ("08006", true),
         ("53100", true), ("23505", false), ("42P01", false), ("22021", false),
     ])
     func whetherAnErrorMayPassFollowsItsSQLState(sqlState: String, mayPass: Bool) {
