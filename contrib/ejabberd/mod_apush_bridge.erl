@@ -486,10 +486,14 @@ component_connected(ComponentHost) ->
     lists:foreach(fun(VHost) -> gen_server:cast(gen_mod:get_module_proc(VHost, ?MODULE), component_connected) end,
                   bridged_hosts(ComponentHost)).
 
+%% ejabberd_service unregisters the closed connection's route before this hook: another
+%% instance of the component (several may connect for one JID) still carries the pushes.
 component_disconnected(ComponentHost, _Reason) ->
-    case bridged_hosts(ComponentHost) of
-        [] -> ok;
-        VHosts -> ?WARNING_MSG("apush component ~ts disconnected: pushes of ~ts are held back "
+    case {bridged_hosts(ComponentHost), ejabberd_router:is_my_route(ComponentHost)} of
+        {[], _} -> ok;
+        {_, true} -> ?INFO_MSG("a connection of apush component ~ts closed; another carries its pushes",
+                               [ComponentHost]);
+        {VHosts, false} -> ?WARNING_MSG("apush component ~ts disconnected: pushes of ~ts are held back "
                                "(mod_push keeps its registrations) until it connects again",
                                [ComponentHost, lists:join(<<", ">>, VHosts)])
     end.
