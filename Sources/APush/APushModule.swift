@@ -4,7 +4,7 @@ public import HTTPServer
 public import Logging
 import Sealing
 public import Store
-import XMLStream
+public import XMLStream
 public import XMPP
 
 /// mod_apush as a hosted module: takes the server's publishes and the bridge's reports, and keeps
@@ -83,6 +83,15 @@ public struct APushModule: HostedModule {
                 try await service.handleBridge(message, servedDomains: context.servedDomains)
             }
         ]
+    }
+
+    /// A registration's publishes are decided in the order the server sent them: a read decided before
+    /// the message it reads would leave that message's push held, to go out after the read.
+    public func orderingKey(of stanza: Element) -> String? {
+        guard stanza.name == "iq", stanza[attribute: "type"] == "set",
+            let node = stanza.child("pubsub", namespace: Namespace.pubsub)?.child("publish")?[attribute: "node"]
+        else { return nil }
+        return "\(stanza[attribute: "from"] ?? "") \(node)"
     }
 
     public func commands(context: ModuleContext) -> [AdHocCommand] {

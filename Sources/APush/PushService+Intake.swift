@@ -37,11 +37,15 @@ extension PushService {
     /// publish-options, or the answer for a removed or unknown one; then its event, and every push it
     /// calls for put in the outbox), then delivers what is due now.
     private func handle(_ publish: IncomingPublish, upstream: Upstream) async throws -> ServerAnswer {
-        let at = now()
         let classified = EventClassifier.classify(publish.notification)
+        // The registration's publishes read before this one are decided first (`orderingKey`).
+        let turn = StanzaTurn.current
+        await turn?.wait()
+        let at = now()
         let intake = try await transaction { transaction in
             try self.take(publish, classified, at: at, in: transaction)
         }
+        turn?.end()
         switch intake {
         case .answered(let answer):
             return answer

@@ -36,7 +36,8 @@ public struct ComponentService: Sendable {
                 maximum: .milliseconds(configuration.reconnect.maximumMilliseconds)),
             keepaliveInterval: .seconds(configuration.keepalive.intervalSeconds),
             keepaliveTimeout: .seconds(configuration.keepalive.timeoutSeconds),
-            maxStanzasInHandling: Self.maxStanzasInHandling(for: modules))
+            maxStanzasInHandling: Self.maxStanzasInHandling(for: modules),
+            orderingKey: { stanza in modules.lazy.compactMap { $0.orderingKey(of: stanza) }.first })
         connection = ComponentConnection(settings: settings, logger: logger.child(label: "link"))
         context = ModuleContext(
             componentJID: try JID(configuration.component.jid),

@@ -21,6 +21,9 @@ public protocol HostedModule: Sendable {
     var maxRequestsInFlight: Int { get }
     /// The module's pages on the operations endpoint (`http`), which may report what `host` knows.
     func httpRoutes(context: ModuleContext, host: HostStatus) -> [HTTPRoute]
+    /// Stanzas with the same key reach their decision in the order they were read (`StanzaTurn`);
+    /// nil for a stanza the module does not order. Called on the link's reader, for every stanza: cheap.
+    func orderingKey(of stanza: Element) -> String?
 }
 
 extension HostedModule {
@@ -32,6 +35,7 @@ extension HostedModule {
     public func run(context: ModuleContext) async throws {}
     public var maxRequestsInFlight: Int { 0 }
     public func httpRoutes(context: ModuleContext, host: HostStatus) -> [HTTPRoute] { [] }
+    public func orderingKey(of stanza: Element) -> String? { nil }
 }
 
 /// An IQ get or set whose payload has this name and namespace.

@@ -27,13 +27,16 @@ public struct ComponentConnectionSettings: Sendable {
     /// ...and at most this many more wait for a handler, read (so answers behind them still arrive);
     /// past that the link stops reading and TCP pushes back on the server.
     public var maxStanzasWaiting: Int
+    /// Stanzas with the same key are decided in the order they were read (`StanzaTurn`); nil: any order.
+    public var orderingKey: @Sendable (Element) -> String?
 
     public init(
         componentJID: String, secret: String, host: String, port: UInt16, keepaliveTarget: String,
         backoff: Backoff = Backoff(), rejectionBackoff: Backoff = .afterRejection, standbyBackoff: Backoff = .standby,
         keepaliveInterval: Duration = .seconds(20), keepaliveTimeout: Duration = .seconds(15),
         handshakeTimeout: Duration = .seconds(10), limits: StreamLimits = StreamLimits(),
-        maxStanzasInHandling: Int = defaultMaxStanzasInHandling, maxStanzasWaiting: Int = 256
+        maxStanzasInHandling: Int = defaultMaxStanzasInHandling, maxStanzasWaiting: Int = 256,
+        orderingKey: @escaping @Sendable (Element) -> String? = { _ in nil }
     ) {
         self.componentJID = componentJID
         self.secret = secret
@@ -49,6 +52,7 @@ public struct ComponentConnectionSettings: Sendable {
         self.limits = limits
         self.maxStanzasInHandling = maxStanzasInHandling
         self.maxStanzasWaiting = maxStanzasWaiting
+        self.orderingKey = orderingKey
     }
 
     public static let defaultMaxStanzasInHandling = 1024
@@ -100,7 +104,8 @@ public final class ComponentConnection: StanzaSender {
     private let logger: Logger
     private let link = Mutex(Link())
     private let idPrefix = String(UInt32.random(in: .min ... .max), radix: 36)
-    private let stanzas: StanzaGate
+    /// Each stanza read, with its turn among those of its ordering key.
+    private let stanzas: StanzaGate<(Element, StanzaTurn?)>
 
     private struct Link {
         var socket: TCPConnection?
@@ -225,6 +230,7 @@ public final class ComponentConnection: StanzaSender {
         let parser = StreamParser(limits: settings.limits)
         let activity = ActivityClock()
         var wasReady = false
+        var turns = StanzaTurns(limit: 2 * (settings.maxStanzasInHandling + settings.maxStanzasWaiting))
         let keepalive = Task { await keepAlive(socket: socket, lastActivity: activity) }
         let handshakeDeadline = Task { await closeUnlessReady(socket, within: settings.handshakeTimeout) }
         defer {
@@ -248,11 +254,13 @@ public final class ComponentConnection: StanzaSender {
                 await onEvent(.connected)
             case .deliver(let stanza):
                 guard !deliverAnswer(stanza) else { break }
-                if stanzas.admit(stanza) {
+                let turn = settings.orderingKey(stanza).map { turns.turn(for: $0) }
+                if stanzas.admit((stanza, turn)) {
                     handlers.addTask { [stanzas] in
-                        var next: Element? = stanza
-                        while let stanza = next {
-                            await onStanza(stanza)
+                        var next: (Element, StanzaTurn?)? = (stanza, turn)
+                        while let (stanza, turn) = next {
+                            await StanzaTurn.$current.withValue(turn) { await onStanza(stanza) }
+                            turn?.end()
                             next = stanzas.next()
                         }
                     }

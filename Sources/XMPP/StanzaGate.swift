@@ -1,5 +1,4 @@
 import Synchronization
-import XMLStream
 
 /// Bounds the stanzas the link holds: at most `maxHandling` are being handled at once, at most
 /// `maxWaiting` more wait their turn, and the reader is held while that line is full, so TCP pushes
@@ -7,14 +6,14 @@ import XMLStream
 ///
 /// A handler takes the next waiting stanza itself when it is done (`next()`), so the line drains
 /// without the reader.
-final class StanzaGate: Sendable {
+final class StanzaGate<Stanza: Sendable>: Sendable {
     private let maxHandling: Int
     private let maxWaiting: Int
     private let state = Mutex(State())
 
     private struct State {
         var handling = 0
-        var waiting: [Element] = []
+        var waiting: [Stanza] = []
         var reader: CheckedContinuation<Void, Never>?
         var readerCancelled = false
     }
@@ -26,7 +25,7 @@ final class StanzaGate: Sendable {
 
     /// Takes a stanza from the reader: true when a new handler is to start with it, false when it joined
     /// the line (a running handler takes it later).
-    func admit(_ stanza: Element) -> Bool {
+    func admit(_ stanza: Stanza) -> Bool {
         state.withLock { state in
             guard state.handling < maxHandling else {
                 state.waiting.append(stanza)
@@ -39,8 +38,8 @@ final class StanzaGate: Sendable {
 
     /// A handler is done with its stanza: the next waiting one for it to handle, or nil when the line is
     /// empty (and the handler ends).
-    func next() -> Element? {
-        let (stanza, reader) = state.withLock { state -> (Element?, CheckedContinuation<Void, Never>?) in
+    func next() -> Stanza? {
+        let (stanza, reader) = state.withLock { state -> (Stanza?, CheckedContinuation<Void, Never>?) in
             guard !state.waiting.isEmpty else {
                 state.handling -= 1
                 return (nil, nil)

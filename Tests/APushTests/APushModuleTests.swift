@@ -249,3 +249,19 @@ extension APushModuleTests {
         #expect(try await store.counters()["tests.wake"] == 2)
     }
 }
+
+extension APushModuleTests {
+    /// A registration's publishes are ordered by their server and node; nothing else is.
+    @Test func publishesAreOrderedByTheirServerAndNode() throws {
+        var settings = APushSettings()
+        settings.appServer = "push.example.org"
+        let module = try APushModule(store: try SQLitePushStore(.memory), settings: settings, logger: .disabled)
+        let publish = try Element.parse(
+            Stanzas.publish(node: "tok123", notification: Stanzas.bridged(Stanzas.chat(id: "m1")), options: nil))
+        #expect(module.orderingKey(of: publish) == "localhost tok123")
+        var get = publish
+        get[attribute: "type"] = "get"
+        #expect(module.orderingKey(of: get) == nil)
+        #expect(module.orderingKey(of: try Element.parse(Stanzas.unregistered(token: "tok123"))) == nil)
+    }
+}

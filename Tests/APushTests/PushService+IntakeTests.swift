@@ -7,11 +7,35 @@ import XMPP
 import XMPPTesting
 
 @testable import APush
+@testable import XMPP
 @testable import Store
 
 extension PushServiceTests {
     /// The server's publish, answered (PushService+Intake).
     @Suite struct Intake {
+        /// The server sent a message's publish, then a read's, for one registration, and the read's
+        /// handling came to its decision first: its turn makes it wait for the message's, so the
+        /// message is pushed and then read, instead of the read finding nothing and the message
+        /// pushed after it.
+        @Test func aPublishIsDecidedAfterTheOnesOfItsNodeReadBeforeIt() async throws {
+            let harness = try Harness()
+            let options = harness.options(read: "1")
+            var turns = StanzaTurns(limit: 8)
+            let (messageTurn, readTurn) = (turns.turn(for: "tok123"), turns.turn(for: "tok123"))
+            let read = Task {
+                try await StanzaTurn.$current.withValue(readTurn) {
+                    try await harness.publishBridged(Stanzas.displayedCarbon(), options: options)
+                }
+            }
+            try await Task.sleep(for: .milliseconds(200))
+            #expect(harness.upstream.isEmpty)
+            try await StanzaTurn.$current.withValue(messageTurn) {
+                try await harness.publishBridged(Stanzas.chat(id: "m1"), options: options)
+            }
+            #expect(try await read.value == nil)
+            #expect(harness.upstream.map { $0.kind ?? "message" } == ["message", "read"])
+        }
+
         @Test func aStockPublishIsAMessageForAnUnknownAccount() async throws {
             let harness = try Harness()
             let xml = Fixture.stockMessage.replacingOccurrences(

@@ -71,6 +71,42 @@ struct ComponentConnectionTests {
         await link.stop()
     }
 
+    /// Stanzas of one ordering key reach their decision in the order they were read, though each
+    /// handler takes a different time to come to it; a stanza without a key has no turn.
+    @Test func stanzasOfOneKeyDecideInTheOrderTheyWereRead() async throws {
+        let server = try StandInComponentServer(componentJID: "apush.localhost", secret: "stand-in-secret")
+        defer { server.stop() }
+        let settings = ComponentConnectionSettings(
+            componentJID: "apush.localhost", secret: "stand-in-secret", host: "127.0.0.1", port: server.port,
+            keepaliveTarget: "localhost", orderingKey: { $0[attribute: "type"] == "chat" ? "the key" : nil })
+        let connection = ComponentConnection(settings: settings, logger: .disabled)
+        let decided = Mailbox<String>(name: "a decision")
+        let unordered = Mailbox<Bool>(name: "a stanza without a key")
+        let events = Mailbox<ConnectionEvent>(name: "a connection event")
+        let runner = Task {
+            await connection.run(
+                onStanza: { stanza in
+                    guard let turn = StanzaTurn.current else {
+                        unordered.put(true)
+                        return
+                    }
+                    try? await Task.sleep(for: .milliseconds(Int.random(in: 0...30)))
+                    await turn.wait()
+                    decided.put(stanza.stanzaID ?? "")
+                }, onEvent: { events.put($0) })
+        }
+        _ = try await events.take(matching: { $0 == .connected }, timeout: .seconds(20))
+        try server.send(Element.message(type: .normal, id: "no key", from: Self.server, to: Self.component))
+        #expect(try await unordered.take(timeout: .seconds(20)))
+        let ids = (0..<20).map { "m\($0)" }
+        for id in ids { try server.send(Element.message(type: .chat, id: id, from: Self.server, to: Self.component)) }
+        var order: [String] = []
+        for _ in ids { order.append(try await decided.take(timeout: .seconds(20))) }
+        #expect(order == ids)
+        runner.cancel()
+        await runner.value
+    }
+
     @Test func sendsStanzasToTheServer() async throws {
         let link = try Link()
         #expect(throws: ComponentLinkError.notConnected) {

@@ -8,7 +8,7 @@ struct StanzaGateTests {
     private func stanza(_ id: String) -> Element { Element("message", ["id": id]) }
 
     @Test func pastItsHandlersStanzasWaitAndEachEndingHandlerTakesTheNext() {
-        let gate = StanzaGate(maxHandling: 2, maxWaiting: 3)
+        let gate = StanzaGate<Element>(maxHandling: 2, maxWaiting: 3)
         #expect(gate.admit(stanza("1")))
         #expect(gate.admit(stanza("2")))
         #expect(!gate.admit(stanza("3")))
@@ -23,7 +23,7 @@ struct StanzaGateTests {
     }
 
     @Test func theReaderIsHeldOnlyWhileTheLineIsFull() async {
-        let gate = StanzaGate(maxHandling: 1, maxWaiting: 2)
+        let gate = StanzaGate<Element>(maxHandling: 1, maxWaiting: 2)
         #expect(gate.admit(stanza("1")))
         #expect(!gate.admit(stanza("2")))
         await gate.waitForRoom()  // one place left: returns at once
@@ -36,7 +36,7 @@ struct StanzaGateTests {
     }
 
     @Test func cancellingTheReaderEndsItsWait() async {
-        let gate = StanzaGate(maxHandling: 1, maxWaiting: 1)
+        let gate = StanzaGate<Element>(maxHandling: 1, maxWaiting: 1)
         #expect(gate.admit(stanza("1")))
         #expect(!gate.admit(stanza("2")))
         let reader = Task { await gate.waitForRoom() }
