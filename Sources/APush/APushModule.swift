@@ -138,8 +138,11 @@ public struct APushModule: HostedModule {
                 if failureLog.allows("background", at: service.now()) {
                     context.logger.error("stored push work failed (logged once a minute while it lasts): \(error)")
                 }
-                // What failed is still due: retry after a pause rather than at once, in a spin.
+                // What failed is still due: retry after a pause rather than at once, in a spin. Not
+                // through the wait for due work: a store that cannot answer shows no due time, and the
+                // loop would sleep until its next chore, up to a minute after the store is back.
                 try? await service.clock.sleep(service.now() + Self.pauseAfterFailure)
+                continue
             }
             if context.linkIsUp() {
                 await service.waitForDueWork(until: maintenance.next)

@@ -27,7 +27,7 @@ import XMPPTesting
         return try Configuration.load(file: path, environment: environment, schema: .apushComponent)
     }
 
-    static func module(store: SQLitePushStore, clock: ManualClock) throws -> APushModule {
+    static func module(store: any PushStore, clock: ManualClock) throws -> APushModule {
         var settings = APushSettings()
         settings.appServer = "push.example.org"
         return try APushModule(store: store, settings: settings, logger: .disabled, clock: clock.pushClock)
@@ -127,8 +127,11 @@ import XMPPTesting
         #expect(try upstream.summaryObject(with: device)["kind"] as? String == "message")
     }
 
-    @Test func itsBackgroundWorkSendsAWindowThatCameDue() async throws {
-        let store = try SQLitePushStore(.memory)
+    /// A module on `store` with one chat's window ended on its clock: the first message was pushed, the
+    /// second is held for the background work to send.
+    static func windowCameDue(on store: any PushStore) async throws -> (
+        module: APushModule, clock: ManualClock, sender: RecordingSender, context: ModuleContext, device: KeyPair
+    ) {
         let clock = ManualClock()
         let module = try Self.module(store: store, clock: clock)
         let sender = RecordingSender()
@@ -136,6 +139,11 @@ import XMPPTesting
         let device = try await Self.publishTwoMessages(to: module, context: context)
         #expect(sender.requests.count == 1)
         clock.advance(seconds: 10)
+        return (module, clock, sender, context, device)
+    }
+
+    @Test func itsBackgroundWorkSendsAWindowThatCameDue() async throws {
+        let (module, _, sender, context, device) = try await Self.windowCameDue(on: try SQLitePushStore(.memory))
         let background = Task { try await module.run(context: context) }
         try await sender.waitForRequests(2)
         background.cancel()
@@ -205,6 +213,34 @@ extension APushModuleTests {
         #expect(failures() == 2, "logged again a minute later")
         background.cancel()
         _ = await background.result
+    }
+}
+
+extension APushModuleTests {
+    /// A store that cannot answer at all (its database stopped) under a due window shows no due time:
+    /// the loop tries again after its pause all the same, so the held push goes out on the first turn
+    /// after the store is back, not at the next chore a minute later.
+    @Test func aHeldPushGoesOutOnceTheStoreIsBackNotAtTheNextChore() async throws {
+        let database = try PostgreSQLServer()
+        try await database.start()
+        let store = try await PushStoreSetting.open(database.url, limits: StoreLimits()).store
+        let (module, clock, sender, context, device) = try await Self.windowCameDue(on: store)
+        await database.stop()
+        let background = Task { try await module.run(context: context) }
+        try await clock.waitForSleepers()  // a turn failed: the loop pauses
+        clock.advance(seconds: 1)
+        try await clock.waitForSleepers()
+        try await database.start()
+        // 20 s on the module's clock at most, well before its next chore; a liveness bound in real time.
+        for _ in 0..<20 where sender.requests.count < 2 {
+            clock.advance(seconds: 1)
+            try await Task.sleep(for: .milliseconds(500))
+        }
+        background.cancel()
+        _ = await background.result
+        await database.stop()
+        let counts = try sender.requests.map { try UpstreamPublish($0).summaryObject(with: device)["count"] as? Int }
+        #expect(counts == [1, 2])
     }
 }
 

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPServer
 import Testing
 import XMPPTesting
 
@@ -34,5 +35,66 @@ struct PostgreSQLEndToEndTests {
             await bob.close()
         }
         await database.stop()
+    }
+
+    /// A burst is open (its first message pushed, the next held for the window) when the database
+    /// stops: publishes meanwhile are answered `wait`, the window ends while the store is away, and once
+    /// it is back the held push goes out once with the count of what was taken; new publishes push again.
+    @Test func aPushHeldWhenTheDatabaseStopsGoesOutOnceAfterItIsBack() async throws {
+        let database = try PostgreSQLServer()
+        try await database.start()
+        let window = 10
+        try await PushTestbed.with(
+            .prosodyBridged, coalesceSeconds: window, placement: .process, storeURL: database.url, http: .init()
+        ) { bed in
+            let port = try #require(bed.httpPort)
+            let key = try await bed.enableDevice(token: "token-restart")
+            let bob = try await bed.client("bob")
+            let burstStart = ContinuousClock.now
+            try bed.message(from: bob, to: "alice@localhost", body: "one")
+            #expect(try await bed.nextPush(key: key).summary["count"] as? Int == 1)
+            try bed.message(from: bob, to: "alice@localhost", body: "two")
+            try await waitUntil("the second message is held") { try await metric("apush_held_total", port: port) == 1 }
+
+            await database.stop()
+            let stopped = ContinuousClock.now
+            for body in ["three", "four"] {
+                try bed.message(from: bob, to: "alice@localhost", body: body)
+            }
+            try await waitUntil("both publishes are answered wait") {
+                try await metric(#"apush_publishes_total{answer="wait"}"#, port: port) == 2
+            }
+            #expect(bed.componentLog.contains("answering wait"))
+            // The held push falls due while the store is away.
+            try await Task.sleep(until: burstStart + .seconds(window + 2))
+            await bed.expectNoPush(within: .milliseconds(100))
+
+            try await database.start()
+            let restarted = ContinuousClock.now
+            let held = try await bed.nextPush(key: key, timeout: .seconds(30))
+            print(
+                "database restart: away \(restarted - stopped); the held push came \(ContinuousClock.now - restarted) after"
+            )
+            #expect(held.summary["chat"] as? String == "bob@localhost")
+            #expect(
+                held.summary["count"] as? Int == 2, "the held push counts the messages taken, not those answered wait")
+            await bed.expectNoPush(within: .seconds(3))
+            #expect(try await metric("apush_coalesced_total", port: port) == 1)
+
+            try bed.message(from: bob, to: "alice@localhost", body: "after")
+            let after = try await bed.nextPush(key: key, timeout: .seconds(20))
+            #expect(after.summary["chat"] as? String == "bob@localhost")
+            #expect(after.summary["count"] as? Int == 3)
+            await bed.expectNoPush(within: .seconds(1))
+            #expect(!bed.componentLog.contains("token-restart"), "a token reached the log")
+            await bob.close()
+        }
+        await database.stop()
+    }
+
+    /// The value of one series on the component's /metrics page (0 when absent).
+    private func metric(_ series: String, port: UInt16) async throws -> Int {
+        let page = try await HTTPTestClient.request("/metrics", port: port).body
+        return Int(OperationsEndToEndTests.value(series, in: page) ?? 0)
     }
 }
