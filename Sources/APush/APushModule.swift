@@ -11,6 +11,7 @@ public import XMPP
 /// the stored work (windows, retries) moving.
 public struct APushModule: HostedModule {
     let service: PushService
+    let relay: StoreAnswerRelay
     let appServer: JID
     let upstreamTimeout: Duration
 
@@ -21,7 +22,11 @@ public struct APushModule: HostedModule {
         self.appServer = appServer
         upstreamTimeout = .seconds(settings.upstreamTimeoutSeconds)
         service = PushService(store: store, settings: settings, logger: logger.child(label: "apush"), clock: clock)
+        relay = StoreAnswerRelay(store: store, logger: logger.child(label: "relay"), clock: clock)
     }
+
+    /// Answers to another instance's requests go to it through the store they share.
+    public var answerRelay: (any AnswerRelay)? { relay }
 
     /// The keys of the configuration that are the push module's: the `push` section and the App
     /// Server's JID (`appServer`, or `APUSH_APP_SERVER`).
@@ -116,7 +121,7 @@ public struct APushModule: HostedModule {
         // A fault that lasts (a full disk under a due window) fails every turn: one line a minute.
         var failureLog = LogLimiter(interval: 60_000, capacity: 1)
         // Work another instance stored (and may not live to send) wakes this loop too.
-        let announcements: (any DueWorkWatch)?
+        let announcements: (any StoreWatch)?
         do {
             announcements = try service.store.watchDueWork { [service] due in service.workCameDue(at: due) }
         } catch {

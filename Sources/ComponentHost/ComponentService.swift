@@ -1,6 +1,7 @@
 public import HTTPServer
 public import Logging
 public import XMPP
+import XMLStream
 
 /// The running component: the link to the server, the router, each module's background work, and the
 /// operations endpoint with the modules' pages when `http` is set.
@@ -71,6 +72,8 @@ public struct ComponentService: Sendable {
         let connection = connection
         let logger = logger
         let status = status
+        let relay = Self.relayAnswers(of: modules, to: connection, logger: logger)
+        defer { relay?.watch.stop() }
         await withDiscardingTaskGroup { group in
             if let http {
                 group.addTask { await http.run() }
@@ -98,10 +101,33 @@ public struct ComponentService: Sendable {
                     onEvent: { event in
                         status.record(event)
                         await onEvent(event)
-                    })
+                    }, onStrayAnswer: relay?.passOn)
                 status.linkStopped()
                 logger.info("component link closed")
             }
         }
     }
+
+    /// The modules' relay of answers, heard into `connection`: answers to another instance's requests
+    /// go to it, when there is another. Nil when no module relays or none can be heard.
+    private static func relayAnswers(
+        of modules: [any HostedModule], to connection: ComponentConnection, logger: Logger
+    ) -> RelayedAnswers? {
+        for relay in modules.compactMap(\.answerRelay) {
+            do {
+                if let watch = try relay.watch({ connection.acceptRelayedAnswer($0) }) {
+                    return RelayedAnswers(watch: watch, passOn: { relay.pass($0) })
+                }
+            } catch {
+                logger.error("cannot hear the answers other instances pass on: \(error)")
+            }
+        }
+        return nil
+    }
+}
+
+/// The answers relayed between instances while the link runs.
+private struct RelayedAnswers: Sendable {
+    let watch: any RelayWatch
+    let passOn: @Sendable (Element) -> Void
 }

@@ -24,6 +24,24 @@ public protocol HostedModule: Sendable {
     /// Stanzas with the same key reach their decision in the order they were read (`StanzaTurn`);
     /// nil for a stanza the module does not order. Called on the link's reader, for every stanza: cheap.
     func orderingKey(of stanza: Element) -> String?
+    /// How answers reach the instance that asked, when several instances share the component JID;
+    /// nil where only one instance runs.
+    var answerRelay: (any AnswerRelay)? { get }
+}
+
+/// Carries answers between the instances that share one component JID: a server that spreads the
+/// JID's stanzas over their connections (ejabberd) may hand one instance the answer to another's
+/// request.
+public protocol AnswerRelay: Sendable {
+    /// Passes on an answer to a request this instance never sent.
+    func pass(_ answer: Element)
+    /// Hands `deliver` each answer another instance passes on, until the watch is stopped; nil when
+    /// no other instance can pass any (then none is passed on either).
+    func watch(_ deliver: @escaping @Sendable (Element) -> Void) throws -> (any RelayWatch)?
+}
+
+public protocol RelayWatch: Sendable {
+    func stop()
 }
 
 extension HostedModule {
@@ -36,6 +54,7 @@ extension HostedModule {
     public var maxRequestsInFlight: Int { 0 }
     public func httpRoutes(context: ModuleContext, host: HostStatus) -> [HTTPRoute] { [] }
     public func orderingKey(of stanza: Element) -> String? { nil }
+    public var answerRelay: (any AnswerRelay)? { nil }
 }
 
 /// An IQ get or set whose payload has this name and namespace.

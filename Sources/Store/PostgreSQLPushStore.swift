@@ -22,8 +22,8 @@ public final class PostgreSQLPushStore: PushStore {
     /// Why the store could not be reached at start (it is tried again on use), nil if it was.
     public let unavailableAtStart: StoreUnavailableError?
 
-    private let conninfo: String
-    private let reconnectInterval: Duration
+    let conninfo: String
+    let reconnectInterval: Duration
     private let statementTimeout: Duration
     /// How many calls run at once, each with a connection of its own on a Dispatch thread.
     private let connections: Int
@@ -229,10 +229,6 @@ public final class PostgreSQLPushStore: PushStore {
         -> T
     {
         try await run(inOneTransaction(body))
-    }
-
-    public func watchDueWork(_ announce: @escaping @Sendable (Timestamp) -> Void) throws -> (any DueWorkWatch)? {
-        try DueWorkAnnouncements(conninfo: conninfo, reconnectInterval: reconnectInterval, announce: announce)
     }
 
     public func transactionInBackground(

@@ -21,7 +21,13 @@ public protocol PushStore: Sendable {
     /// Calls `announce` with the due time of work stored by any instance sharing the store (a window
     /// that ends, a retry, a lease that runs out), or `Timestamp.min` when any may be due, until the
     /// watch is stopped; nil where no other process writes the store (this one rings its own loop).
-    func watchDueWork(_ announce: @escaping @Sendable (Timestamp) -> Void) throws -> (any DueWorkWatch)?
+    func watchDueWork(_ announce: @escaping @Sendable (Timestamp) -> Void) throws -> (any StoreWatch)?
+    /// Passes `message` (at most `peerMessageLimit` bytes of UTF-8) to every instance sharing the store
+    /// that watches (`watchPeers`), this one included; nothing where no other process shares it.
+    func tellPeers(_ message: String) async throws
+    /// Calls `hear` with every message an instance sharing the store tells (`tellPeers`) until the
+    /// watch is stopped; nil where no other process shares the store.
+    func watchPeers(_ hear: @escaping @Sendable (String) -> Void) throws -> (any StoreWatch)?
 
     // MARK: Registrations
 
@@ -98,7 +104,11 @@ public protocol PushStore: Sendable {
         unknownAnswersBefore: Timestamp, quietChatsBefore: Timestamp) async throws
 }
 
-/// Announcements of due work, heard until stopped.
-public protocol DueWorkWatch: Sendable {
+/// What a store tells of other instances, heard until stopped.
+public protocol StoreWatch: Sendable {
     func stop()
 }
+
+/// The longest message `tellPeers` passes (PostgreSQL's limit on a notification's payload is 8,000
+/// bytes).
+public let peerMessageLimit = 7_900

@@ -103,7 +103,9 @@ public final class ComponentConnection: StanzaSender {
     private let settings: ComponentConnectionSettings
     private let logger: Logger
     private let link = Mutex(Link())
-    private let idPrefix = String(UInt32.random(in: .min ... .max), radix: 36)
+    /// Begins the id of every request this instance sends: an answer whose id does not is another
+    /// instance's (`onStrayAnswer`).
+    private let idPrefix = String(UInt64.random(in: .min ... .max), radix: 36)
     /// Each stanza read, with its turn among those of its ordering key.
     private let stanzas: StanzaGate<(Element, StanzaTurn?)>
 
@@ -132,9 +134,15 @@ public final class ComponentConnection: StanzaSender {
 
     /// Connects, serves, and reconnects with backoff until the calling task is cancelled; then closes
     /// the stream politely and returns.
+    ///
+    /// `onStrayAnswer` gets the answers (IQ results and errors) to requests this instance never sent,
+    /// when several instances share the component JID and the server spreads its stanzas over their
+    /// connections: another instance asked, and waits for it (`acceptRelayedAnswer`). Without it they
+    /// go to `onStanza` like any stanza.
     public func run(
         onStanza: @escaping @Sendable (Element) async -> Void,
-        onEvent: @escaping @Sendable (ConnectionEvent) async -> Void = { _ in }
+        onEvent: @escaping @Sendable (ConnectionEvent) async -> Void = { _ in },
+        onStrayAnswer: (@Sendable (Element) -> Void)? = nil
     ) async {
         await withDiscardingTaskGroup { handlers in
             var schedule = ReconnectSchedule(
@@ -142,7 +150,8 @@ public final class ComponentConnection: StanzaSender {
                 standbyBackoff: settings.standbyBackoff)
             while !Task.isCancelled {
                 let (failure, wasReady) = await session(
-                    handlers: &handlers, schedule: &schedule, onStanza: onStanza, onEvent: onEvent)
+                    handlers: &handlers, schedule: &schedule, onStanza: onStanza, onEvent: onEvent,
+                    onStrayAnswer: onStrayAnswer)
                 if Task.isCancelled { break }
                 await onEvent(.disconnected(failure))
                 let step = schedule.ended(failure, wasReady: wasReady)
@@ -217,7 +226,8 @@ public final class ComponentConnection: StanzaSender {
     private func session(
         handlers: inout DiscardingTaskGroup, schedule: inout ReconnectSchedule,
         onStanza: @escaping @Sendable (Element) async -> Void,
-        onEvent: @escaping @Sendable (ConnectionEvent) async -> Void
+        onEvent: @escaping @Sendable (ConnectionEvent) async -> Void,
+        onStrayAnswer: (@Sendable (Element) -> Void)?
     ) async -> (ComponentStreamFailure, Bool) {
         let socket: TCPConnection
         do {
@@ -254,6 +264,10 @@ public final class ComponentConnection: StanzaSender {
                 await onEvent(.connected)
             case .deliver(let stanza):
                 guard !deliverAnswer(stanza) else { break }
+                if let onStrayAnswer, isAnswerToAnother(stanza) {
+                    onStrayAnswer(stanza)
+                    break
+                }
                 let turn = settings.orderingKey(stanza).map { turns.turn(for: $0) }
                 if stanzas.admit((stanza, turn)) {
                     handlers.addTask { [stanzas] in
@@ -313,6 +327,20 @@ public final class ComponentConnection: StanzaSender {
     }
 
     /// An IQ result or error answering one of our requests goes back to its caller.
+    /// An answer that another instance passed on (it reached that instance's connection): taken if it
+    /// answers a request of this one, as if it had come on this link.
+    public func acceptRelayedAnswer(_ answer: Element) {
+        _ = deliverAnswer(answer)
+    }
+
+    /// An IQ result or error whose id is not one this instance gives its requests.
+    private func isAnswerToAnother(_ stanza: Element) -> Bool {
+        guard stanza.name == "iq", let type = stanza[attribute: "type"], type == "result" || type == "error",
+            let id = stanza[attribute: "id"]
+        else { return false }
+        return !id.hasPrefix("\(idPrefix)-")
+    }
+
     private func deliverAnswer(_ stanza: Element) -> Bool {
         guard stanza.name == "iq", let type = stanza[attribute: "type"], type == "result" || type == "error",
             let id = stanza[attribute: "id"]

@@ -154,6 +154,36 @@ import XMPPTesting
 }
 
 extension APushModuleTests {
+    /// Two instances on one PostgreSQL database. One takes a burst and dies before its window ends
+    /// (its loop never runs); the other, asleep until its next chore, hears of the window through the
+    /// store and sends the held push when the window ends on its clock.
+    @Test func aWindowAnotherInstanceOpenedWakesTheLoopAtItsEnd() async throws {
+        let database = try PostgreSQLServer()
+        try await database.start()
+        let clock = ManualClock()
+        let survivor = try Self.module(
+            store: try await PushStoreSetting.open(database.url, limits: StoreLimits()).store, clock: clock)
+        let survivorSender = RecordingSender()
+        let background = Task { try await survivor.run(context: try Self.context(survivorSender)) }
+        try await clock.waitForSleepers()
+
+        let other = try Self.module(
+            store: try await PushStoreSetting.open(database.url, limits: StoreLimits()).store, clock: clock)
+        let otherSender = RecordingSender()
+        let device = try await Self.publishTwoMessages(to: other, context: try Self.context(otherSender))
+        #expect(otherSender.requests.count == 1)
+        try await Task.sleep(for: .milliseconds(500))  // word of the window travels
+        clock.advance(seconds: 10)  // past the window's end, well before the survivor's next chore
+        try await survivorSender.waitForRequests(1)
+        background.cancel()
+        _ = await background.result
+        await database.stop()
+        let counts = try survivorSender.requests.map {
+            try UpstreamPublish($0).summaryObject(with: device)["count"] as? Int
+        }
+        #expect(counts == [2])
+    }
+
     /// A standby (another instance holds the link, on a store they share) must neither send a due window
     /// nor claim it and fail it as a retry: it leaves it to the active instance, and sends it itself
     /// once its own link is up.

@@ -37,7 +37,64 @@ struct ActiveActiveEndToEndTests {
         await database.stop()
     }
 
-    private func run(_ bed: PushTestbed, ports: [UInt16]) async throws {
+    /// One of the two dies (SIGKILL) while a burst it began is held: ejabberd routes to the other at
+    /// once, which sends the held push once, at its window's end (it hears of the window through the
+    /// store, though it never saw the burst begin), and pushes what comes after.
+    @Test func whenOneInstanceDiesTheOtherSendsWhatItHeldAtItsTime() async throws {
+        let database = try PostgreSQLServer()
+        try await database.start()
+        try await PushTestbed.with(
+            .ejabberdBridged, coalesceSeconds: window, placement: .process, storeURL: database.url, http: .init()
+        ) { bed in
+            let ports = [try #require(bed.httpPort), UInt16(try TestPorts.next())]
+            let second = try bed.launchSecondInstance(log: "second.log", httpPort: ports[1])
+            do {
+                try await runTakeover(bed, second: second, ports: ports)
+            } catch {
+                await second.stop(gracePeriod: .seconds(1))
+                throw error
+            }
+            await second.stop(gracePeriod: .seconds(5))
+        }
+        await database.stop()
+    }
+
+    private func runTakeover(_ bed: PushTestbed, second: ServerProcess, ports: [UInt16]) async throws {
+        try await waitUntilBothAreActive(ports: ports)
+        let key = try await bed.enableDevice(token: "token-survivor")
+        let bob = try await bed.client("bob")
+        let burstStart = ContinuousClock.now
+        try bed.message(from: bob, to: "alice@localhost", body: "one")
+        #expect(try await bed.nextPush(key: key, timeout: .seconds(20)).summary["count"] as? Int == 1)
+        // The instance that took the first message opened the window: it is the one to die.
+        let opener = try #require(try await values(Self.messages, ports: ports).firstIndex(of: 1))
+        for body in ["two", "three"] { try bed.message(from: bob, to: "alice@localhost", body: body) }
+        try await waitUntil("both messages are taken") { try await sum(Self.messages, ports: ports) == 3 }
+        if opener == 0 {
+            await bed.stopComponent()  // SIGKILL
+        } else {
+            await second.stop(signal: SIGKILL, gracePeriod: .seconds(1))
+        }
+        let survivor = ports[1 - opener]
+
+        let held = try await bed.nextPush(key: key, timeout: .seconds(30))
+        #expect(held.summary["count"] as? Int == 3, "the held push carries the burst's latest count")
+        let heldAfter = ContinuousClock.now - burstStart
+        #expect(heldAfter >= .seconds(window - 1), "sent at its window's end, not before")
+        // A liveness bound: without word of the window the survivor would look at its next chore (60 s).
+        #expect(heldAfter < .seconds(window + 15), "sent at its window's end, not a minute later")
+        await bed.expectNoPush(within: .seconds(3))
+
+        try await Task.sleep(for: .seconds(window))
+        let taken = try await sum(Self.messages, ports: [survivor])
+        try bed.message(from: bob, to: "alice@localhost", body: "four")
+        #expect(try await bed.nextPush(key: key, timeout: .seconds(20)).summary["count"] as? Int == 4)
+        await bed.expectNoPush(within: .seconds(2))
+        #expect(try await sum(Self.messages, ports: [survivor]) == taken + 1, "the survivor takes what comes")
+        await bob.close()
+    }
+
+    private func waitUntilBothAreActive(ports: [UInt16]) async throws {
         for port in ports {
             try await waitUntil("both instances are linked and active") {
                 let page = try? await HTTPTestClient.request("/metrics", port: port).body
@@ -46,6 +103,10 @@ struct ActiveActiveEndToEndTests {
                 return linked && role == "active"
             }
         }
+    }
+
+    private func run(_ bed: PushTestbed, ports: [UInt16]) async throws {
+        try await waitUntilBothAreActive(ports: ports)
         let key = try await bed.enableDevice(token: "token-active")
 
         // One message in each of several chats: one push each, with its count of 1.

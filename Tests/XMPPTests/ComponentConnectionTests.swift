@@ -19,21 +19,25 @@ struct ComponentConnectionTests {
         let connection: ComponentConnection
         let events = Mailbox<ConnectionEvent>(name: "a connection event")
         let delivered = Mailbox<Element>(name: "a stanza delivered to the component")
+        let strays = Mailbox<Element>(name: "an answer to another instance's request")
         private let runner = MutexTask()
 
-        init(secret: String = "stand-in-secret", configure: (inout ComponentConnectionSettings) -> Void = { _ in })
-            throws
-        {
+        init(
+            secret: String = "stand-in-secret", relaysStrays: Bool = false,
+            configure: (inout ComponentConnectionSettings) -> Void = { _ in }
+        ) throws {
             server = try StandInComponentServer(componentJID: "apush.localhost", secret: "stand-in-secret")
             var settings = ComponentConnectionSettings(
                 componentJID: "apush.localhost", secret: secret,
                 host: "127.0.0.1", port: server.port, keepaliveTarget: "localhost")
             configure(&settings)
             connection = ComponentConnection(settings: settings, logger: .disabled)
-            let (connection, events, delivered) = (connection, events, delivered)
+            let (connection, events, delivered, strays) = (connection, events, delivered, strays)
+            let passOn: (@Sendable (Element) -> Void)? = relaysStrays ? { @Sendable in strays.put($0) } : nil
             runner.set(
                 Task {
-                    await connection.run(onStanza: { delivered.put($0) }, onEvent: { events.put($0) })
+                    await connection.run(
+                        onStanza: { delivered.put($0) }, onEvent: { events.put($0) }, onStrayAnswer: passOn)
                 })
         }
 
@@ -138,6 +142,33 @@ struct ComponentConnectionTests {
         #expect(result.iqType == .result && result.stanzaID == "q1")
         let unrelated = try await link.delivered.take(timeout: .seconds(20))
         #expect(unrelated.stanzaID == "other", "an answer nobody waits for goes to the handler")
+        await link.stop()
+    }
+
+    /// Two instances share the JID and the server hands each the other's answers: an answer to a
+    /// request this one never sent goes to be passed on, and one passed on by the other is taken.
+    @Test func answersToAnotherInstancesRequestsArePassedOnAndTakenWhenRelayed() async throws {
+        let link = try Link(relaysStrays: true)
+        try await link.connected()
+        try link.server.send(.iq(type: .result, id: "other-instance-7", from: Self.server, to: Self.component))
+        #expect(try await link.strays.take(timeout: .seconds(20)).stanzaID == "other-instance-7")
+
+        var publish = Element.iq(
+            type: .set, id: "", from: Self.component, to: try JID("push.localhost"),
+            payload: Element("pubsub", namespace: Namespace.pubsub))
+        publish[attribute: "id"] = nil
+        async let answer = link.connection.request(publish, timeout: .seconds(20))
+        let request = try await link.server.nextStanza()
+        var relayed = try #require(request.resultReply())
+        relayed[attribute: "from"] = "push.localhost"
+        link.connection.acceptRelayedAnswer(relayed)
+        #expect(try await answer.stanzaID == request.stanzaID)
+        // A late answer of its own (the request is done) is not passed on, nor a request.
+        try link.server.send(try #require(request.resultReply()))
+        try link.server.send(.iq(type: .get, id: "q9", from: Self.server, to: Self.component))
+        #expect(try await link.delivered.take(timeout: .seconds(20)).stanzaID == request.stanzaID)
+        #expect(try await link.delivered.take(timeout: .seconds(20)).stanzaID == "q9")
+        #expect(link.strays.items.isEmpty)
         await link.stop()
     }
 

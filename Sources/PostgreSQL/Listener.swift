@@ -1,5 +1,4 @@
 import Foundation
-import PostgreSQL
 import Synchronization
 
 #if canImport(Glibc)
@@ -8,31 +7,37 @@ import Synchronization
     import Darwin
 #endif
 
-/// The due times a PostgreSQL store announces (`apush_due`, by the triggers that store a window's end,
-/// a retry's time or a lease's), heard on a connection of their own on a thread of their own, which
-/// sleeps in `poll` between them: an idle instance uses no CPU.
+/// Listens on one channel (`LISTEN`) on a connection and a thread of its own, which sleeps in `poll`
+/// between notifications: a quiet channel costs no CPU.
 ///
-/// While the server is away it connects again every `reconnectInterval`; after any (re)connection it
-/// hears `Timestamp.min`, since announcements made meanwhile were lost and anything may be due.
-final class DueWorkAnnouncements: DueWorkWatch {
-    static let channel = "apush_due"
-
+/// While the server is away it connects again every `reconnectInterval`. After every (re)connection
+/// it calls `connected`: what was notified while it was not listening is lost, and its owner may look
+/// for it another way. Runs until `stop`.
+public final class Listener: Sendable {
     private let conninfo: String
+    private let channel: String
     private let reconnectInterval: Duration
-    private let announce: @Sendable (Timestamp) -> Void
+    private let connected: @Sendable () -> Void
+    private let heard: @Sendable ([String]) -> Void
     /// Written to by `stop`: the thread polls it beside the connection (and in its pauses).
     private let stopPipe: (read: Int32, write: Int32)
     private let isStopped = Mutex(false)
 
-    init(conninfo: String, reconnectInterval: Duration, announce: @escaping @Sendable (Timestamp) -> Void) throws {
+    /// Starts listening; `heard` gets the payloads of each batch of notifications on `channel`.
+    public init(
+        conninfo: String, channel: String, reconnectInterval: Duration,
+        connected: @escaping @Sendable () -> Void, heard: @escaping @Sendable ([String]) -> Void
+    ) throws {
         var descriptors: [Int32] = [-1, -1]
-        guard pipe(&descriptors) == 0 else { throw POSIXError(.EMFILE) }
+        guard pipe(&descriptors) == 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EMFILE) }
         stopPipe = (descriptors[0], descriptors[1])
         self.conninfo = conninfo
+        self.channel = channel
         self.reconnectInterval = reconnectInterval
-        self.announce = announce
+        self.connected = connected
+        self.heard = heard
         let thread = Thread { [self] in listen() }
-        thread.name = "apush-due-work"
+        thread.name = "apush-listen-\(channel)"
         thread.start()
     }
 
@@ -41,7 +46,8 @@ final class DueWorkAnnouncements: DueWorkWatch {
         close(stopPipe.write)
     }
 
-    func stop() {
+    /// Ends the thread (at once, even while it waits); stopping twice is stopping once.
+    public func stop() {
         let wasStopped = isStopped.withLock { stopped in
             defer { stopped = true }
             return stopped
@@ -55,22 +61,17 @@ final class DueWorkAnnouncements: DueWorkWatch {
         while true {
             do {
                 let connection = try Connection(conninfo)
-                try connection.execute("LISTEN \(Self.channel)")
-                announce(.min)
+                try connection.execute("LISTEN \(channel)")
+                connected()
                 while let notifications = try connection.notifications(unlessReadable: stopPipe.read) {
-                    if let earliest = Self.earliest(notifications) { announce(earliest) }
+                    let payloads = notifications.filter { $0.channel == channel }.map(\.payload)
+                    if !payloads.isEmpty { heard(payloads) }
                 }
                 return
             } catch {
                 guard pause() else { return }
             }
         }
-    }
-
-    /// The earliest due time among announcements; others (another channel, a damaged payload) are
-    /// ignored.
-    static func earliest(_ notifications: [ChannelNotification]) -> Timestamp? {
-        notifications.lazy.filter { $0.channel == channel }.compactMap { Timestamp($0.payload) }.min()
     }
 
     /// Waits `reconnectInterval`; false if stopped meanwhile.

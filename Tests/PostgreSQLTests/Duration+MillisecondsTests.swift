@@ -1,6 +1,6 @@
 import Testing
 
-@testable import Store
+@testable import PostgreSQL
 
 @Suite struct DurationMillisecondsTests {
     @Test func fractionsOfAMillisecondAreDropped() {

@@ -5,16 +5,10 @@ import Testing
 @testable import PostgreSQL
 @testable import Store
 
-@Suite struct DueWorkAnnouncementsTests {
-    @Test func theEarliestTimeAnnouncedOnTheChannelIsTaken() {
-        let heard = [
-            ChannelNotification(channel: DueWorkAnnouncements.channel, payload: "300"),
-            ChannelNotification(channel: DueWorkAnnouncements.channel, payload: "120"),
-            ChannelNotification(channel: "elsewhere", payload: "1"),
-            ChannelNotification(channel: DueWorkAnnouncements.channel, payload: "not a time"),
-        ]
-        #expect(DueWorkAnnouncements.earliest(heard) == 120)
-        #expect(DueWorkAnnouncements.earliest(Array(heard[2...])) == nil)
+@Suite struct PostgreSQLPushStoreAnnouncementsTests {
+    @Test func theEarliestTimeAnnouncedIsTaken() {
+        #expect(PostgreSQLPushStore.earliestDue(["300", "120", "not a time"]) == 120)
+        #expect(PostgreSQLPushStore.earliestDue(["not a time"]) == nil)
     }
 
     /// What one instance stores is heard by a watch on another store of the same database, with its
@@ -62,19 +56,45 @@ import Testing
         }
     }
 
+    /// A message one instance tells is heard by every instance watching, itself included; one over the
+    /// limit is refused, not cut.
+    @Test func aMessageToldIsHeardByEveryInstanceWatching() async throws {
+        try await TestDatabase.withSchema { url in
+            let (teller, other) = (
+                try await PostgreSQLPushStore.open(url: url), try await PostgreSQLPushStore.open(url: url)
+            )
+            let heard = Mutex<[String]>([])
+            let watches = try [teller, other].map { store in
+                try #require(try store.watchPeers { message in heard.withLock { $0.append(message) } })
+            }
+            defer { watches.forEach { $0.stop() } }
+            let message = "answer <iq id='\(UUID().uuidString)'/>"
+            // Watching starts on its own thread: tell until both hear it.
+            try await waitUntil {
+                try? await teller.tellPeers(message)
+                return heard.withLock { $0.filter { $0 == message }.count >= 2 }
+            }
+            await #expect(throws: StoreCapacityError.self) {
+                try await teller.tellPeers(String(repeating: "x", count: peerMessageLimit + 1))
+            }
+        }
+    }
+
     @Test(arguments: StoreKind.sqlite)
-    func anSQLiteStoreIsThisProcesssAloneAndAnnouncesNothing(kind: StoreKind) async throws {
+    func anSQLiteStoreIsThisProcesssAloneAndTellsNothing(kind: StoreKind) async throws {
         try await withStore(kind) { store in
-            let watch = try store.watchDueWork { _ in }
-            #expect(watch == nil)
+            let due = try store.watchDueWork { _ in }
+            let peers = try store.watchPeers { _ in }
+            #expect(due == nil && peers == nil)
+            try await store.tellPeers("answer <iq/>")
         }
     }
 
     private func waitUntil(
-        _ condition: () -> Bool, sourceLocation: SourceLocation = #_sourceLocation
+        _ condition: () async -> Bool, sourceLocation: SourceLocation = #_sourceLocation
     ) async throws {
         let deadline = ContinuousClock.now + .seconds(20)
-        while !condition() {
+        while !(await condition()) {
             guard ContinuousClock.now < deadline else {
                 Issue.record("not heard within 20 s", sourceLocation: sourceLocation)
                 return

@@ -1,0 +1,51 @@
+import Foundation
+import SQLite
+import Synchronization
+import Testing
+
+@testable import PostgreSQL
+
+/// The listening thread against a real PostgreSQL 15.
+@Suite struct ListenerTests {
+    /// What is sent on the channel is heard, the other channels' not; a session the server ends is
+    /// connected again (and `connected` called again, since what was sent meanwhile was lost); after
+    /// `stop` nothing more is heard.
+    @Test func notificationsAreHeardAcrossALostSessionUntilStopped() async throws {
+        let url = try await TestServer.url
+        let channel = "test_\(UUID().uuidString.prefix(8).lowercased())"
+        let connections = Mutex(0)
+        let heard = Mutex<[String]>([])
+        let listener = try Listener(
+            conninfo: url, channel: channel, reconnectInterval: .milliseconds(100),
+            connected: { connections.withLock { $0 += 1 } },
+            heard: { payloads in heard.withLock { $0 += payloads } })
+        defer { listener.stop() }
+        try await waitUntil { connections.withLock { $0 } == 1 }
+        let sender = try Connection(url)
+        try sender.execute("SELECT pg_notify($1, 'one'), pg_notify('elsewhere', 'not this')", [.text(channel)])
+        try await waitUntil { heard.withLock { $0 } == ["one"] }
+
+        try sender.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query = $1", [.text("LISTEN \(channel)")])
+        try await waitUntil { connections.withLock { $0 } == 2 }
+        try sender.execute("SELECT pg_notify($1, 'two')", [.text(channel)])
+        try await waitUntil { heard.withLock { $0 } == ["one", "two"] }
+
+        listener.stop()
+        try await Task.sleep(for: .milliseconds(300))
+        try sender.execute("SELECT pg_notify($1, 'three')", [.text(channel)])
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(heard.withLock { $0 } == ["one", "two"])
+    }
+
+    private func waitUntil(_ condition: () -> Bool, sourceLocation: SourceLocation = #_sourceLocation) async throws {
+        let deadline = ContinuousClock.now + .seconds(20)
+        while !condition() {
+            guard ContinuousClock.now < deadline else {
+                Issue.record("not within 20 s", sourceLocation: sourceLocation)
+                return
+            }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+    }
+}
