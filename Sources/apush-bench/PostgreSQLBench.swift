@@ -58,6 +58,8 @@ enum PostgreSQLBench {
             Flood.say("apush-bench postgresql: SETUP FAILED: \(error)")
             Flood.say(await server.logContents(lastLines: 30))
             await server.stop()
+            // exit skips the server's deinit, which removes its directory.
+            try? FileManager.default.removeItem(at: server.baseDirectory)
             exit(1)
         }
         await server.stop()
