@@ -56,11 +56,12 @@ var targets: [Target] = [
     // Throughput of the push path against the cost of the seal itself; prints figures and ratios.
     // `apush-bench flood`: 100,000 publishes at a component process against a slow App Server.
     // `apush-bench scale`: a component process with a million registrations in its store.
+    // `apush-bench postgresql`: publishes on PostgreSQL against SQLite WAL, two instances against one.
     .executableTarget(
         name: "apush-bench",
         dependencies: [
             "APush", "ComponentHost", "Store", "Sealing", "XMPP", "XMLStream", "Logging",
-            "XMPPTesting", "SQLite",
+            "XMPPTesting", "SQLite", "PostgreSQL",
         ]),
     // Stand-ins and real-server launchers for tests and the demo.
     .target(name: "XMPPTesting", dependencies: ["XMPP", "XMLStream", "Sealing"]),

@@ -26,13 +26,17 @@ public actor PostgreSQLServer {
     /// Holds `data/` (the cluster), the socket, the password file and the server's output.
     public nonisolated let baseDirectory: URL
     private nonisolated let dataDirectory: URL
+    /// Whether commits reach the disk as in production (fsync on); off for tests.
+    public nonisolated let isDurable: Bool
     private var process: ServerProcess?
     private var isInitialized = false
 
-    /// Picks a port and creates the directory; nothing runs until `start()`.
-    public init(user: String = "apush", database: String = "apush") throws {
+    /// Picks a port and creates the directory; nothing runs until `start()`. `durable`: PostgreSQL's
+    /// own defaults for fsync and commits, for a benchmark; tests need no durability across a power cut.
+    public init(user: String = "apush", database: String = "apush", durable: Bool = false) throws {
         self.user = user
         self.database = database
+        isDurable = durable
         password = UUID().uuidString
         port = try TestPorts.next()
         baseDirectory = try ServerDirectory.create(prefix: "postgres")
@@ -64,9 +68,9 @@ public actor PostgreSQLServer {
             executable: try Self.launcher(for: postgres),
             arguments: Self.launcherArguments(for: postgres) + [
                 "-D", dataDirectory.path, "-h", "127.0.0.1", "-p", "\(port)", "-k", baseDirectory.path,
-                // Tests need no durability across a power cut; the log says what each statement did wrong.
-                "-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off",
-            ],
+            ]
+                + (isDurable
+                    ? [] : ["-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off"]),
             workingDirectory: baseDirectory,
             outputURL: baseDirectory.appendingPathComponent("postgres.log"))
         do {

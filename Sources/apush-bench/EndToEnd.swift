@@ -68,13 +68,7 @@ enum EndToEnd {
         .deletingLastPathComponent()
 
     static func run(_ arguments: [String]) async throws {
-        let options: Options
-        do {
-            options = try Options(arguments)
-        } catch {
-            Flood.say("\(error)")
-            exit(2)
-        }
+        let options = Bench.options { try Options(arguments) }
         let binary = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
             .appendingPathComponent("apush-component")
         guard FileManager.default.isExecutableFile(atPath: binary.path) else {

@@ -19,7 +19,9 @@ try await Bench.main()
 /// `apush-bench flood` floods a running component instead (Flood.swift); `apush-bench e2e` measures the
 /// pipeline through a real Prosody against Prosody publishing straight to the App Server (EndToEnd.swift);
 /// `apush-bench scale` measures one with a million registrations in its store (Scale.swift);
-/// `apush-bench publish` runs whole publishes alone, for a profiler.
+/// `apush-bench postgresql` measures whole publishes on PostgreSQL against SQLite WAL, and two instances
+/// on one PostgreSQL database against one (PostgreSQLBench.swift); `apush-bench publish` runs whole
+/// publishes alone, for a profiler.
 struct Bench {
     static func main() async throws {
         let rest = Array(CommandLine.arguments.dropFirst(2))
@@ -32,6 +34,9 @@ struct Bench {
             return
         case "scale":
             try await Scale.run(rest)
+            return
+        case "postgresql":
+            try await PostgreSQLBench.run(rest)
             return
         case "publish":
             try await publishesOnly(rest)
@@ -143,6 +148,16 @@ struct Bench {
         }
         precondition(sender.sent == elements.count, "every publish must reach the App Server")
         return figure
+    }
+
+    /// A command's options as `parse` reads them; a usage error is said and the run exits with 2.
+    static func options<T>(_ parse: () throws -> T) -> T {
+        do {
+            return try parse()
+        } catch {
+            Flood.say("\(error)")
+            exit(2)
+        }
     }
 
     static var isDebug: Bool {

@@ -85,6 +85,17 @@ struct ServerLauncherTests {
         #expect(result.output.contains("password authentication failed"))
     }
 
+    @Test func postgreSQLForTestsSkipsDurabilityAndADurableOneKeepsIt() async throws {
+        for durable in [false, true] {
+            let server = try PostgreSQLServer(durable: durable)
+            try await server.start()
+            let settings = try await psql(
+                server, "SELECT current_setting('fsync') || ' ' || current_setting('synchronous_commit')")
+            await server.stop()
+            #expect(settings == (durable ? "on on" : "off off"), "durable: \(durable)")
+        }
+    }
+
     @Test func serverProcessStopEndsAProcessGroupWithSIGTERM() async throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
