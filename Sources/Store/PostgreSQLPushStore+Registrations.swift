@@ -242,12 +242,14 @@ extension PostgreSQLPushTransaction {
         if let error {
             try connection.execute(
                 """
-                UPDATE registrations SET last_error = $1, last_error_at = $2, error_count = error_count + 1
+                UPDATE registrations SET error_count = error_count + 1,
+                    last_error = CASE WHEN last_error_at > $2 THEN last_error ELSE $1 END,
+                    last_error_at = greatest(last_error_at, $2)
                 WHERE id = $3
                 """, [.text(error), .integer(at), .integer(registrationID)])
         } else {
             try connection.execute(
-                "UPDATE registrations SET last_push_at = $1, push_count = push_count + 1 WHERE id = $2",
+                "UPDATE registrations SET last_push_at = greatest(last_push_at, $1), push_count = push_count + 1 WHERE id = $2",
                 [.integer(at), .integer(registrationID)])
         }
         if let retryID {

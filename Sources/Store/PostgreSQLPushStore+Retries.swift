@@ -4,13 +4,13 @@ import SQLite
 /// Retries and the outbox on PostgreSQL. A claim skips the items another connection (or instance) is
 /// claiming (`FOR UPDATE SKIP LOCKED`), so each due item is leased once.
 extension PostgreSQLPushStore {
-    /// Inserts a retry, or returns nil at the registration's or the store's cap (the total's row locked,
-    /// so no two connections take the last place).
+    /// Inserts a retry, or returns nil at the registration's or the store's cap (the store's checked
+    /// unlocked: see migration 3).
     static func insert(_ item: RetryItem, limits: StoreLimits, in connection: Connection) throws -> Int64? {
         let queued = try connection.queryOne(
             "SELECT count(*) AS n FROM retries WHERE registration_id = $1", [.integer(item.registrationID)]
         ).decode("n", \.int64Value)
-        guard queued < limits.retriesPerRegistration, try lockedSize("retries", in: connection) < limits.retries
+        guard queued < limits.retriesPerRegistration, try retriesKept(in: connection) < limits.retries
         else { return nil }
         return try connection.queryOne(
             """
@@ -23,6 +23,15 @@ extension PostgreSQLPushStore {
                 .integer(item.deadline),
             ]
         ).decode("id", \.int64Value)
+    }
+
+    /// The retries kept, summed over the shards of their total.
+    static func retriesKept(in connection: Connection) throws -> Int {
+        Int(
+            try connection.queryOne(
+                "SELECT coalesce(sum(count), 0)::bigint AS n FROM sizes WHERE name LIKE 'retries#%'"
+            )
+            .decode("n", \.int64Value))
     }
 
     public func nextRetry() async throws -> Timestamp? {

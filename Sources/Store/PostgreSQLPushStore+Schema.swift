@@ -162,6 +162,28 @@ extension PostgreSQLPushStore {
                 CREATE TRIGGER retry_moved AFTER UPDATE OF next_at ON retries
                     FOR EACH ROW WHEN (NEW.next_at IS DISTINCT FROM OLD.next_at) EXECUTE FUNCTION announce_due('next_at');
                 """),
+        // Every push puts an item in the outbox and takes it out when answered: one row keeping the total
+        // of retries, updated by each, held every push of every instance in line behind each other's
+        // commit. The total is kept in `retryShards` rows, one chosen by the item's id, and the cap is
+        // checked against their sum unlocked: concurrent transactions may pass it by as many items as
+        // there are of them, never more.
+        Migration(
+            version: 3,
+            sql: """
+                INSERT INTO sizes (name, count) SELECT 'retries#' || shard, 0 FROM generate_series(0, 15) AS shard;
+                UPDATE sizes SET count = (SELECT count FROM sizes WHERE name = 'retries') WHERE name = 'retries#0';
+                DELETE FROM sizes WHERE name = 'retries';
+                CREATE OR REPLACE FUNCTION count_retries() RETURNS trigger LANGUAGE plpgsql AS $$
+                BEGIN
+                    IF TG_OP = 'INSERT' THEN
+                        UPDATE sizes SET count = count + 1 WHERE name = 'retries#' || (NEW.id % 16);
+                    ELSE
+                        UPDATE sizes SET count = count - 1 WHERE name = 'retries#' || (OLD.id % 16);
+                    END IF;
+                    RETURN NULL;
+                END
+                $$;
+                """),
     ]
 
     /// A total kept by the `sizes` triggers, its row locked until the transaction ends: the check of a

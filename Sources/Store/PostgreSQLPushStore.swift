@@ -32,12 +32,10 @@ public final class PostgreSQLPushStore: PushStore {
     private nonisolated(unsafe) var idle: [Connection] = []
     private nonisolated(unsafe) var isMigrated = false
     private nonisolated(unsafe) var lastFailure: (error: StoreUnavailableError, at: ContinuousClock.Instant)?
-    /// Calls waiting for a connection, in the order they were asked for; a background transaction is
-    /// a barrier: it starts once every call before it has ended, and no call after it starts until it
-    /// has. Waiting calls hold no thread: only a call that has its connection is on one.
-    private nonisolated(unsafe) var waiting: [(isBarrier: Bool, work: @Sendable () -> Void)] = []
+    /// Calls waiting for a connection, in the order they were asked for. Waiting calls hold no
+    /// thread: only a call that has its connection is on one.
+    private nonisolated(unsafe) var waiting: [@Sendable () -> Void] = []
     private nonisolated(unsafe) var running = 0
-    private nonisolated(unsafe) var isBarrierRunning = false
 
     static let conflictAttempts = 3
 
@@ -104,22 +102,13 @@ public final class PostgreSQLPushStore: PushStore {
     @discardableResult
     func run<T: Sendable>(_ body: @escaping @Sendable (Connection) throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
-            submit(isBarrier: false) { continuation.resume(with: Result { try self.runHere(body) }) }
+            submit { continuation.resume(with: Result { try self.runHere(body) }) }
         }
     }
 
-    /// `run` without waiting, ordered between the calls before and after it; a failure goes to `failed`.
-    private func runInBackground(
-        _ body: @escaping @Sendable (Connection) throws -> Void, failed: @escaping @Sendable (any Error) -> Void
-    ) {
-        submit(isBarrier: true) {
-            do { try self.runHere(body) } catch { failed(error) }
-        }
-    }
-
-    private func submit(isBarrier: Bool, _ work: @escaping @Sendable () -> Void) {
+    private func submit(_ work: @escaping @Sendable () -> Void) {
         let ready = lock.withLock {
-            waiting.append((isBarrier, work))
+            waiting.append(work)
             return takeReady()
         }
         ready.forEach(start)
@@ -128,16 +117,10 @@ public final class PostgreSQLPushStore: PushStore {
     /// Under `lock`: the waiting calls, from the first, that may start now.
     private func takeReady() -> [@Sendable () -> Void] {
         var ready: [@Sendable () -> Void] = []
-        while let next = waiting.first, !isBarrierRunning {
-            if next.isBarrier {
-                guard running == 0 else { break }
-                isBarrierRunning = true
-            } else {
-                guard running < connections else { break }
-            }
+        while let next = waiting.first, running < connections {
             running += 1
             waiting.removeFirst()
-            ready.append(next.work)
+            ready.append(next)
         }
         return ready
     }
@@ -148,8 +131,6 @@ public final class PostgreSQLPushStore: PushStore {
             work()
             let ready = self.lock.withLock {
                 self.running -= 1
-                // A barrier runs alone: if one was running, this was it.
-                self.isBarrierRunning = false
                 return self.takeReady()
             }
             ready.forEach(self.start)
@@ -235,7 +216,10 @@ public final class PostgreSQLPushStore: PushStore {
         _ body: @escaping @Sendable (any PushTransaction) throws -> Void,
         failed: @escaping @Sendable (any Error) -> Void
     ) {
-        runInBackground(inOneTransaction(body), failed: failed)
+        let transaction = inOneTransaction(body)
+        submit {
+            do { try self.runHere(transaction) } catch { failed(error) }
+        }
     }
 
     /// `body`'s steps as one transaction on a connection.

@@ -11,9 +11,12 @@ public protocol PushStore: Sendable {
     /// Runs `body` in one transaction on the store's own thread (see `PushTransaction`, whose steps are
     /// also offered here one transaction each). Commits if `body` returns; a throw rolls it all back.
     func transaction<T: Sendable>(_ body: @escaping @Sendable (any PushTransaction) throws -> T) async throws -> T
-    /// Runs `body` in a transaction of its own after every one already asked for, without waiting for
-    /// it: for a write nobody awaits (a push's answer, recorded while the server has its own). Any
-    /// transaction asked for later runs after it. A failure goes to `failed`.
+    /// Runs `body` in a transaction of its own without waiting for it: for a write nobody awaits (a
+    /// push's answer, recorded while the server has its own). A failure goes to `failed`. Where one
+    /// process owns the store (SQLite), it runs after every transaction asked for before it and before
+    /// any asked for later; where several share it (PostgreSQL), whose transactions interleave anyway,
+    /// it runs alongside the others, so what it writes must come out the same in any order (counts,
+    /// the latest of two times, an item's removal).
     func transactionInBackground(
         _ body: @escaping @Sendable (any PushTransaction) throws -> Void,
         failed: @escaping @Sendable (any Error) -> Void)
