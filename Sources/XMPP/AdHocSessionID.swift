@@ -12,9 +12,10 @@ public struct AdHocSessionKey: Sendable {
     }
 }
 
-/// A multi-stage session that travels in its own id: the states the handlers asked to remember, a
-/// nonce that tells sessions apart, and the wall-clock time it expires, followed by HMAC-SHA256 over
-/// all of that, the command's node and the requester's full JID. Nothing is kept on any instance.
+/// A multi-stage session that travels in its own id: the states the handlers asked to remember, the
+/// fields of the form the stage showed, a nonce that tells sessions apart, and the wall-clock time it
+/// expires, followed by HMAC-SHA256 over all of that, the command's node and the requester's full JID.
+/// Nothing is kept on any instance.
 ///
 /// The requester can read the states (they are authenticated, not encrypted): handlers keep there
 /// only what the requester chose or may see, never a secret. An id opens again until it expires, on
@@ -25,14 +26,17 @@ struct AdHocSessionID: Equatable {
     /// Longer ids are refused before anything is decoded; a session whose id would be longer cannot be kept.
     static let maximumLength = 4096
     private static let version: UInt8 = 1
-    /// Version, nonce, expiry and the count of states.
-    private static let minimumBodyLength = 1 + 8 + 8 + 2
+    /// Version, nonce, expiry, the count of states and the count of fields.
+    private static let minimumBodyLength = 1 + 8 + 8 + 2 + 2
 
     var nonce: UInt64
     /// Milliseconds since 1970 (UTC): instances' clocks agree on it where a monotonic clock would not.
     var expires: UInt64
     /// One for each stage answered so far, after the empty one stage 0 starts with.
     var states: [[String: String]]
+    /// The variables of the form the last stage showed: a submitted form answers that form, so one
+    /// with other fields was meant for another stage (a requester that kept an earlier stage's id).
+    var fields: [String]
 
     /// The stage the next request runs.
     var stage: Int { states.count - 1 }
@@ -48,6 +52,10 @@ struct AdHocSessionID: Equatable {
             for (name, value) in state.sorted(by: { $0.key < $1.key }) {
                 guard body.appendString(name), body.appendString(value) else { return nil }
             }
+        }
+        guard body.appendLength(fields.count) else { return nil }
+        for field in fields {
+            guard body.appendString(field) else { return nil }
         }
         let text = Data(body + Self.mac(body, key: key, node: node, owner: owner)).base64EncodedString()
         return text.utf8.count <= Self.maximumLength ? text : nil
@@ -69,10 +77,11 @@ struct AdHocSessionID: Equatable {
         self = session
     }
 
-    init(nonce: UInt64, expires: UInt64, states: [[String: String]]) {
+    init(nonce: UInt64, expires: UInt64, states: [[String: String]], fields: [String] = []) {
         self.nonce = nonce
         self.expires = expires
         self.states = states
+        self.fields = fields
     }
 
     private static func mac(_ body: [UInt8], key: AdHocSessionKey, node: String, owner: JID) -> [UInt8] {
@@ -100,8 +109,14 @@ struct AdHocSessionID: Equatable {
             }
             states.append(state)
         }
+        guard let fieldCount = reader.integer(width: 2) else { return nil }
+        var fields: [String] = []
+        for _ in 0..<fieldCount {
+            guard let field = reader.string() else { return nil }
+            fields.append(field)
+        }
         guard reader.isAtEnd else { return nil }
-        return AdHocSessionID(nonce: nonce, expires: expires, states: states)
+        return AdHocSessionID(nonce: nonce, expires: expires, states: states, fields: fields)
     }
 }
 

@@ -7,9 +7,10 @@ public import XMLStream
 /// the expiry, authenticated with a key every instance of the component shares, so the next stage may
 /// land on any instance (ejabberd spreads one component JID's stanzas across its connections) and an
 /// abandoned session costs nothing. Each `executing` answer carries a new id; the requester sends the
-/// one of the latest answer. An id belongs to the full JID that started it and to one command; any
-/// other requester, or a stale, tampered or foreign id, gets `bad-request`/`bad-sessionid`. Access is
-/// checked again on every stage.
+/// one of the latest answer (a form with fields its stage did not show is refused, so an earlier
+/// stage's id cannot take a later stage's form). An id belongs to the full JID that started it and to
+/// one command; any other requester, or a stale, tampered or foreign id, gets
+/// `bad-request`/`bad-sessionid`. Access is checked again on every stage.
 ///
 /// An id opens again until it expires, even after `complete` or `cancel`: a replay by its own requester
 /// re-runs a stage it could reach by starting the command again, so nothing is gained by it.
@@ -73,12 +74,18 @@ public final class AdHocSessions: Sendable {
             guard
                 let opened = AdHocSessionID(
                     opening: presented, key: key, node: node, owner: requester, now: now())
-            else {
-                throw StanzaError(
-                    .badRequest, text: "unknown or expired session",
-                    applicationCondition: Element("bad-sessionid", namespace: Namespace.commands))
-            }
+            else { throw Self.badSessionID("unknown or expired session") }
             session = opened
+            if let form, action != .prev, action != .cancel {
+                let shown = Set(session.fields)
+                let foreign = form.fields.compactMap(\.variable).filter {
+                    $0 != DataForm.formTypeVariable && !shown.contains($0)
+                }
+                if let field = foreign.first {
+                    throw Self.badSessionID(
+                        "\(field): not a field of this session's stage; send the sessionid of the latest answer")
+                }
+            }
             if action == .cancel {
                 return Self.reply(node: node, sessionID: presented, response: AdHocResponse(status: .canceled))
             }
@@ -101,12 +108,18 @@ public final class AdHocSessions: Sendable {
             return Self.reply(node: node, sessionID: sessionID, response: response)
         }
         session.states.append(response.state)
+        session.fields = response.form?.fields.compactMap(\.variable) ?? []
         let (expires, overflow) = now().addingReportingOverflow(lifetimeMilliseconds)
         session.expires = overflow ? .max : expires
         guard let sessionID = session.sealed(key: key, node: node, owner: requester) else {
             throw StanzaError(.resourceConstraint, text: "this command's session does not fit in a session id")
         }
         return Self.reply(node: node, sessionID: sessionID, response: response)
+    }
+
+    private static func badSessionID(_ text: String) -> StanzaError {
+        StanzaError(
+            .badRequest, text: text, applicationCondition: Element("bad-sessionid", namespace: Namespace.commands))
     }
 
     private static let malformedAction = StanzaError(

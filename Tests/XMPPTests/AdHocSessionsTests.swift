@@ -247,7 +247,7 @@ import XMLStream
     /// Fuzz/Corpus/ad-hoc-session/sealed-id): the key derivation and the MAC are the documented ones.
     @Test func anIDSealedElsewhereOpens() throws {
         let id =
-            "AQEjRWeJq83vAAABoxhld8AAAwAAAAAAAQAHYWNjb3VudAAPYWxpY2VAbG9jYWxob3N0J85Y/EFrav1zrBX1OC4gx1fRqWRdSl5nzxBoV2v9Nks="
+            "AQEjRWeJq83vAAABoxhld8AAAwAAAAAAAQAHYWNjb3VudAAPYWxpY2VAbG9jYWxob3N0AAIACG1lc3NhZ2VzAAVtdXRlZD75gLk7yGPFJoAAyqsysqeQdbK3rOIuqSGQms0XvbEp"
         let key = AdHocSessionKey(componentSecret: "fuzz")
         let owner = try JID("alice@example.org/phone")
         let session = try #require(
@@ -256,14 +256,14 @@ import XMLStream
             session
                 == AdHocSessionID(
                     nonce: 0x0123_4567_89ab_cdef, expires: 1_800_000_600_000,
-                    states: [[:], [:], ["account": "alice@localhost"]]))
+                    states: [[:], [:], ["account": "alice@localhost"]], fields: ["messages", "muted"]))
         #expect(session.stage == 2)
         #expect(AdHocSessionID(opening: id, key: key, node: "node", owner: owner, now: 1_800_000_600_000) == nil)
     }
 
     /// The body is read only past its MAC, but reading it must not trap even if the key leaked.
     @Test func aMalformedBodyDecodesToNothing() throws {
-        let valid = AdHocSessionID(nonce: 7, expires: 9, states: [[:], ["name": "Zoë"]])
+        let valid = AdHocSessionID(nonce: 7, expires: 9, states: [[:], ["name": "Zoë"]], fields: ["name"])
         let sealed = try #require(valid.sealed(key: Self.key, node: "wizard", owner: Self.alice))
         let body = Array(try #require(Data(base64Encoded: sealed)).dropLast(32))
         #expect(AdHocSessionID.decode(body) == valid)
@@ -271,10 +271,40 @@ import XMLStream
         #expect(AdHocSessionID.decode(Array(body.dropLast())) == nil, "truncated")
         #expect(AdHocSessionID.decode(body + [0]) == nil, "trailing bytes")
         #expect(AdHocSessionID.decode([2] + body.dropFirst()) == nil, "another version")
-        let noStates: [UInt8] = [1] + [UInt8](repeating: 0, count: 16) + [0, 0]
+        let noStates: [UInt8] = [1] + [UInt8](repeating: 0, count: 16) + [0, 0, 0, 0]
         #expect(AdHocSessionID.decode(noStates) == nil)
         let promisesMore: [UInt8] = [1] + [UInt8](repeating: 0, count: 16) + [0xff, 0xff, 0xff, 0xff]
         #expect(AdHocSessionID.decode(promisesMore) == nil)
+    }
+
+    /// A requester that kept the first stage's id and sends it with the second stage's form would
+    /// otherwise run the first stage again with the wrong form.
+    @Test func anEarlierStagesIDCannotTakeALaterStagesForm() async throws {
+        let sessions = AdHocSessions(
+            commands: [
+                AdHocCommand(node: "survey", name: "Survey", isAllowed: { _ in true }) { request in
+                    switch request.stage {
+                    case 0:
+                        .next(DataForm(type: .form, fields: [DataForm.Field(variable: "account")]), actions: [.next])
+                    case 1: .next(DataForm(type: .form, fields: [DataForm.Field(variable: "color")]))
+                    default: .completed(AdHocNote(.info, request.form?.value("color") ?? "none"))
+                    }
+                }
+            ], key: Self.key)
+        let first = try await sessions.execute(command("survey"), from: Self.alice)
+        let firstID = try #require(first[attribute: "sessionid"])
+        let account = DataForm(type: .submit, formType: "urn:example", fields: [.value("account", "bob@example.org")])
+        let second = try await sessions.execute(
+            command("survey", action: .next, sessionID: firstID, form: account), from: Self.alice)
+        let color = DataForm(type: .submit, fields: [.value("color", "red")])
+        await expectError(.badRequest, application: "bad-sessionid") {
+            try await sessions.execute(
+                command("survey", action: .complete, sessionID: firstID, form: color), from: Self.alice)
+        }
+        let secondID = try #require(second[attribute: "sessionid"])
+        let done = try await sessions.execute(
+            command("survey", action: .complete, sessionID: secondID, form: color), from: Self.alice)
+        #expect(done.findString("note#") == "red")
     }
 
     @Test func aStateTooLargeForAnIDIsAResourceConstraint() async {
