@@ -10,6 +10,7 @@ enum FuzzTarget: String, CaseIterable {
     case jid
     case configuration
     case http
+    case adHocSession = "ad-hoc-session"
 
     func run(_ input: [UInt8]) {
         switch self {
@@ -20,6 +21,7 @@ enum FuzzTarget: String, CaseIterable {
         case .jid: fuzzJID(input)
         case .configuration: fuzzConfiguration(input)
         case .http: fuzzHTTP(input)
+        case .adHocSession: fuzzAdHocSession(input)
         }
     }
 

@@ -68,7 +68,8 @@ public struct ComponentService: Sendable {
     public func run(onEvent: @escaping @Sendable (ConnectionEvent) async -> Void = { _ in }) async {
         let router = StanzaRouter(
             modules: modules, context: context,
-            software: (Self.softwareName, Self.softwareVersion))
+            software: (Self.softwareName, Self.softwareVersion),
+            sessionKey: AdHocSessionKey(componentSecret: configuration.component.secret))
         let connection = connection
         let logger = logger
         let status = status

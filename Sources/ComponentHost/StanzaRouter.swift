@@ -1,6 +1,6 @@
 import Logging
 public import XMLStream
-import XMPP
+public import XMPP
 
 /// Routes each stanza for the component to the module that declared it, and answers what the host
 /// answers itself: disco#info and disco#items (with the command list), ad-hoc commands, ping, version.
@@ -14,11 +14,16 @@ public struct StanzaRouter: Sendable {
     private let features: [String]
     private let software: (name: String, version: String)
 
-    public init(modules: [any HostedModule], context: ModuleContext, software: (name: String, version: String)) {
+    /// `sessionKey` authenticates ad-hoc session ids: every instance of one component JID needs the
+    /// same one (derived from the secret they share) for a session to go on wherever its stages land.
+    public init(
+        modules: [any HostedModule], context: ModuleContext, software: (name: String, version: String),
+        sessionKey: AdHocSessionKey
+    ) {
         self.modules = modules
         self.context = context
         self.software = software
-        commands = AdHocSessions(commands: modules.flatMap { $0.commands(context: context) })
+        commands = AdHocSessions(commands: modules.flatMap { $0.commands(context: context) }, key: sessionKey)
         identities = modules.flatMap(\.discoIdentities)
         var features = [
             Namespace.discoInfo, Namespace.discoItems, Namespace.ping, Namespace.version,

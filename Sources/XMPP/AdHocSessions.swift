@@ -1,37 +1,43 @@
-import Synchronization
+import Foundation
 public import XMLStream
 
-/// Runs XEP-0050 `execute` requests against a set of commands, keeping multi-stage sessions.
+/// Runs XEP-0050 `execute` requests against a set of commands, with multi-stage sessions.
 ///
-/// A session belongs to the full JID that started it and to one command; any other requester, or a
-/// stale id, gets `bad-request`/`bad-sessionid`. Access is checked again on every stage.
+/// A session lives in its id (`AdHocSessionID`), not in memory: the id carries the stages' states and
+/// the expiry, authenticated with a key every instance of the component shares, so the next stage may
+/// land on any instance (ejabberd spreads one component JID's stanzas across its connections) and an
+/// abandoned session costs nothing. Each `executing` answer carries a new id; the requester sends the
+/// one of the latest answer (a form with fields its stage did not show is refused, so an earlier
+/// stage's id cannot take a later stage's form). An id belongs to the full JID that started it and to
+/// one command; any other requester, or a stale, tampered or foreign id, gets
+/// `bad-request`/`bad-sessionid`. Access is checked again on every stage.
 ///
-/// One account (bare JID) holds at most `maximumSessionsPerRequester` open sessions: a new one past
-/// that ends its own least recently used, so no one can fill the places everyone shares, nor lock themselves out
-/// by abandoning forms.
+/// An id opens again until it expires, even after `complete` or `cancel`: a replay by its own requester
+/// re-runs a stage it could reach by starting the command again, so nothing is gained by it.
 public final class AdHocSessions: Sendable {
     public let commands: [AdHocCommand]
-    private let sessions = Mutex<[String: Session]>([:])
-    private let lifetime: Duration
-    private let maximumSessions: Int
-    private let maximumSessionsPerRequester: Int
+    private let key: AdHocSessionKey
+    private let lifetimeMilliseconds: UInt64
+    private let now: @Sendable () -> UInt64
 
-    private struct Session {
-        var node: String
-        var owner: JID
-        var stage: Int
-        var states: [[String: String]]
-        var expires: ContinuousClock.Instant
-    }
-
+    /// `now` is the wall clock in milliseconds since 1970: instances compare expiry times, so their
+    /// clocks must agree (to well within `lifetime`).
     public init(
-        commands: [AdHocCommand], lifetime: Duration = .seconds(600), maximumSessions: Int = 1000,
-        maximumSessionsPerRequester: Int = 10
+        commands: [AdHocCommand], key: AdHocSessionKey, lifetime: Duration = .seconds(600),
+        now: @escaping @Sendable () -> UInt64 = AdHocSessions.wallClockMilliseconds
     ) {
         self.commands = commands
-        self.lifetime = lifetime
-        self.maximumSessions = maximumSessions
-        self.maximumSessionsPerRequester = max(1, maximumSessionsPerRequester)
+        self.key = key
+        // A year at most, so the sum with the time below cannot overflow.
+        let (seconds, attoseconds) = lifetime.components
+        lifetimeMilliseconds =
+            UInt64(clamping: min(seconds, 366 * 86_400)) * 1000 + UInt64(clamping: attoseconds / 1_000_000_000_000_000)
+        self.now = now
+    }
+
+    @Sendable public static func wallClockMilliseconds() -> UInt64 {
+        let milliseconds = Date().timeIntervalSince1970 * 1000
+        return milliseconds > 0 && milliseconds < 1e18 ? UInt64(milliseconds) : 0
     }
 
     /// The commands `requester` may run, for the disco#items list.
@@ -62,83 +68,63 @@ public final class AdHocSessions: Sendable {
             form = nil
         }
 
-        let now = ContinuousClock.now
-        var sessionID: String
-        var stage = 0
-        var states: [[String: String]] = [[:]]
-        if let existing = command[attribute: "sessionid"] {
-            let session = sessions.withLock { sessions -> Session? in
-                Self.removeExpired(from: &sessions, at: now)
-                return sessions[existing]
+        let presented = command[attribute: "sessionid"]
+        var session = AdHocSessionID(nonce: .random(in: .min ... .max), expires: 0, states: [[:]])
+        if let presented {
+            guard
+                let opened = AdHocSessionID(
+                    opening: presented, key: key, node: node, owner: requester, now: now())
+            else { throw Self.badSessionID("unknown or expired session") }
+            session = opened
+            if let form, action != .prev, action != .cancel {
+                let shown = Set(session.fields)
+                let foreign = form.fields.compactMap(\.variable).filter {
+                    $0 != DataForm.formTypeVariable && !shown.contains($0)
+                }
+                if let field = foreign.first {
+                    throw Self.badSessionID(
+                        "\(field): not a field of this session's stage; send the sessionid of the latest answer")
+                }
             }
-            guard let session, session.owner == requester, session.node == node else {
-                throw StanzaError(
-                    .badRequest, text: "unknown or expired session",
-                    applicationCondition: Element("bad-sessionid", namespace: Namespace.commands))
-            }
-            sessionID = existing
-            stage = session.stage
-            states = session.states
             if action == .cancel {
-                sessions.withLock { _ = $0.removeValue(forKey: existing) }
-                return Self.reply(node: node, sessionID: sessionID, response: AdHocResponse(status: .canceled))
+                return Self.reply(node: node, sessionID: presented, response: AdHocResponse(status: .canceled))
             }
             if action == .prev {
                 // The requester sees the form of stage `stage - 1`; going back re-runs the one before it.
-                guard stage >= 2 else { throw Self.malformedAction }
-                stage -= 2
-                states.removeLast(2)
+                guard session.stage >= 2 else { throw Self.malformedAction }
+                session.states.removeLast(2)
             }
         } else {
             guard action == .execute else { throw Self.malformedAction }
-            sessionID = Self.newSessionID()
         }
 
         let request = AdHocRequest(
             requester: requester, action: action, form: action == .prev ? nil : form,
-            stage: stage, state: states.last ?? [:])
+            stage: session.stage, state: session.states.last ?? [:])
         let response = try await definition.handler(request)
-        try sessions.withLock { sessions in
-            if response.status == .executing {
-                // Abandoned sessions must not hold places until someone happens to present an id.
-                Self.removeExpired(from: &sessions, at: .now)
-                if sessions[sessionID] == nil {
-                    removeOldest(of: requester, from: &sessions)
-                }
-                if sessions[sessionID] == nil && sessions.count >= maximumSessions {
-                    throw StanzaError(.resourceConstraint, text: "too many open command sessions")
-                }
-                sessions[sessionID] = Session(
-                    node: node, owner: requester, stage: stage + 1,
-                    states: states + [response.state], expires: now + lifetime)
-            } else {
-                sessions.removeValue(forKey: sessionID)
-            }
+        guard response.status == .executing else {
+            // A finished session needs no id that opens: a fresh one gets a random one.
+            let sessionID = presented ?? String(session.nonce, radix: 36)
+            return Self.reply(node: node, sessionID: sessionID, response: response)
+        }
+        session.states.append(response.state)
+        session.fields = response.form?.fields.compactMap(\.variable) ?? []
+        let (expires, overflow) = now().addingReportingOverflow(lifetimeMilliseconds)
+        session.expires = overflow ? .max : expires
+        guard let sessionID = session.sealed(key: key, node: node, owner: requester) else {
+            throw StanzaError(.resourceConstraint, text: "this command's session does not fit in a session id")
         }
         return Self.reply(node: node, sessionID: sessionID, response: response)
     }
 
-    /// Makes room for one more session of `requester`'s account by ending its least recently used one, if
-    /// it has its share.
-    private func removeOldest(of requester: JID, from sessions: inout [String: Session]) {
-        let own = sessions.filter { $0.value.owner.bare == requester.bare }
-        guard own.count >= maximumSessionsPerRequester,
-            let oldest = own.min(by: { $0.value.expires < $1.value.expires })?.key
-        else { return }
-        sessions.removeValue(forKey: oldest)
-    }
-
-    private static func removeExpired(from sessions: inout [String: Session], at now: ContinuousClock.Instant) {
-        sessions = sessions.filter { $0.value.expires > now }
+    private static func badSessionID(_ text: String) -> StanzaError {
+        StanzaError(
+            .badRequest, text: text, applicationCondition: Element("bad-sessionid", namespace: Namespace.commands))
     }
 
     private static let malformedAction = StanzaError(
         .badRequest, text: "that action is not possible here",
         applicationCondition: Element("malformed-action", namespace: Namespace.commands))
-
-    private static func newSessionID() -> String {
-        (0..<4).map { _ in String(UInt32.random(in: .min ... .max), radix: 36) }.joined(separator: "-")
-    }
 
     static func reply(node: String, sessionID: String, response: AdHocResponse) -> Element {
         var element = Element(

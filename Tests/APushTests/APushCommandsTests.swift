@@ -47,7 +47,7 @@ import XMPPTesting
                 admins: [try JID("carol@localhost")], sender: harness.sender,
                 logger: .disabled)
             let commands = APushCommands(service: harness.service, context: context, upstream: harness.upstreamLink)
-            sessions = AdHocSessions(commands: commands.all)
+            sessions = AdHocSessions(commands: commands.all, key: AdHocSessionKey(componentSecret: "secret"))
         }
 
         var store: SQLitePushStore { harness.store }
@@ -597,7 +597,7 @@ import XMPPTesting
         #expect(second.status == "executing")
         command = Element(
             "command", namespace: Namespace.commands,
-            ["node": APushCommands.adminPolicy, "sessionid": first.sessionID, "action": "complete"])
+            ["node": APushCommands.adminPolicy, "sessionid": second.sessionID, "action": "complete"])
         command.append(DataForm(type: .submit, fields: fields).element)
         return (try second.form(), Reply(element: try await setup.sessions.execute(command, from: Self.carol)))
     }
@@ -636,14 +636,14 @@ import XMPPTesting
         #expect(try second.form().title == "Push policy of bob@localhost")
         let error = await Self.stanzaError {
             try await setup.execute(
-                APushCommands.adminPolicy, as: Self.carol, session: first.sessionID,
+                APushCommands.adminPolicy, as: Self.carol, session: second.sessionID,
                 action: .complete, .value("calls", "maybe"))
         }
         #expect(error?.condition == .badRequest)
         #expect(error?.text?.hasPrefix("calls:") == true)
         #expect(try await setup.store.policy(account: "bob@localhost") == nil)
         _ = try await setup.execute(
-            APushCommands.adminPolicy, as: Self.carol, session: first.sessionID,
+            APushCommands.adminPolicy, as: Self.carol, session: second.sessionID,
             action: .complete, .value("calls", "0"))
         #expect(try await setup.store.policy(account: "bob@localhost") == #"{"calls":false}"#)
         #expect(try await setup.store.policy(account: nil) == nil)

@@ -76,7 +76,8 @@ struct NoSender: StanzaSender {
             context: ModuleContext(
                 componentJID: Self.component, servedDomains: ["localhost"], admins: [TestModule.admin],
                 sender: NoSender(),
-                logger: .disabled), software: ("apush-component", "9.9"))
+                logger: .disabled), software: ("apush-component", "9.9"),
+            sessionKey: AdHocSessionKey(componentSecret: "secret"))
     }
 
     private func iq(_ type: IQType, from: JID = Self.user, _ payloads: Element...) -> Element {

@@ -152,8 +152,10 @@ struct CommandsEndToEndTests {
                 on: Self.component, node: "urn:xmpp:apush:0#admin-policy", action: .next, sessionID: session,
                 form: .submit(formType: nil, values: ["account": "alice@localhost"]))
             #expect(policyStage.findString("{jabber:x:data}x/title#") == "Push policy of alice@localhost")
+            let policySession = try #require(policyStage.findString("@sessionid"))
             _ = try await carol.executeCommand(
-                on: Self.component, node: "urn:xmpp:apush:0#admin-policy", action: .complete, sessionID: session,
+                on: Self.component, node: "urn:xmpp:apush:0#admin-policy", action: .complete,
+                sessionID: policySession,
                 form: .submit(formType: "urn:xmpp:apush:policy:0", values: ["messages": "0"]))
             let bob = try await bed.client("bob")
             try bed.message(from: bob, to: "alice@localhost", body: "policy says no")

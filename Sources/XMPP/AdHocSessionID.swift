@@ -1,0 +1,210 @@
+internal import CCrypto
+import Foundation
+
+/// The key that authenticates ad-hoc session ids. Every instance of one component JID derives the
+/// same key from the XEP-0114 secret they must share, so a session goes on wherever its next stage
+/// lands; the label keeps this key apart from any other use of the secret, and reveals nothing of it.
+public struct AdHocSessionKey: Sendable {
+    let bytes: [UInt8]
+
+    public init(componentSecret: String) {
+        bytes = HMACSHA256.mac(key: Array(componentSecret.utf8), message: Array("apush-component ad-hoc sessions".utf8))
+    }
+}
+
+/// A multi-stage session that travels in its own id: the states the handlers asked to remember, the
+/// fields of the form the stage showed, a nonce that tells sessions apart, and the wall-clock time it
+/// expires, followed by HMAC-SHA256 over all of that, the command's node and the requester's full JID.
+/// Nothing is kept on any instance.
+///
+/// The requester can read the states (they are authenticated, not encrypted): handlers keep there
+/// only what the requester chose or may see, never a secret. An id opens again until it expires, on
+/// any instance (a replay): that gives the requester nothing it could not get by starting the command
+/// again, since access is checked on every stage and the states hold only what its own submissions
+/// produced.
+struct AdHocSessionID: Equatable {
+    /// Longer ids are refused before anything is decoded; a session whose id would be longer cannot be kept.
+    static let maximumLength = 4096
+    private static let version: UInt8 = 1
+    /// Version, nonce, expiry, the count of states and the count of fields.
+    private static let minimumBodyLength = 1 + 8 + 8 + 2 + 2
+
+    var nonce: UInt64
+    /// Milliseconds since 1970 (UTC): instances' clocks agree on it where a monotonic clock would not.
+    var expires: UInt64
+    /// One for each stage answered so far, after the empty one stage 0 starts with.
+    var states: [[String: String]]
+    /// The variables of the form the last stage showed: a submitted form answers that form, so one
+    /// with other fields was meant for another stage (a requester that kept an earlier stage's id).
+    var fields: [String]
+
+    /// The stage the next request runs.
+    var stage: Int { states.count - 1 }
+
+    /// The id as the requester sees it, or nil when it would be longer than `maximumLength`.
+    func sealed(key: AdHocSessionKey, node: String, owner: JID) -> String? {
+        var body: [UInt8] = [Self.version]
+        body.appendBigEndian(nonce, width: 8)
+        body.appendBigEndian(expires, width: 8)
+        guard body.appendLength(states.count) else { return nil }
+        for state in states {
+            guard body.appendLength(state.count) else { return nil }
+            for (name, value) in state.sorted(by: { $0.key < $1.key }) {
+                guard body.appendString(name), body.appendString(value) else { return nil }
+            }
+        }
+        guard body.appendLength(fields.count) else { return nil }
+        for field in fields {
+            guard body.appendString(field) else { return nil }
+        }
+        let text = Data(body + Self.mac(body, key: key, node: node, owner: owner)).base64EncodedString()
+        return text.utf8.count <= Self.maximumLength ? text : nil
+    }
+
+    /// The session `text` carries, or nil when it is too long, not ours, of another node or requester,
+    /// tampered with, or expired at `now`. The MAC is checked, in constant time, before the body is read.
+    init?(opening text: String, key: AdHocSessionKey, node: String, owner: JID, now: UInt64) {
+        guard text.utf8.count <= Self.maximumLength, let data = Data(base64Encoded: text),
+            data.count >= Self.minimumBodyLength + HMACSHA256.length
+        else { return nil }
+        let bytes = [UInt8](data)
+        let body = Array(bytes.dropLast(HMACSHA256.length))
+        guard
+            HMACSHA256.equal(
+                Array(bytes.suffix(HMACSHA256.length)), Self.mac(body, key: key, node: node, owner: owner)),
+            let session = Self.decode(body), session.expires > now
+        else { return nil }
+        self = session
+    }
+
+    init(nonce: UInt64, expires: UInt64, states: [[String: String]], fields: [String] = []) {
+        self.nonce = nonce
+        self.expires = expires
+        self.states = states
+        self.fields = fields
+    }
+
+    private static func mac(_ body: [UInt8], key: AdHocSessionKey, node: String, owner: JID) -> [UInt8] {
+        var message = body
+        for part in [node, owner.description] {
+            message.appendBigEndian(UInt64(part.utf8.count), width: 8)
+            message.append(contentsOf: part.utf8)
+        }
+        return HMACSHA256.mac(key: key.bytes, message: message)
+    }
+
+    /// Reads a body this code wrote; still bounded and trap-free, so a leaked key gives no crash.
+    static func decode(_ body: [UInt8]) -> AdHocSessionID? {
+        var reader = ByteReader(bytes: body)
+        guard reader.integer(width: 1) == UInt64(version), let nonce = reader.integer(width: 8),
+            let expires = reader.integer(width: 8), let stateCount = reader.integer(width: 2), stateCount >= 1
+        else { return nil }
+        var states: [[String: String]] = []
+        for _ in 0..<stateCount {
+            guard let pairCount = reader.integer(width: 2) else { return nil }
+            var state: [String: String] = [:]
+            for _ in 0..<pairCount {
+                guard let name = reader.string(), let value = reader.string() else { return nil }
+                state[name] = value
+            }
+            states.append(state)
+        }
+        guard let fieldCount = reader.integer(width: 2) else { return nil }
+        var fields: [String] = []
+        for _ in 0..<fieldCount {
+            guard let field = reader.string() else { return nil }
+            fields.append(field)
+        }
+        guard reader.isAtEnd else { return nil }
+        return AdHocSessionID(nonce: nonce, expires: expires, states: states, fields: fields)
+    }
+}
+
+/// HMAC-SHA256 (RFC 2104) over libcrypto.
+enum HMACSHA256 {
+    static let length = 32
+
+    static func mac(key: [UInt8], message: [UInt8]) -> [UInt8] {
+        // RFC 2104 hashes a key longer than the block first; doing it here keeps the length an Int32.
+        let key = key.count > 64 ? sha256(key) : key
+        var output = [UInt8](repeating: 0, count: length)
+        var written: UInt32 = 0
+        // A one-byte buffer stands in for an empty key or message: libcrypto wants a pointer.
+        let keyBuffer = key.isEmpty ? [0] : key
+        let messageBuffer = message.isEmpty ? [0] : message
+        keyBuffer.withUnsafeBufferPointer { keyPointer in
+            messageBuffer.withUnsafeBufferPointer { messagePointer in
+                output.withUnsafeMutableBufferPointer { outputPointer in
+                    _ = HMAC(
+                        EVP_sha256(), keyPointer.baseAddress, Int32(key.count), messagePointer.baseAddress,
+                        message.count, outputPointer.baseAddress, &written)
+                }
+            }
+        }
+        return output
+    }
+
+    /// Equality that takes as long whichever byte differs, so a forger learns nothing from the time.
+    static func equal(_ first: [UInt8], _ second: [UInt8]) -> Bool {
+        guard first.count == second.count, !first.isEmpty else { return false }
+        return first.withUnsafeBytes { a in
+            second.withUnsafeBytes { b in CRYPTO_memcmp(a.baseAddress, b.baseAddress, a.count) == 0 }
+        }
+    }
+
+    private static func sha256(_ bytes: [UInt8]) -> [UInt8] {
+        var digest = [UInt8](repeating: 0, count: length)
+        bytes.withUnsafeBufferPointer { input in
+            digest.withUnsafeMutableBufferPointer { output in
+                _ = SHA256(input.baseAddress, input.count, output.baseAddress)
+            }
+        }
+        return digest
+    }
+}
+
+extension [UInt8] {
+    fileprivate mutating func appendBigEndian(_ value: UInt64, width: Int) {
+        for shift in stride(from: (width - 1) * 8, through: 0, by: -8) {
+            append(UInt8(truncatingIfNeeded: value >> UInt64(shift)))
+        }
+    }
+
+    /// A two-byte count; false past 65,535.
+    fileprivate mutating func appendLength(_ count: Int) -> Bool {
+        guard let length = UInt16(exactly: count) else { return false }
+        appendBigEndian(UInt64(length), width: 2)
+        return true
+    }
+
+    fileprivate mutating func appendString(_ string: String) -> Bool {
+        guard appendLength(string.utf8.count) else { return false }
+        append(contentsOf: string.utf8)
+        return true
+    }
+}
+
+/// Reads big-endian integers and length-prefixed strings, nil past the end.
+private struct ByteReader {
+    let bytes: [UInt8]
+    private var offset = 0
+
+    init(bytes: [UInt8]) { self.bytes = bytes }
+
+    var isAtEnd: Bool { offset == bytes.count }
+
+    mutating func integer(width: Int) -> UInt64? {
+        take(width)?.reduce(0) { $0 << 8 | UInt64($1) }
+    }
+
+    mutating func string() -> String? {
+        guard let length = integer(width: 2), let utf8 = take(Int(length)) else { return nil }
+        return String(decoding: utf8, as: UTF8.self)
+    }
+
+    private mutating func take(_ count: Int) -> ArraySlice<UInt8>? {
+        guard count <= bytes.count - offset else { return nil }
+        defer { offset += count }
+        return bytes[offset..<offset + count]
+    }
+}
