@@ -68,6 +68,8 @@ public actor PostgreSQLServer {
             executable: try Self.launcher(for: postgres),
             arguments: Self.launcherArguments(for: postgres) + [
                 "-D", dataDirectory.path, "-h", "127.0.0.1", "-p", "\(port)", "-k", baseDirectory.path,
+                // Suites run side by side, each store with its pool and listeners: more than the default 100.
+                "-c", "max_connections=400",
             ]
                 + (isDurable
                     ? [] : ["-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off"]),
