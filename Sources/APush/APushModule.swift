@@ -22,7 +22,8 @@ public struct APushModule: HostedModule {
         self.appServer = appServer
         upstreamTimeout = .seconds(settings.upstreamTimeoutSeconds)
         service = PushService(store: store, settings: settings, logger: logger.child(label: "apush"), clock: clock)
-        relay = StoreAnswerRelay(store: store, logger: logger.child(label: "relay"), clock: clock)
+        relay = StoreAnswerRelay(
+            store: store, appServer: appServer, logger: logger.child(label: "relay"), clock: clock)
     }
 
     /// Answers to another instance's requests go to it through the store they share.

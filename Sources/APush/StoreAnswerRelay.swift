@@ -3,6 +3,7 @@ import Logging
 import Store
 import Synchronization
 import XMLStream
+import XMPP
 
 /// Answers passed between the instances that share the store (`PushStore.tellPeers`): an instance
 /// that reads the answer to another's request (ejabberd spreads a component JID's stanzas over every
@@ -18,16 +19,21 @@ final class StoreAnswerRelay: AnswerRelay {
     static let kind = "answer "
 
     private let store: any PushStore
+    private let appServer: JID
     private let logger: Logger
     private let inFlight = Mutex(0)
     private let dropLog = Mutex(LogLimiter(interval: 60_000, capacity: 2))
     private let clock: PushClock
 
-    init(store: any PushStore, logger: Logger, clock: PushClock) {
+    init(store: any PushStore, appServer: JID, logger: Logger, clock: PushClock) {
         self.store = store
+        self.appServer = appServer
         self.logger = logger
         self.clock = clock
     }
+
+    /// The module asks only the App Server.
+    func asks(_ entity: JID) -> Bool { entity == appServer }
 
     func pass(_ answer: Element) {
         guard let message = Self.message(for: answer) else {

@@ -73,7 +73,8 @@ public struct ComponentService: Sendable {
         let connection = connection
         let logger = logger
         let status = status
-        let relay = Self.relayAnswers(of: modules, to: connection, logger: logger)
+        let relay = Self.relayAnswers(
+            of: modules, to: connection, pinged: try? JID(configuration.domains[0]), logger: logger)
         defer { relay?.watch.stop() }
         await withDiscardingTaskGroup { group in
             if let http {
@@ -112,12 +113,16 @@ public struct ComponentService: Sendable {
     /// The modules' relay of answers, heard into `connection`: answers to another instance's requests
     /// go to it, when there is another. Nil when no module relays or none can be heard.
     private static func relayAnswers(
-        of modules: [any HostedModule], to connection: ComponentConnection, logger: Logger
+        of modules: [any HostedModule], to connection: ComponentConnection, pinged: JID?, logger: Logger
     ) -> RelayedAnswers? {
         for relay in modules.compactMap(\.answerRelay) {
             do {
                 if let watch = try relay.watch({ connection.acceptRelayedAnswer($0) }) {
-                    return RelayedAnswers(watch: watch, passOn: { relay.pass($0) })
+                    return RelayedAnswers(
+                        watch: watch,
+                        passOn: { answer in
+                            if isAnswer(answer, ofWhomAsked: relay, pinged: pinged) { relay.pass(answer) }
+                        })
                 }
             } catch {
                 logger.error("cannot hear the answers other instances pass on: \(error)")
@@ -128,6 +133,13 @@ public struct ComponentService: Sendable {
 }
 
 /// The answers relayed between instances while the link runs.
+/// Whether `answer` comes from an entity this host's instances send requests to: the server the link
+/// pings, or one the relay's module asks.
+func isAnswer(_ answer: Element, ofWhomAsked relay: any AnswerRelay, pinged: JID?) -> Bool {
+    guard let from = answer[attribute: "from"].flatMap({ try? JID($0) }) else { return false }
+    return from == pinged || relay.asks(from)
+}
+
 private struct RelayedAnswers: Sendable {
     let watch: any RelayWatch
     let passOn: @Sendable (Element) -> Void

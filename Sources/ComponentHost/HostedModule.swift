@@ -33,6 +33,9 @@ public protocol HostedModule: Sendable {
 /// JID's stanzas over their connections (ejabberd) may hand one instance the answer to another's
 /// request.
 public protocol AnswerRelay: Sendable {
+    /// Whether the module sends requests to `entity`: only answers from those (and from the server the
+    /// link pings) are passed on, since anyone may send the component an IQ result.
+    func asks(_ entity: JID) -> Bool
     /// Passes on an answer to a request this instance never sent.
     func pass(_ answer: Element)
     /// Hands `deliver` each answer another instance passes on, until the watch is stopped; nil when

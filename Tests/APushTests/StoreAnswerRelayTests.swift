@@ -11,6 +11,15 @@ import XMPPTesting
 @testable import APush
 
 @Suite struct StoreAnswerRelayTests {
+    static let appServer = try! JID("push.localhost")
+
+    @Test func itAsksOnlyTheAppServer() throws {
+        let relay = StoreAnswerRelay(
+            store: try SQLitePushStore(.memory), appServer: Self.appServer, logger: .disabled, clock: .system)
+        #expect(relay.asks(Self.appServer))
+        #expect(!relay.asks(try JID("mallory@localhost/x")))
+    }
+
     @Test func anAnswerIsPassedWholeOrWithOnlyItsErrorOrNotAtAll() throws {
         let small = try Element.parse(
             "<iq xmlns='jabber:component:accept' type='result' id='a-1' from='push.localhost'/>")
@@ -32,7 +41,9 @@ import XMPPTesting
     }
 
     @Test func anSQLiteStoreRelaysNothing() throws {
-        let relay = StoreAnswerRelay(store: try SQLitePushStore(.memory), logger: .disabled, clock: .system)
+        let relay = StoreAnswerRelay(
+            store: try SQLitePushStore(.memory), appServer: try JID("push.localhost"), logger: .disabled, clock: .system
+        )
         #expect(try relay.watch { _ in } == nil)
     }
 
@@ -44,7 +55,9 @@ import XMPPTesting
             try await PostgreSQLPushStore.open(url: url), try await PostgreSQLPushStore.open(url: url)
         )
         let heard = Mutex<[Element]>([])
-        let relays = [first, second].map { StoreAnswerRelay(store: $0, logger: .disabled, clock: .system) }
+        let relays = [first, second].map {
+            StoreAnswerRelay(store: $0, appServer: Self.appServer, logger: .disabled, clock: .system)
+        }
         let watch = try #require(try relays[1].watch { answer in heard.withLock { $0.append(answer) } })
         defer { watch.stop() }
         let id = "relay-\(UUID().uuidString)"

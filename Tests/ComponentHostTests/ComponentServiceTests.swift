@@ -1,4 +1,3 @@
-import ComponentHost
 import HTTPServer
 import Logging
 import Synchronization
@@ -7,10 +6,37 @@ import XMLStream
 import XMPP
 import XMPPTesting
 
+@testable import ComponentHost
+
 /// The whole host (configuration, link, router, module) against the stand-in server.
 @Suite(.timeLimit(.minutes(1)))
 struct ComponentServiceTests {
     static let user = try! JID("alice@localhost/phone")
+
+    /// A relay that asks one entity, and records nothing (only the choice of what to pass is tested).
+    private struct AskingRelay: AnswerRelay {
+        let asked: JID
+        func asks(_ entity: JID) -> Bool { entity == asked }
+        func pass(_ answer: Element) {}
+        func watch(_ deliver: @escaping @Sendable (Element) -> Void) -> (any RelayWatch)? { nil }
+    }
+
+    /// Only answers from whom the instances ask (the pinged server, the module's App Server) are passed
+    /// on to the other instances: anyone may send the component an IQ result.
+    @Test func onlyAnswersFromThoseAskedArePassedOn() throws {
+        let relay = AskingRelay(asked: try JID("push.localhost"))
+        let server = try JID("localhost")
+        func answer(from: String?) -> Element {
+            var iq = Element("iq", ["type": "result", "id": "x-1"])
+            iq[attribute: "from"] = from
+            return iq
+        }
+        #expect(isAnswer(answer(from: "push.localhost"), ofWhomAsked: relay, pinged: server))
+        #expect(isAnswer(answer(from: "localhost"), ofWhomAsked: relay, pinged: server))
+        #expect(!isAnswer(answer(from: "mallory@localhost/x"), ofWhomAsked: relay, pinged: server))
+        #expect(!isAnswer(answer(from: nil), ofWhomAsked: relay, pinged: server))
+        #expect(!isAnswer(answer(from: "not a jid@@"), ofWhomAsked: relay, pinged: server))
+    }
 
     @Test func servesDiscoAndCommandsThroughTheStandIn() async throws {
         let server = try StandInComponentServer(componentJID: "apush.localhost", secret: "service-secret")
