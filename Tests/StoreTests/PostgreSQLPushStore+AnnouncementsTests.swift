@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 import Testing
+import XMPPTesting
 
 @testable import PostgreSQL
 @testable import Store
@@ -12,10 +13,11 @@ import Testing
     }
 
     /// What one instance stores is heard by a watch on another store of the same database, with its
-    /// time: a retry, a lease taken on it, a window opened. Times far from any other test's (the
-    /// channel is the database's, shared by the tests running beside this one).
+    /// time: a retry, a lease taken on it, a window opened. On a server of its own: the channel is the
+    /// database's, and a batch is announced by its earliest time, so the other tests' work would hide
+    /// these times.
     @Test func workStoredThroughAnotherStoreIsAnnouncedWithItsTime() async throws {
-        try await TestDatabase.withSchema { url in
+        try await withOwnServer { url in
             let writer = try await PostgreSQLPushStore.open(url: url)
             let watcher = try await PostgreSQLPushStore.open(url: url)
             let heard = Mutex<[Timestamp]>([])
@@ -40,7 +42,7 @@ import Testing
 
     /// Stopped, the thread leaves its poll at once: no announcement is heard after.
     @Test func aStoppedWatchHearsNothingMore() async throws {
-        try await TestDatabase.withSchema { url in
+        try await withOwnServer { url in
             let store = try await PostgreSQLPushStore.open(url: url)
             let heard = Mutex<[Timestamp]>([])
             let watch = try #require(try store.watchDueWork { due in heard.withLock { $0.append(due) } })
@@ -88,6 +90,18 @@ import Testing
             #expect(due == nil && peers == nil)
             try await store.tellPeers("answer <iq/>")
         }
+    }
+
+    private func withOwnServer(_ body: (String) async throws -> Void) async throws {
+        let server = try PostgreSQLServer()
+        try await server.start()
+        do {
+            try await body(server.url)
+        } catch {
+            await server.stop()
+            throw error
+        }
+        await server.stop()
     }
 
     private func waitUntil(
