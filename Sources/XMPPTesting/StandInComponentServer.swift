@@ -118,7 +118,7 @@ public final class StandInComponentServer: Sendable {
     }
 
     /// Sends an IQ get or set (an id is added when it has none) and returns the component's result or error.
-    public func request(_ iq: Element, timeout: Duration = .seconds(20)) async throws -> Element {
+    public func request(_ iq: Element, timeout: Duration = .seconds(60)) async throws -> Element {
         var iq = iq
         let id =
             iq.stanzaID

@@ -9,7 +9,7 @@ import XMPPTesting
 @testable import ComponentHost
 
 /// The whole host (configuration, link, router, module) against the stand-in server.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(3)))
 struct ComponentServiceTests {
     static let user = try! JID("alice@localhost/phone")
 
