@@ -49,6 +49,7 @@ sanitized_suites() {
     local sanitizer=$1 scratch=.build/${1:0:1}san
     local log=$scratch-test.log
     mkdir -p .build
+    rm -f "$scratch-failure.txt"
     if ! swift build --build-tests --sanitize="$sanitizer" --scratch-path "$scratch" >"$log" 2>&1; then
         grep -E 'error:' "$log" | head -20
         echo "$sanitizer sanitizer: the build failed (log $log)"
@@ -67,9 +68,12 @@ sanitized_suites() {
     # Swift Testing's summary, and XCTest's when it ran any.
     grep -E '^(✔|✘) Test run with|Executed [1-9][0-9]* tests?,' "$log" | tail -2 | sed "s/^[[:space:]]*/$sanitizer sanitizer: /"
     if [ "$status" -ne 0 ] || [ "$reports" -ne 0 ]; then
-        grep -E -A12 '^(WARNING: ThreadSanitizer|==[0-9]+==ERROR: (Address|Leak)Sanitizer)' "$log" | head -60
-        grep -E '^✘ Test .* failed|error: ' "$log" | head -20
-        echo "$sanitizer sanitizer: FAILED (exit $status, $reports report(s); log $log)"
+        # Kept for the end of the run too, where a CI excerpt (the output's tail) shows it.
+        {
+            grep -E -A12 '^(WARNING: ThreadSanitizer|==[0-9]+==ERROR: (Address|Leak)Sanitizer)' "$log" | head -60
+            grep -E '^✘ Test .* failed|error: |Fatal error|Crash|signal' "$log" | head -20
+            echo "$sanitizer sanitizer: FAILED (exit $status, $reports report(s); log $log)"
+        } | tee "$scratch-failure.txt"
         return 1
     fi
 }
@@ -86,6 +90,7 @@ swift build --build-tests
 status=0
 swift test || status=$?
 if [ "${#failed[@]}" -gt 0 ]; then
+    cat .build/?san-failure.txt 2>/dev/null || true
     echo "contrib/test.sh: also failed: ${failed[*]}"
     exit 1
 fi
