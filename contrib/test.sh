@@ -59,7 +59,8 @@ sanitized_suites() {
     # TSan cannot see Synchronization.Mutex on Linux: see the file for what is suppressed and why.
     # The leak checker is the fuzzers' job: in the suites it finds only Foundation's own leaks (each
     # launched Process, String(contentsOf:), XCTest's runner), all in test support.
-    # APUSH_SANITIZED_RUN leaves the suites of two component processes to the plain run (SanitizedRun).
+    # APUSH_SANITIZED_RUN leaves the scenarios of a component child process under load to the plain
+    # run (SanitizedRun).
     TSAN_OPTIONS="suppressions=$PWD/contrib/tsan-suppressions.txt:${TSAN_OPTIONS:-}" \
         ASAN_OPTIONS="detect_leaks=0:${ASAN_OPTIONS:-}" APUSH_SANITIZED_RUN=1 \
         swift test --skip-build --sanitize="$sanitizer" --scratch-path "$scratch" >>"$log" 2>&1 || status=$?

@@ -10,9 +10,7 @@ import XMPPTesting
 /// Two component processes on one PostgreSQL behind a real ejabberd with its bridge: ejabberd takes
 /// several connections for one component JID and routes each stanza to one of them at random, so both
 /// instances are active and a publish may land on either.
-@Suite(
-    .serialized, .timeLimit(.minutes(4)),
-    .disabled(if: SanitizedRun.isActive, "two component processes beside ejabberd: left to the plain run"))
+@Suite(.serialized, .timeLimit(.minutes(4)), .leftToThePlainRun)
 struct ActiveActiveEndToEndTests {
     /// Publishes split across both instances (each answers some), every push reaches the App Server
     /// once, a burst's held push goes out once at its window's end, and a policy change made through

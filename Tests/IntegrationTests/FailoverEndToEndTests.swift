@@ -5,9 +5,7 @@ import XMPPTesting
 
 /// Two component processes on one PostgreSQL behind a real Prosody, which takes one connection per
 /// component JID: the second stands by, and takes over when the first dies.
-@Suite(
-    .serialized, .timeLimit(.minutes(3)),
-    .disabled(if: SanitizedRun.isActive, "two component processes beside Prosody: left to the plain run"))
+@Suite(.serialized, .timeLimit(.minutes(3)), .leftToThePlainRun)
 struct FailoverEndToEndTests {
     /// Instance A holds the link; B is refused with `conflict` (what Prosody really sends) and stands
     /// by. A is killed with SIGKILL in the middle of a burst: B connects within seconds, sends the held

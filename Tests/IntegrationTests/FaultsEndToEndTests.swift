@@ -227,7 +227,7 @@ struct FaultsEndToEndTests {
         }
     }
 
-    @Test(arguments: PushTestbed.bridgedServers)
+    @Test(.leftToThePlainRun, arguments: PushTestbed.bridgedServers)
     func aBurstSurvivesKillDashNineOfTheComponent(on server: PushTestbed.Server) async throws {
         try await PushTestbed.with(server, coalesceSeconds: 8, placement: .process) { bed in
             let key = try await bed.enableDevice(token: "token-kill")
@@ -366,7 +366,7 @@ struct FaultsEndToEndTests {
     /// Many chats, an App Server that takes a second per answer (so a kill often lands while a push
     /// awaits its answer), the component killed three times at random moments, and once more while
     /// pushes await an answer.
-    @Test func killDashNineAtRandomMomentsOfALoadRunLosesNothing() async throws {
+    @Test(.leftToThePlainRun) func killDashNineAtRandomMomentsOfALoadRunLosesNothing() async throws {
         // A push in flight at a kill comes back when its lease ends (the upstream timeout and 5 s), well
         // within its retry deadline.
         try await PushTestbed.with(

@@ -4,7 +4,7 @@ import Testing
 import XMPPTesting
 
 /// The component binary on a PostgreSQL store (`APUSH_STORE` = its URL) behind a real Prosody.
-@Suite(.serialized, .timeLimit(.minutes(3)))
+@Suite(.serialized, .timeLimit(.minutes(3)), .leftToThePlainRun)
 struct PostgreSQLEndToEndTests {
     /// A message is pushed; while the database restarts, a publish is answered `wait` and the
     /// registration is kept; once it is back, the next message is pushed, with nothing logged that

@@ -12,6 +12,16 @@ import XMPPTesting
 
 @testable import APush
 
+extension Trait where Self == ConditionTrait {
+    /// For a scenario whose component runs as a child process under heavy load (kill -9 rounds, two
+    /// instances, a database restart): under a sanitizer the child's report lands in its log, not the
+    /// run's, so it would add only load, under which other suites' liveness bounds were passed. The
+    /// plain run of the same command runs it.
+    static var leftToThePlainRun: Self {
+        .disabled(if: SanitizedRun.isActive, "its component is a child process under load: left to the plain run")
+    }
+}
+
 /// A real server (Prosody or ejabberd, each with or without its bridge), the component (in this process,
 /// or as its own process so a test can `kill -9` it), a stand-in App Server on the same server, and
 /// real c2s clients. Everything on loopback ports of its own.
