@@ -1,6 +1,7 @@
 import Dispatch
 import SQLite
 import Sealing
+import Synchronization
 
 /// The push store on SQLite: one connection, used only on a serial queue of its own.
 ///
@@ -9,6 +10,12 @@ import Sealing
 /// Each call is one hop there and back (apush-bench: 10-25 µs against 2-9 µs on the caller's thread,
 /// on a loaded 2-core machine), so a call does all of one step's reads and writes at once, in one
 /// transaction where they must be atomic.
+///
+/// Transactions that wait while the thread is busy are committed together (a group commit: a commit
+/// on a WAL file is a write per page, the largest cost of a publish), each in a savepoint of its own so
+/// that one that fails is rolled back alone; each caller hears of its own only once all have
+/// committed. Work nobody waits for (a push's answer recorded) waits up to `backgroundDelay` to share
+/// the next transaction's commit.
 ///
 /// Tokens are stored (the upstream node must be known when a held push goes out) but never logged;
 /// the file is created 0600. No message text is ever stored: held notices are metadata only.
@@ -43,6 +50,10 @@ public final class SQLitePushStore: PushStore {
     /// Touched only on `queue`, which is what makes the store `Sendable`.
     private nonisolated(unsafe) var connection: Connection
     private let queue = DispatchQueue(label: "apush.store")
+    /// Transactions waiting for `queue`, and whether a drain of them is on its way there.
+    private let waiting = Mutex(Waiting())
+    /// How long work nobody waits for may wait to share another transaction's commit.
+    static let backgroundDelay = DispatchTimeInterval.milliseconds(2)
     private let location: Location
     private let reopenInterval: Duration
     public let limits: StoreLimits
@@ -87,17 +98,10 @@ public final class SQLitePushStore: PushStore {
         }
     }
 
-    /// `run` without waiting: a failure goes to `failed`.
-    func runInBackground(
-        _ body: @escaping @Sendable (Database) throws -> Void, failed: @escaping @Sendable (any Error) -> Void
-    ) {
-        queue.async {
-            do { try self.runHere(body) } catch { failed(error) }
-        }
-    }
-
-    /// On `queue` only.
+    /// On `queue` only. Transactions that were waiting run first: every call runs after those made
+    /// before it.
     private func runHere<T>(_ body: (Database) throws -> T) throws -> T {
+        commitWaiting()
         let database = try openedDatabase()
         do {
             return try body(database)
@@ -131,7 +135,17 @@ public final class SQLitePushStore: PushStore {
     public func transaction<T: Sendable>(_ body: @escaping @Sendable (any PushTransaction) throws -> T) async throws
         -> T
     {
-        try await run(inOneTransaction(body))
+        let limits = limits
+        return try await withCheckedThrowingContinuation { continuation in
+            enqueue(
+                WaitingTransaction(
+                    run: { database in
+                        let value = try body(SQLitePushTransaction(database: database, limits: limits))
+                        return { continuation.resume(returning: value) }
+                    },
+                    fail: { continuation.resume(throwing: $0) }),
+                urgent: true)
+        }
     }
 
     /// Nil: the store is this process's alone, whose own work rings its loop.
@@ -146,19 +160,94 @@ public final class SQLitePushStore: PushStore {
         _ body: @escaping @Sendable (any PushTransaction) throws -> Void,
         failed: @escaping @Sendable (any Error) -> Void
     ) {
-        runInBackground(inOneTransaction(body), failed: failed)
+        let limits = limits
+        enqueue(
+            WaitingTransaction(
+                run: { database in
+                    try body(SQLitePushTransaction(database: database, limits: limits))
+                    return {}
+                },
+                fail: failed),
+            urgent: false)
     }
 
-    /// `body`'s steps as one transaction on the connection.
-    private func inOneTransaction<T>(_ body: @escaping @Sendable (any PushTransaction) throws -> T)
-        -> @Sendable (Database) throws -> T
-    {
-        let limits = limits
-        return { database in
-            try database.transaction { database in
-                try body(SQLitePushTransaction(database: database, limits: limits))
-            }
+    /// One transaction's body and what to do once its fate is known.
+    private struct WaitingTransaction: Sendable {
+        /// Runs the body and returns what tells its caller, called once it has committed.
+        let run: @Sendable (Database) throws -> @Sendable () -> Void
+        let fail: @Sendable (any Error) -> Void
+    }
+
+    private struct Waiting {
+        var transactions: [WaitingTransaction] = []
+        /// A drain is on its way to `queue`: at once (`urgent`), or after `backgroundDelay`.
+        var drainQueued: Drain?
+
+        enum Drain { case soon, later }
+    }
+
+    /// Transactions waiting for the store's thread: for tests.
+    var transactionsWaiting: Int { waiting.withLock { $0.transactions.count } }
+
+    /// Adds a transaction to those waiting and sends a drain to the queue unless one is on its way: at
+    /// once for a caller who waits, after `backgroundDelay` for work nobody waits for.
+    private func enqueue(_ transaction: WaitingTransaction, urgent: Bool) {
+        let send: Waiting.Drain? = waiting.withLock { waiting in
+            waiting.transactions.append(transaction)
+            let wanted: Waiting.Drain = urgent ? .soon : .later
+            guard waiting.drainQueued != .soon, waiting.drainQueued != wanted else { return nil }
+            waiting.drainQueued = wanted
+            return wanted
         }
+        switch send {
+        case .soon: queue.async { self.commitWaiting() }
+        case .later: queue.asyncAfter(deadline: .now() + Self.backgroundDelay) { self.commitWaiting() }
+        case nil: break
+        }
+    }
+
+    /// Runs every waiting transaction in one transaction of the connection (each in a savepoint when
+    /// there are several), commits, and only then tells each caller. One that fails is rolled back to
+    /// its savepoint and its caller hears its error; a failure that ends the whole transaction (a full
+    /// disk, a failed commit) fails every one of them. On `queue` only.
+    private func commitWaiting() {
+        let batch = waiting.withLock { waiting in
+            waiting.drainQueued = nil
+            defer { waiting.transactions = [] }
+            return waiting.transactions
+        }
+        guard !batch.isEmpty else { return }
+        let database: Database
+        do {
+            database = try openedDatabase()
+            try database.execute("BEGIN IMMEDIATE")
+        } catch {
+            for transaction in batch { transaction.fail(error) }
+            return
+        }
+        let isolated = batch.count > 1
+        var committed: [@Sendable () -> Void] = []
+        var refused: [(WaitingTransaction, any Error)] = []
+        do {
+            for transaction in batch {
+                do {
+                    if isolated { try database.execute("SAVEPOINT waiting_transaction") }
+                    committed.append(try transaction.run(database))
+                    if isolated { try database.execute("RELEASE waiting_transaction") }
+                } catch  where isolated && database.isInTransaction {
+                    try database.execute("ROLLBACK TO waiting_transaction")
+                    try database.execute("RELEASE waiting_transaction")
+                    refused.append((transaction, error))
+                }
+            }
+            try database.execute("COMMIT")
+        } catch {
+            database.rollBackIfOpen()
+            for transaction in batch { transaction.fail(error) }
+            return
+        }
+        for tell in committed { tell() }
+        for (transaction, error) in refused { transaction.fail(error) }
     }
 
     /// A value or NULL.

@@ -376,3 +376,117 @@ extension SQLitePushStoreTests.Threads {
         }
     }
 }
+
+extension SQLitePushStoreTests {
+    /// Transactions that wait while the store's thread is busy share one commit, each in a savepoint.
+    @Suite struct GroupCommit {
+        private struct Injected: Error {}
+
+        /// The store's thread held by a call that waits on `gate` until the test opens it, and
+        /// `transactions` queued behind it (each recording an unknown node's answer at its time, the
+        /// one at `failing` then failing) and run together once it opens. Returns each one's outcome.
+        private func batch(
+            _ store: SQLitePushStore, times: [Timestamp], failing: Timestamp,
+            abortingEverything: Bool = false
+        ) async throws -> [Timestamp: Result<Bool, any Error>] {
+            // Only the store's thread blocks: the test waits by polling, so the pool stays free.
+            let (gate, started) = (DispatchSemaphore(value: 0), DispatchSemaphore(value: 0))
+            let busy = Task {
+                try await store.run { _ in
+                    started.signal()
+                    gate.wait()
+                }
+            }
+            while started.wait(timeout: .now()) != .success { try await Task.sleep(for: .milliseconds(5)) }
+            let outcomes = Task {
+                await withTaskGroup(of: (Timestamp, Result<Bool, any Error>).self) { group in
+                    for at in times {
+                        group.addTask {
+                            let result: Result<Bool, any Error>
+                            do {
+                                result = .success(
+                                    try await store.transaction { transaction in
+                                        let recorded = try transaction.recordUnknownNodeAnswer(
+                                            at: at, since: 0, limit: 100)
+                                        guard at == failing else { return recorded }
+                                        if abortingEverything, let sqlite = transaction as? SQLitePushTransaction {
+                                            // What SQLite does itself on a full disk: the whole transaction ends.
+                                            try sqlite.database.execute("ROLLBACK")
+                                        }
+                                        throw Injected()
+                                    })
+                            } catch {
+                                result = .failure(error)
+                            }
+                            return (at, result)
+                        }
+                    }
+                    var outcomes: [Timestamp: Result<Bool, any Error>] = [:]
+                    for await (at, result) in group { outcomes[at] = result }
+                    return outcomes
+                }
+            }
+            while store.transactionsWaiting < times.count { try await Task.sleep(for: .milliseconds(5)) }
+            gate.signal()
+            try await busy.value
+            return await outcomes.value
+        }
+
+        private func recorded(_ store: SQLitePushStore) async throws -> Set<Timestamp> {
+            try await store.run { database in
+                Set(try database.query("SELECT at FROM unknown_node_answers").map { try $0.decode("at", \.int64Value) })
+            }
+        }
+
+        @Test func aFailingTransactionOfABatchIsRolledBackAloneAndTheOthersCommit() async throws {
+            let store = try SQLitePushStore(.memory)
+            let outcomes = try await batch(store, times: [1_000, 2_000, 3_000], failing: 2_000)
+            #expect(try outcomes[1_000]?.get() == true)
+            #expect(try outcomes[3_000]?.get() == true)
+            #expect(throws: Injected.self) { try outcomes[2_000]?.get() }
+            #expect(try await recorded(store) == [1_000, 3_000])
+            #expect(try await store.run { $0.isInTransaction } == false)
+        }
+
+        /// A failure that ends the whole transaction (a full disk) fails every caller of the batch, the
+        /// ones whose bodies had succeeded too: none of their writes was committed.
+        @Test func aFailureThatEndsTheTransactionFailsEveryCallerOfTheBatch() async throws {
+            let store = try SQLitePushStore(.memory)
+            let outcomes = try await batch(
+                store, times: [1_000, 2_000, 3_000], failing: 2_000, abortingEverything: true)
+            for at: Timestamp in [1_000, 2_000, 3_000] {
+                #expect(throws: (any Error).self) { try outcomes[at]?.get() }
+            }
+            #expect(try await recorded(store).isEmpty)
+            #expect(try await store.run { $0.isInTransaction } == false)
+            // The store goes on.
+            #expect(try await store.recordUnknownNodeAnswer(at: 4_000, since: 0, limit: 100))
+            #expect(try await recorded(store) == [4_000])
+        }
+
+        /// Work nobody waits for is committed by itself soon after, seen by another connection, and
+        /// before any later call of this store.
+        @Test func workInTheBackgroundIsCommittedSoonAndBeforeAnyLaterCall() async throws {
+            try await withTemporaryDatabasePath { path in
+                let store = try SQLitePushStore(.file(path: path))
+                store.transactionInBackground(
+                    { _ = try $0.recordUnknownNodeAnswer(at: 1_000, since: 0, limit: 100) },
+                    failed: { Issue.record("\($0)") })
+                #expect(try await recorded(store) == [1_000])
+
+                store.transactionInBackground(
+                    { _ = try $0.recordUnknownNodeAnswer(at: 2_000, since: 0, limit: 100) },
+                    failed: { Issue.record("\($0)") })
+                let reader = try Database(.file(path: path))
+                let deadline = ContinuousClock.now + .seconds(10)
+                var seen: Int64 = 0
+                while seen < 2, ContinuousClock.now < deadline {
+                    try await Task.sleep(for: .milliseconds(5))
+                    seen = try reader.queryOne("SELECT count(*) AS n FROM unknown_node_answers").decode(
+                        "n", \.int64Value)
+                }
+                #expect(seen == 2)
+            }
+        }
+    }
+}
