@@ -136,10 +136,13 @@ public final class Database {
         let statement = try cachedStatement(sql)
         defer { statement.reset() }
         try statement.bind(bindings)
-        let columns = statement.columnNames
         var rows: [Row] = []
+        // Read after the first step, which prepares the statement anew if the schema changed.
+        var columns: [String]?
         while try statement.step() {
-            rows.append(statement.row(columns: columns))
+            let names = columns ?? statement.columnNames
+            columns = names
+            rows.append(statement.row(columns: names))
         }
         return rows
     }

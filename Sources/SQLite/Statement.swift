@@ -95,9 +95,17 @@ final class Statement {
         sqlite3_clear_bindings(handle)
     }
 
+    /// The result's column names, read once and again only after SQLite prepared the statement anew
+    /// (a schema change may add or rename a column): a query reads them for every call.
     var columnNames: [String] {
-        (0..<sqlite3_column_count(handle)).map { String(cString: sqlite3_column_name(handle, $0)) }
+        let prepared = sqlite3_stmt_status(handle, SQLITE_STMTSTATUS_REPREPARE, 0)
+        if let names, names.prepared == prepared { return names.columns }
+        let columns = (0..<sqlite3_column_count(handle)).map { String(cString: sqlite3_column_name(handle, $0)) }
+        names = (columns, prepared)
+        return columns
     }
+
+    private var names: (columns: [String], prepared: Int32)?
 
     func row(columns: [String]) -> Row {
         Row(columns: columns, values: (0..<Int32(columns.count)).map(value(at:)), sql: sql)

@@ -199,11 +199,9 @@ enum PostgreSQLBench {
     ) async throws -> T {
         switch engine {
         case .sqlite:
-            let path = Bench.temporaryStore()
-            defer {
-                for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
-            }
-            return try await body([try SQLitePushStore(.file(path: path))], nil)
+            let location = SQLitePushStore.Location.file(path: Bench.temporaryStore())
+            defer { Bench.removeTemporaryStore(location) }
+            return try await body([try SQLitePushStore(location)], nil)
         case .postgresql(let server, let synchronousCommit):
             let schema = "bench_\(UUID().uuidString.prefix(8).lowercased())"
             let setting = synchronousCommit ? "on" : "off"

@@ -98,6 +98,16 @@ struct Bench {
             rows.append((name, try await measurePublishes(elements, on: location, name: name)))
         }
 
+        // Sustained throughput: publishes as a busy server sends them, against seals on every core.
+        let cores = ProcessInfo.processInfo.activeProcessorCount
+        let sealsOnEveryCore = try await measureOnEveryCore("Envelope.seal on every core (\(cores) at once)", count) {
+            _ = try Envelope.seal(summary, to: device.publicKey)
+        }
+        let loaded = try await PostgreSQLBench.row(
+            "whole publishes, 16 in flight (SQLite file (WAL))",
+            try (0..<PostgreSQLBench.devices + count).map { try Element.parse(publish($0, key: device.publicKey)) },
+            on: .sqlite, inFlight: 16)
+
         print("")
         print("ratios of rates (wall time, one publish after another)")
         ratio("seal rate / X25519 rate (a seal is 2 multiplications: 0.5 is the floor)", seal.rate / x25519.rate)
@@ -113,6 +123,10 @@ struct Bench {
         for (name, figure) in rows {
             ratio("seal CPU / publish CPU, \(name)", seal.cpuMicroseconds / figure.cpuMicroseconds)
         }
+        print("sustained throughput (wall time, every core busy)")
+        ratio(
+            "publish rate, 16 in flight on WAL / seal rate on every core", loaded.rate / sealsOnEveryCore.rate)
+        ratio("seal CPU / publish CPU, 16 in flight on WAL", seal.cpuMicroseconds / loaded.cpuEach)
         print(String(format: "resident memory after the run: %.1f MiB", residentMiB()))
     }
 
@@ -134,6 +148,7 @@ struct Bench {
     static func measurePublishes(_ elements: [Element], on location: SQLitePushStore.Location, name: String)
         async throws -> Figure
     {
+        defer { removeTemporaryStore(location) }
         let sender = AnsweringSender()
         var settings = APushSettings()
         settings.appServer = "push.example.org"
@@ -179,6 +194,23 @@ struct Bench {
     static func measure(_ name: String, _ count: Int, _ body: (Int) throws -> Void) rethrows -> Figure {
         let (start, cpu) = (ContinuousClock.now, processCPUSeconds())
         for index in 0..<count { try body(index) }
+        return report(name, count, ContinuousClock.now - start, processCPUSeconds() - cpu)
+    }
+
+    /// Runs `body` `count` times spread over one task a core, and prints its figure.
+    static func measureOnEveryCore(_ name: String, _ count: Int, _ body: @escaping @Sendable () throws -> Void)
+        async throws -> Figure
+    {
+        let cores = ProcessInfo.processInfo.activeProcessorCount
+        let (start, cpu) = (ContinuousClock.now, processCPUSeconds())
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for core in 0..<cores {
+                group.addTask {
+                    for _ in stride(from: core, to: count, by: cores) { try body() }
+                }
+            }
+            try await group.waitForAll()
+        }
         return report(name, count, ContinuousClock.now - start, processCPUSeconds() - cpu)
     }
 
@@ -249,6 +281,12 @@ struct Bench {
 
     static func temporaryStore() -> String {
         FileManager.default.temporaryDirectory.appendingPathComponent("apush-bench-\(getpid()).sqlite").path
+    }
+
+    /// Removes a store at `temporaryStore()` with its log, so the next row starts afresh.
+    static func removeTemporaryStore(_ location: SQLitePushStore.Location) {
+        guard case .file(let path) = location else { return }
+        for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
     }
 
     static func residentMiB() -> Double {

@@ -40,6 +40,21 @@ import Testing
         #expect(try sums.decode("total", \.int64Value) == 124_750)
     }
 
+    /// A cached `SELECT *` keeps its column names between calls, and reads them anew once a schema
+    /// change made SQLite prepare it again (a column added, another renamed).
+    @Test func aCachedQuerysColumnsFollowASchemaChange() throws {
+        let database = try Database(.memory)
+        try database.execute("CREATE TABLE t(a INTEGER)")
+        try database.execute("INSERT INTO t VALUES (1)")
+        #expect(try database.query("SELECT * FROM t").first?.columns == ["a"])
+        #expect(try database.query("SELECT * FROM t").first?.columns == ["a"])
+        try database.executeScript("ALTER TABLE t ADD COLUMN b TEXT DEFAULT 'x'; ALTER TABLE t RENAME COLUMN a TO c")
+        let row = try #require(try database.query("SELECT * FROM t").first)
+        #expect(row.columns == ["c", "b"])
+        #expect(try row.decode("c", \.int64Value) == 1)
+        #expect(try row.decode("b", \.stringValue) == "x")
+    }
+
     @Test func cachedStatementIsReusableAfterAFailure() throws {
         let database = try Database(.memory)
         try database.execute("CREATE TABLE t(name TEXT PRIMARY KEY)")
