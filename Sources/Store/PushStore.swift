@@ -10,11 +10,13 @@ public protocol PushStore: Sendable {
 
     /// Runs `body` in one transaction on the store's own thread (see `PushTransaction`, whose steps are
     /// also offered here one transaction each). Commits if `body` returns; a throw rolls it all back.
+    /// A store may commit several callers' transactions at once (SQLite's group commit): each returns
+    /// only once its own has committed.
     func transaction<T: Sendable>(_ body: @escaping @Sendable (any PushTransaction) throws -> T) async throws -> T
     /// Runs `body` in a transaction of its own without waiting for it: for a write nobody awaits (a
     /// push's answer, recorded while the server has its own). A failure goes to `failed`. Where one
     /// process owns the store (SQLite), it runs after every transaction asked for before it and before
-    /// any asked for later; where several share it (PostgreSQL), whose transactions interleave anyway,
+    /// any asked for later, and may wait a moment to share a later one's commit; where several share it (PostgreSQL), whose transactions interleave anyway,
     /// it runs alongside the others, so what it writes must come out the same in any order (counts,
     /// the latest of two times, an item's removal).
     func transactionInBackground(
