@@ -208,16 +208,3 @@ extension PushEndToEndTests {
         }
     }
 }
-
-/// Polls `condition` every 100 ms until it holds, failing after `timeout`.
-func waitUntil(
-    _ what: String, timeout: Duration = .seconds(15),
-    _ condition: @Sendable () async throws -> Bool
-) async throws {
-    let deadline = ContinuousClock.now + timeout
-    while ContinuousClock.now < deadline {
-        if try await condition() { return }
-        try await Task.sleep(for: .milliseconds(100))
-    }
-    throw ServerProcessError(.portTimeout, "timed out after \(timeout) waiting until \(what)")
-}

@@ -2,6 +2,7 @@ import Foundation
 import SQLite
 import Synchronization
 import Testing
+import XMPPTesting
 
 @testable import PostgreSQL
 
@@ -20,32 +21,21 @@ import Testing
             connected: { connections.withLock { $0 += 1 } },
             heard: { payloads in heard.withLock { $0 += payloads } })
         defer { listener.stop() }
-        try await waitUntil { connections.withLock { $0 } == 1 }
+        try await waitUntil("the listener connected", timeout: .seconds(20)) { connections.withLock { $0 } == 1 }
         let sender = try Connection(url)
         try sender.execute("SELECT pg_notify($1, 'one'), pg_notify('elsewhere', 'not this')", [.text(channel)])
-        try await waitUntil { heard.withLock { $0 } == ["one"] }
+        try await waitUntil("one heard", timeout: .seconds(20)) { heard.withLock { $0 } == ["one"] }
 
         try sender.execute(
             "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query = $1", [.text("LISTEN \(channel)")])
-        try await waitUntil { connections.withLock { $0 } == 2 }
+        try await waitUntil("the listener connected again", timeout: .seconds(20)) { connections.withLock { $0 } == 2 }
         try sender.execute("SELECT pg_notify($1, 'two')", [.text(channel)])
-        try await waitUntil { heard.withLock { $0 } == ["one", "two"] }
+        try await waitUntil("two heard", timeout: .seconds(20)) { heard.withLock { $0 } == ["one", "two"] }
 
         listener.stop()
         try await Task.sleep(for: .milliseconds(300))
         try sender.execute("SELECT pg_notify($1, 'three')", [.text(channel)])
         try await Task.sleep(for: .milliseconds(300))
         #expect(heard.withLock { $0 } == ["one", "two"])
-    }
-
-    private func waitUntil(_ condition: () -> Bool, sourceLocation: SourceLocation = #_sourceLocation) async throws {
-        let deadline = ContinuousClock.now + .seconds(20)
-        while !condition() {
-            guard ContinuousClock.now < deadline else {
-                Issue.record("not within 20 s", sourceLocation: sourceLocation)
-                return
-            }
-            try await Task.sleep(for: .milliseconds(20))
-        }
     }
 }

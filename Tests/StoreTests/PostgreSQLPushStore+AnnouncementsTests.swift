@@ -17,36 +17,44 @@ import XMPPTesting
     /// database's, and a batch is announced by its earliest time, so the other tests' work would hide
     /// these times.
     @Test func workStoredThroughAnotherStoreIsAnnouncedWithItsTime() async throws {
-        try await withOwnServer { url in
+        try await withOwnPostgreSQLServer { server in
+            let url = server.url
             let writer = try await PostgreSQLPushStore.open(url: url)
             let watcher = try await PostgreSQLPushStore.open(url: url)
             let heard = Mutex<[Timestamp]>([])
             let watch = try #require(try watcher.watchDueWork { due in heard.withLock { $0.append(due) } })
             defer { watch.stop() }
-            try await waitUntil { heard.withLock { $0.contains(.min) } }
+            try await waitUntil("the watch listens", timeout: .seconds(20)) { heard.withLock { $0.contains(.min) } }
 
             let id = try await registered(writer).id
             let retryAt: Timestamp = 7_100_000_000_001
             _ = try await writer.enqueueRetry(retry(id, nextAt: retryAt))
-            try await waitUntil { heard.withLock { $0.contains(retryAt) } }
+            try await waitUntil("the retry's time is heard", timeout: .seconds(20)) {
+                heard.withLock { $0.contains(retryAt) }
+            }
 
             let leaseEnd: Timestamp = 7_100_000_000_900
             #expect(try await writer.claimDueRetries(at: retryAt, limit: 1, leaseUntil: leaseEnd).count == 1)
-            try await waitUntil { heard.withLock { $0.contains(leaseEnd) } }
+            try await waitUntil("the lease's end is heard", timeout: .seconds(20)) {
+                heard.withLock { $0.contains(leaseEnd) }
+            }
 
             let windowEnd: Timestamp = 7_100_000_000_002
             try await openWindow(writer, registrationID: id, chat: "bob@example.org", windowEnd: windowEnd)
-            try await waitUntil { heard.withLock { $0.contains(windowEnd) } }
+            try await waitUntil("the window's end is heard", timeout: .seconds(20)) {
+                heard.withLock { $0.contains(windowEnd) }
+            }
         }
     }
 
     /// Stopped, the thread leaves its poll at once: no announcement is heard after.
     @Test func aStoppedWatchHearsNothingMore() async throws {
-        try await withOwnServer { url in
+        try await withOwnPostgreSQLServer { server in
+            let url = server.url
             let store = try await PostgreSQLPushStore.open(url: url)
             let heard = Mutex<[Timestamp]>([])
             let watch = try #require(try store.watchDueWork { due in heard.withLock { $0.append(due) } })
-            try await waitUntil { heard.withLock { $0.contains(.min) } }
+            try await waitUntil("the watch listens", timeout: .seconds(20)) { heard.withLock { $0.contains(.min) } }
             watch.stop()
             watch.stop()
             try await Task.sleep(for: .milliseconds(200))
@@ -72,7 +80,7 @@ import XMPPTesting
             defer { watches.forEach { $0.stop() } }
             let message = "answer <iq id='\(UUID().uuidString)'/>"
             // Watching starts on its own thread: tell until both hear it.
-            try await waitUntil {
+            try await waitUntil("both instances hear it", timeout: .seconds(20)) {
                 try? await teller.tellPeers(message)
                 return heard.withLock { $0.filter { $0 == message }.count >= 2 }
             }
@@ -89,31 +97,6 @@ import XMPPTesting
             let peers = try store.watchPeers { _ in }
             #expect(due == nil && peers == nil)
             try await store.tellPeers("answer <iq/>")
-        }
-    }
-
-    private func withOwnServer(_ body: (String) async throws -> Void) async throws {
-        let server = try PostgreSQLServer()
-        try await server.start()
-        do {
-            try await body(server.url)
-        } catch {
-            await server.stop()
-            throw error
-        }
-        await server.stop()
-    }
-
-    private func waitUntil(
-        _ condition: () async -> Bool, sourceLocation: SourceLocation = #_sourceLocation
-    ) async throws {
-        let deadline = ContinuousClock.now + .seconds(20)
-        while !(await condition()) {
-            guard ContinuousClock.now < deadline else {
-                Issue.record("not heard within 20 s", sourceLocation: sourceLocation)
-                return
-            }
-            try await Task.sleep(for: .milliseconds(20))
         }
     }
 }

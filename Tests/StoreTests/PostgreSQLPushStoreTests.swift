@@ -10,27 +10,12 @@ import XMPPTesting
 /// once, a URL with a password. Everything else is the store suite, run on every engine.
 @Suite struct PostgreSQLPushStoreTests {
     /// A server of the test's own, to stop and start under a store.
-    private func withOwnServer<T>(_ body: (PostgreSQLServer) async throws -> T) async throws -> T {
-        let server = try PostgreSQLServer()
-        try await server.start()
-        do {
-            let result = try await body(server)
-            await server.stop()
-            return result
-        } catch {
-            let log = await server.logContents(lastLines: 20)
-            await server.stop()
-            Issue.record("postgres log:\n\(log)")
-            throw error
-        }
-    }
-
     private func isTransient(_ error: any Error) -> Bool {
         (error as? any TransientStoreFault)?.transientKind != nil
     }
 
     @Test func whileTheServerIsAwayCallsFailAsTransientAndTheStoreRecoversAfterARestart() async throws {
-        try await withOwnServer { server in
+        try await withOwnPostgreSQLServer { server in
             let store = try await PostgreSQLPushStore.open(url: server.url, reconnectInterval: .zero)
             #expect(store.unavailableAtStart == nil)
             let alice = try await registered(store)
@@ -223,5 +208,22 @@ import XMPPTesting
             #expect(try await store.enqueueRetry(retry(id, nextAt: 5)) != nil)
             #expect(try await store.enqueueRetry(retry(id, nextAt: 6)) == nil)
         }
+    }
+}
+
+/// A PostgreSQL of the test's own (to stop, restart or watch without disturbing the other suites' shared
+/// one), stopped after `body`; its log's tail is recorded when `body` throws.
+func withOwnPostgreSQLServer<T>(_ body: (PostgreSQLServer) async throws -> T) async throws -> T {
+    let server = try PostgreSQLServer()
+    try await server.start()
+    do {
+        let result = try await body(server)
+        await server.stop()
+        return result
+    } catch {
+        let log = await server.logContents(lastLines: 20)
+        await server.stop()
+        Issue.record("postgres log:\n\(log)")
+        throw error
     }
 }
