@@ -23,13 +23,15 @@ enum ExternalCommand {
         throw ServerProcessError(.notInstalled, "\(name) is not installed: \(installHint)")
     }
 
-    /// Runs the command to completion (killing its process group after `timeout`) and returns its output.
+    /// Runs the command to completion (killing its process group after `timeout`, a liveness bound: a
+    /// loaded sanitizer run once took more than 30 s for a `prosodyctl register`) and returns its output;
+    /// a timeout's error carries what it had printed.
     static func run(
         _ executable: URL,
         _ arguments: [String],
         environment: [String: String] = [:],
         workingDirectory: URL,
-        timeout: Duration = .seconds(30)
+        timeout: Duration = .seconds(90)
     ) async throws -> Result {
         let outputURL = workingDirectory.appendingPathComponent("command-\(UUID().uuidString).out")
         defer { try? FileManager.default.removeItem(at: outputURL) }
@@ -44,9 +46,11 @@ enum ExternalCommand {
         while await command.isRunning {
             guard ContinuousClock.now < deadline else {
                 await command.stop(gracePeriod: .seconds(1))
+                let printed = (try? String(contentsOf: outputURL, encoding: .utf8)) ?? ""
                 throw ServerProcessError(
                     .commandFailed,
-                    "\(executable.lastPathComponent) \(arguments.first ?? "") timed out after \(timeout)")
+                    "\(executable.lastPathComponent) \(arguments.first ?? "") timed out after \(timeout); "
+                        + "it printed: \(printed.suffix(2000))")
             }
             try await Task.sleep(for: .milliseconds(20))
         }
