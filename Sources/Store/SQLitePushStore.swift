@@ -232,8 +232,9 @@ public final class SQLitePushStore: PushStore {
             for transaction in batch {
                 do {
                     if isolated { try database.execute("SAVEPOINT waiting_transaction") }
-                    committed.append(try transaction.run(database))
+                    let tell = try transaction.run(database)
                     if isolated { try database.execute("RELEASE waiting_transaction") }
+                    committed.append(tell)
                 } catch  where isolated && database.isInTransaction {
                     try database.execute("ROLLBACK TO waiting_transaction")
                     try database.execute("RELEASE waiting_transaction")
