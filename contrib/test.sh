@@ -6,7 +6,8 @@
 #      (contrib/fuzz.sh: AddressSanitizer and its leak checker included);
 #   2. builds and runs every test under each sanitizer in SANITIZERS (default "thread"; "thread
 #      address" for both), each in a scratch path of its own (.build/tsan, .build/asan), its output
-#      in .build/tsan-test.log, .build/asan-test.log;
+#      in .build/tsan-test.log, .build/asan-test.log (a failure's reports and failed tests are shown
+#      again at the end of the whole run);
 #   3. builds and runs every test (unit, and integration against a real Prosody and ejabberd that the
 #      tests start on loopback themselves), with swift test's own output: its summary ends the run.
 # Exits non-zero when any of them fails: a test, a fuzz finding, or a sanitizer report.
