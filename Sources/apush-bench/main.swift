@@ -21,7 +21,8 @@ try await Bench.main()
 /// `apush-bench scale` measures one with a million registrations in its store (Scale.swift);
 /// `apush-bench postgresql` measures whole publishes on PostgreSQL against SQLite WAL, and two instances
 /// on one PostgreSQL database against one (PostgreSQLBench.swift); `apush-bench publish` runs whole
-/// publishes alone, for a profiler.
+/// publishes alone, for a profiler. `apush-bench [COUNT] [ROUNDS]` (2000, 3) runs the default set, whose
+/// last figure pairs the seal and a whole publish on WAL in each of ROUNDS rounds.
 struct Bench {
     static func main() async throws {
         let rest = Array(CommandLine.arguments.dropFirst(2))
@@ -45,6 +46,7 @@ struct Bench {
             break
         }
         let count = Int(CommandLine.arguments.dropFirst().first ?? "") ?? 2000
+        let rounds = max(1, Int(CommandLine.arguments.dropFirst(2).first ?? "") ?? 3)
         print("apush-bench: \(count) operations each (\(isDebug ? "DEBUG build: use -c release" : "release build"))")
 
         let device = KeyPair.generate()
@@ -127,6 +129,24 @@ struct Bench {
         ratio(
             "publish rate, 16 in flight on WAL / seal rate on every core", loaded.rate / sealsOnEveryCore.rate)
         ratio("seal CPU / publish CPU, 16 in flight on WAL", seal.cpuMicroseconds / loaded.cpuEach)
+
+        // A shared machine's speed drifts between runs and rows (±25 % here): each round measures the
+        // seal and whole publishes on WAL back to back, and its ratio is its own; the median is the figure.
+        print("paired rounds (the seal, then whole publishes on a fresh WAL file, back to back)")
+        var paired: [Double] = []
+        for round in 1...rounds {
+            let roundSeal = try measure("round \(round): Envelope.seal", count) { _ in
+                _ = try Envelope.seal(summary, to: device.publicKey)
+            }
+            let roundPublish = try await measurePublishes(
+                elements, on: .file(path: temporaryStore()), name: "round \(round): SQLite file (WAL)")
+            paired.append(roundPublish.rate / roundSeal.rate)
+        }
+        paired.sort()
+        ratio(
+            String(
+                format: "publish rate / seal rate on WAL, median of %d rounds (%.2f–%.2f)", rounds, paired[0],
+                paired[paired.count - 1]), paired[paired.count / 2])
         print(String(format: "resident memory after the run: %.1f MiB", residentMiB()))
     }
 
