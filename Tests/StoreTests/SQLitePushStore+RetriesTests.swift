@@ -200,4 +200,31 @@ extension SQLitePushStoreTests.Retries {
             #expect(try await store.nextRetry() == 1_000)
         }
     }
+
+    /// The outbox's reads go through an index, never a scan of every stored push: the claims through
+    /// next_at (calls through their own), the sweep of expired items too (an expired item is swept
+    /// once it is due), so no index of the deadline is written for every push.
+    @Test func theOutboxsReadsUseTheNextTimesIndexes() async throws {
+        let store = try SQLitePushStore(.memory)
+        let plans = try await store.run { database in
+            try [
+                "SELECT kind, count(*) AS n FROM retries WHERE deadline < ?1 AND next_at <= ?1 GROUP BY kind",
+                "SELECT * FROM retries WHERE kind <> 'call' AND next_at <= ?1 AND deadline >= ?1 ORDER BY next_at, id",
+                "SELECT * FROM retries WHERE kind = 'call' AND next_at <= ?1 AND deadline >= ?1 ORDER BY next_at, id",
+            ].map { sql in
+                try database.query("EXPLAIN QUERY PLAN " + sql, [.integer(5)]).map {
+                    try $0.decode("detail", \.stringValue)
+                }
+                .joined(separator: "; ")
+            }
+        }
+        #expect(plans[0].contains("USING INDEX retries_by_next"))
+        #expect(plans[1].contains("USING INDEX retries_by_next"))
+        #expect(plans[2].contains("USING INDEX retries_calls_by_next"))
+        let indexes = try await store.run { database in
+            try database.query("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'retries'")
+                .map { try $0.decode("name", \.stringValue) }
+        }
+        #expect(!indexes.contains("retries_by_deadline"))
+    }
 }
