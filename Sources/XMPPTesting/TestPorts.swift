@@ -1,18 +1,25 @@
 import Foundation
 import Synchronization
 
-/// Free loopback TCP ports for servers under test. The kernel picks a free port; the process-wide
-/// record makes sure two calls in one test run never hand out the same one.
+/// Free loopback TCP ports for servers under test, picked at random below the kernel's ephemeral range:
+/// a port the kernel chose was in that range, where an outgoing connection could take it between its
+/// choice and the server's bind (ejabberd's distribution port once failed with `eaddrinuse`). Each is
+/// checked free by binding it, and the process-wide record makes sure two calls in one test run never
+/// hand out the same one.
 public enum TestPorts {
     private static let handedOut = Mutex<Set<Int>>([])
+    /// Below the ports the system reserves by convention, above which test servers may listen.
+    private static let lowest = 10_000
 
     /// A port that was free on 127.0.0.1 a moment ago and was never returned before in this process.
     public static func next() throws -> Int {
-        while true {
-            let port = try kernelChosenPort()
-            let isNew = handedOut.withLock { $0.insert(port).inserted }
-            if isNew { return port }
+        let range = lowest..<max(lowest + 1_000, ephemeralStart())
+        for _ in 0..<10_000 {
+            let port = Int.random(in: range)
+            guard isFree(port) else { continue }
+            if handedOut.withLock({ $0.insert(port).inserted }) { return port }
         }
+        throw ServerProcessError(.launchFailed, "no free port on 127.0.0.1 in \(range)")
     }
 
     /// `count` distinct ports.
@@ -20,25 +27,27 @@ public enum TestPorts {
         try (0..<count).map { _ in try next() }
     }
 
-    private static func kernelChosenPort() throws -> Int {
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard descriptor >= 0 else { throw portError("socket") }
-        defer { close(descriptor) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = 0
-        address.sin_addr.s_addr = in_addr_t(UInt32(0x7F00_0001).bigEndian)
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
-                bind(descriptor, pointer, length) == 0 && getsockname(descriptor, pointer, &length) == 0
-            }
-        }
-        guard bound else { throw portError("bind") }
-        return Int(UInt16(bigEndian: address.sin_port))
+    /// The first port of the kernel's ephemeral range (32768 when it cannot be read).
+    private static func ephemeralStart() -> Int {
+        let text = try? String(contentsOfFile: "/proc/sys/net/ipv4/ip_local_port_range", encoding: .utf8)
+        return text?.split(whereSeparator: \.isWhitespace).first.flatMap { Int($0) } ?? 32_768
     }
 
-    private static func portError(_ call: String) -> ServerProcessError {
-        ServerProcessError(.launchFailed, "\(call) on 127.0.0.1:0 failed: \(String(cString: strerror(errno)))")
+    /// Whether a listener could bind 127.0.0.1:`port` now.
+    private static func isFree(_ port: Int) -> Bool {
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard descriptor >= 0 else { return false }
+        defer { close(descriptor) }
+        var reuse: Int32 = 1
+        setsockopt(descriptor, SOL_SOCKET, SO_REUSEADDR, &reuse, socklen_t(MemoryLayout<Int32>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = UInt16(port).bigEndian
+        address.sin_addr.s_addr = in_addr_t(UInt32(0x7F00_0001).bigEndian)
+        return withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
+            }
+        }
     }
 }
