@@ -137,12 +137,9 @@ public final class Database {
         defer { statement.reset() }
         try statement.bind(bindings)
         var rows: [Row] = []
-        // Read after the first step, which prepares the statement anew if the schema changed.
-        var columns: [String]?
+        // Read after a step, which prepares the statement anew if the schema changed (kept until then).
         while try statement.step() {
-            let names = columns ?? statement.columnNames
-            columns = names
-            rows.append(statement.row(columns: names))
+            rows.append(statement.row(columns: statement.columnNames))
         }
         return rows
     }

@@ -16,9 +16,9 @@ public protocol PushStore: Sendable {
     /// Runs `body` in a transaction of its own without waiting for it: for a write nobody awaits (a
     /// push's answer, recorded while the server has its own). A failure goes to `failed`. Where one
     /// process owns the store (SQLite), it runs after every transaction asked for before it and before
-    /// any asked for later, and may wait a moment to share a later one's commit; where several share it (PostgreSQL), whose transactions interleave anyway,
-    /// it runs alongside the others, so what it writes must come out the same in any order (counts,
-    /// the latest of two times, an item's removal).
+    /// any asked for later, and may wait a moment to share a later one's commit; where several share
+    /// it (PostgreSQL), whose transactions interleave anyway, it runs alongside the others, so what it
+    /// writes must come out the same in any order (counts, the latest of two times, an item's removal).
     func transactionInBackground(
         _ body: @escaping @Sendable (any PushTransaction) throws -> Void,
         failed: @escaping @Sendable (any Error) -> Void)
