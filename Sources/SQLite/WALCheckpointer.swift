@@ -57,6 +57,8 @@ final class WALCheckpointer: Sendable {
     /// Called by the commit hook, on the committing thread, with the log's size after the commit.
     func committed(pages: Int) -> Action {
         let action = state.withLock { state in
+            // A log smaller than at the last ask was written from its start again: count from there.
+            if pages < state.scheduledAt { state.scheduledAt = 0 }
             let action = Self.action(
                 pages: pages, threshold: threshold, limit: limit, scheduled: state.scheduled,
                 scheduledAt: state.scheduledAt)

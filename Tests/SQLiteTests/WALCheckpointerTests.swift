@@ -40,6 +40,14 @@ import Testing
             checkpointer.settle()
         }
         #expect(asked == [16, 32, 48, 64, 80, 96, 112])
+        // A log written from its start again (a pass copied all of it) counts from there, even when it
+        // grows past where the last pass was asked for before it passes the threshold.
+        asked = []
+        for pages in [5, 10, 113] {
+            if checkpointer.committed(pages: pages) == .schedule { asked.append(pages) }
+            checkpointer.settle()
+        }
+        #expect(asked == [113])
     }
 
     @Test func aFileIsCheckpointedInTheBackgroundAndItsLogStaysBounded() throws {
