@@ -124,9 +124,10 @@ extension JID {
             }
             for scalar in label.unicodeScalars {
                 if scalar.isASCII {
+                    // Ranges, not `properties.isAlphabetic`: a Unicode table lookup per character.
                     guard
-                        scalar.properties.isAlphabetic || ("0"..."9").contains(scalar) || scalar == "-"
-                            || scalar == "_"
+                        ("a"..."z").contains(scalar) || ("A"..."Z").contains(scalar) || ("0"..."9").contains(scalar)
+                            || scalar == "-" || scalar == "_"
                     else { throw .forbiddenCharacter(part: .domainpart, scalar) }
                 } else if isSpaceOrControl(scalar) {
                     throw .forbiddenCharacter(part: .domainpart, scalar)
