@@ -150,11 +150,20 @@ struct Bench {
         print(String(format: "resident memory after the run: %.1f MiB", residentMiB()))
     }
 
-    /// `apush-bench publish [COUNT] [memory|wal]`: whole publishes alone, for a profiler (`perf record`).
+    /// `apush-bench publish [COUNT] [memory|wal] [IN_FLIGHT]`: whole publishes alone, for a profiler
+    /// (`perf record`): one after another, or IN_FLIGHT at once on WAL as a busy server sends them.
     static func publishesOnly(_ arguments: [String]) async throws {
         let count = Int(arguments.first ?? "") ?? 20_000
         let wal = arguments.dropFirst().first == "wal"
         let device = KeyPair.generate()
+        if let inFlight = arguments.dropFirst(2).first.flatMap({ Int($0) }), inFlight > 1 {
+            let elements = try (0..<PostgreSQLBench.devices + count).map {
+                try Element.parse(publish($0, key: device.publicKey))
+            }
+            _ = try await PostgreSQLBench.row(
+                "whole publishes, \(inFlight) in flight (SQLite file (WAL))", elements, on: .sqlite, inFlight: inFlight)
+            return
+        }
         let elements = try (0..<count).map { index in
             try Element.parse(
                 publish(index, key: device.publicKey))
