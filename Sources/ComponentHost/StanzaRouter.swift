@@ -14,7 +14,7 @@ public struct StanzaRouter: Sendable {
     private let features: [String]
     private let software: (name: String, version: String)
 
-    /// `sessionKey` authenticates ad-hoc session ids: every instance of one component JID needs the
+    /// `sessionKey` authenticates ad-hoc sessions' states: every instance of one component JID needs the
     /// same one (derived from the secret they share) for a session to go on wherever its stages land.
     public init(
         modules: [any HostedModule], context: ModuleContext, software: (name: String, version: String),

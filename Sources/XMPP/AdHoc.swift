@@ -31,8 +31,8 @@ public struct AdHocRequest: Sendable {
     public let form: DataForm?
     /// 0 for the first stage; one more for each `executing` answer before.
     public let stage: Int
-    /// What the previous stage chose to remember. It travels in the session id, which the requester
-    /// can read (it is authenticated, not encrypted): never put a secret here.
+    /// What the previous stage chose to remember. It travels in a hidden field of the stage's form,
+    /// which the requester can read (it is authenticated, not encrypted): never put a secret here.
     public let state: [String: String]
 
     public init(requester: JID, action: AdHocAction, form: DataForm?, stage: Int, state: [String: String]) {

@@ -1,7 +1,7 @@
 internal import CCrypto
 import Foundation
 
-/// The key that authenticates ad-hoc session ids. Every instance of one component JID derives the
+/// The key that authenticates ad-hoc sessions' states. Every instance of one component JID derives the
 /// same key from the XEP-0114 secret they must share, so a session goes on wherever its next stage
 /// lands; the label keeps this key apart from any other use of the secret, and reveals nothing of it.
 public struct AdHocSessionKey: Sendable {
@@ -12,24 +12,24 @@ public struct AdHocSessionKey: Sendable {
     }
 }
 
-/// A multi-stage session that travels in its own id: the states the handlers asked to remember, the
-/// fields of the form the stage showed, a nonce that tells sessions apart, and the wall-clock time it
-/// expires, followed by HMAC-SHA256 over all of that, the command's node and the requester's full JID.
-/// Nothing is kept on any instance.
+/// What a multi-stage session remembers, travelling in a hidden field of each stage's form
+/// (`AdHocSessions.stateField`): the states the handlers asked to remember, the fields of the form the
+/// stage showed, and the wall-clock time it expires, followed by HMAC-SHA256 over all of that, the
+/// session id, the command's node and the requester's full JID. Nothing is kept on any instance.
 ///
 /// The requester can read the states (they are authenticated, not encrypted): handlers keep there
-/// only what the requester chose or may see, never a secret. An id opens again until it expires, on
-/// any instance (a replay): that gives the requester nothing it could not get by starting the command
-/// again, since access is checked on every stage and the states hold only what its own submissions
-/// produced.
-struct AdHocSessionID: Equatable {
-    /// Longer ids are refused before anything is decoded; a session whose id would be longer cannot be kept.
+/// only what the requester chose or may see, never a secret. A stage's field opens again until it
+/// expires, on any instance (a replay): that gives the requester nothing it could not get by starting
+/// the command again, since access is checked on every stage and the states hold only what its own
+/// submissions produced.
+struct AdHocSessionState: Equatable {
+    /// Longer fields are refused before anything is decoded; a session whose field would be longer
+    /// cannot be kept.
     static let maximumLength = 4096
-    private static let version: UInt8 = 1
-    /// Version, nonce, expiry, the count of states and the count of fields.
-    private static let minimumBodyLength = 1 + 8 + 8 + 2 + 2
+    private static let version: UInt8 = 2
+    /// Version, expiry, the count of states and the count of fields.
+    private static let minimumBodyLength = 1 + 8 + 2 + 2
 
-    var nonce: UInt64
     /// Milliseconds since 1970 (UTC): instances' clocks agree on it where a monotonic clock would not.
     var expires: UInt64
     /// One for each stage answered so far, after the empty one stage 0 starts with.
@@ -41,10 +41,9 @@ struct AdHocSessionID: Equatable {
     /// The stage the next request runs.
     var stage: Int { states.count - 1 }
 
-    /// The id as the requester sees it, or nil when it would be longer than `maximumLength`.
-    func sealed(key: AdHocSessionKey, node: String, owner: JID) -> String? {
+    /// The field's value as the requester sees it, or nil when it would be longer than `maximumLength`.
+    func sealed(key: AdHocSessionKey, sessionID: String, node: String, owner: JID) -> String? {
         var body: [UInt8] = [Self.version]
-        body.appendBigEndian(nonce, width: 8)
         body.appendBigEndian(expires, width: 8)
         guard body.appendLength(states.count) else { return nil }
         for state in states {
@@ -57,13 +56,15 @@ struct AdHocSessionID: Equatable {
         for field in fields {
             guard body.appendString(field) else { return nil }
         }
-        let text = Data(body + Self.mac(body, key: key, node: node, owner: owner)).base64EncodedString()
+        let mac = Self.mac(body, key: key, sessionID: sessionID, node: node, owner: owner)
+        let text = Data(body + mac).base64EncodedString()
         return text.utf8.count <= Self.maximumLength ? text : nil
     }
 
-    /// The session `text` carries, or nil when it is too long, not ours, of another node or requester,
-    /// tampered with, or expired at `now`. The MAC is checked, in constant time, before the body is read.
-    init?(opening text: String, key: AdHocSessionKey, node: String, owner: JID, now: UInt64) {
+    /// The session `text` carries, or nil when it is too long, not ours, of another session, node or
+    /// requester, tampered with, or expired at `now`. The MAC is checked, in constant time, before the
+    /// body is read.
+    init?(opening text: String, key: AdHocSessionKey, sessionID: String, node: String, owner: JID, now: UInt64) {
         guard text.utf8.count <= Self.maximumLength, let data = Data(base64Encoded: text),
             data.count >= Self.minimumBodyLength + HMACSHA256.length
         else { return nil }
@@ -71,22 +72,24 @@ struct AdHocSessionID: Equatable {
         let body = Array(bytes.dropLast(HMACSHA256.length))
         guard
             HMACSHA256.equal(
-                Array(bytes.suffix(HMACSHA256.length)), Self.mac(body, key: key, node: node, owner: owner)),
+                Array(bytes.suffix(HMACSHA256.length)),
+                Self.mac(body, key: key, sessionID: sessionID, node: node, owner: owner)),
             let session = Self.decode(body), session.expires > now
         else { return nil }
         self = session
     }
 
-    init(nonce: UInt64, expires: UInt64, states: [[String: String]], fields: [String] = []) {
-        self.nonce = nonce
+    init(expires: UInt64, states: [[String: String]], fields: [String] = []) {
         self.expires = expires
         self.states = states
         self.fields = fields
     }
 
-    private static func mac(_ body: [UInt8], key: AdHocSessionKey, node: String, owner: JID) -> [UInt8] {
+    private static func mac(_ body: [UInt8], key: AdHocSessionKey, sessionID: String, node: String, owner: JID)
+        -> [UInt8]
+    {
         var message = body
-        for part in [node, owner.description] {
+        for part in [sessionID, node, owner.description] {
             message.appendBigEndian(UInt64(part.utf8.count), width: 8)
             message.append(contentsOf: part.utf8)
         }
@@ -94,10 +97,10 @@ struct AdHocSessionID: Equatable {
     }
 
     /// Reads a body this code wrote; still bounded and trap-free, so a leaked key gives no crash.
-    static func decode(_ body: [UInt8]) -> AdHocSessionID? {
+    static func decode(_ body: [UInt8]) -> AdHocSessionState? {
         var reader = ByteReader(bytes: body)
-        guard reader.integer(width: 1) == UInt64(version), let nonce = reader.integer(width: 8),
-            let expires = reader.integer(width: 8), let stateCount = reader.integer(width: 2), stateCount >= 1
+        guard reader.integer(width: 1) == UInt64(version), let expires = reader.integer(width: 8),
+            let stateCount = reader.integer(width: 2), stateCount >= 1
         else { return nil }
         var states: [[String: String]] = []
         for _ in 0..<stateCount {
@@ -116,7 +119,7 @@ struct AdHocSessionID: Equatable {
             fields.append(field)
         }
         guard reader.isAtEnd else { return nil }
-        return AdHocSessionID(nonce: nonce, expires: expires, states: states, fields: fields)
+        return AdHocSessionState(expires: expires, states: states, fields: fields)
     }
 }
 

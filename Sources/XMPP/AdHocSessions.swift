@@ -3,17 +3,20 @@ public import XMLStream
 
 /// Runs XEP-0050 `execute` requests against a set of commands, with multi-stage sessions.
 ///
-/// A session lives in its id (`AdHocSessionID`), not in memory: the id carries the stages' states and
-/// the expiry, authenticated with a key every instance of the component shares, so the next stage may
-/// land on any instance (ejabberd spreads one component JID's stanzas across its connections) and an
-/// abandoned session costs nothing. Each `executing` answer carries a new id; the requester sends the
-/// one of the latest answer (a form with fields its stage did not show is refused, so an earlier
-/// stage's id cannot take a later stage's form). An id belongs to the full JID that started it and to
-/// one command; any other requester, or a stale, tampered or foreign id, gets
-/// `bad-request`/`bad-sessionid`. Access is checked again on every stage.
+/// A session keeps one id from its first answer to its last, as XEP-0050 has it (Gajim refuses a
+/// service that changes it). What its stages remember lives in the form, not in memory: each
+/// `executing` answer's form carries a hidden field (`stateField`) holding the stages' states and the
+/// expiry, authenticated with a key every instance of the component shares and bound to the session
+/// id, the command and the requester's full JID (`AdHocSessionState`). A client returns hidden fields
+/// with the form it submits, so the next stage may land on any instance (ejabberd spreads one
+/// component JID's stanzas across its connections) and an abandoned session costs nothing. A form
+/// with fields its stage did not show is refused, so an earlier stage's form cannot take a later
+/// stage's fields. A later stage without that field (no form, or one that dropped it), another
+/// requester's, or a stale, tampered or foreign one gets `bad-request`/`bad-sessionid`; `cancel`
+/// needs none. Access is checked again on every stage.
 ///
-/// An id opens again until it expires, even after `complete` or `cancel`: a replay by its own requester
-/// re-runs a stage it could reach by starting the command again, so nothing is gained by it.
+/// A stage's form opens again until it expires, even after `complete` or `cancel`: a replay by its
+/// own requester re-runs a stage it could reach by starting the command again, so nothing is gained.
 public final class AdHocSessions: Sendable {
     public let commands: [AdHocCommand]
     private let key: AdHocSessionKey
@@ -69,25 +72,31 @@ public final class AdHocSessions: Sendable {
         }
 
         let presented = command[attribute: "sessionid"]
-        var session = AdHocSessionID(nonce: .random(in: .min ... .max), expires: 0, states: [[:]])
+        let sessionID = presented ?? String(UInt64.random(in: .min ... .max), radix: 36)
+        var session = AdHocSessionState(expires: 0, states: [[:]])
+        var submitted = form
         if let presented {
+            if action == .cancel {
+                return Self.reply(node: node, sessionID: presented, response: AdHocResponse(status: .canceled))
+            }
+            guard let sealed = form?.value(Self.stateField) else {
+                throw Self.badSessionID("send the form of the latest answer, with its \(Self.stateField) field")
+            }
             guard
-                let opened = AdHocSessionID(
-                    opening: presented, key: key, node: node, owner: requester, now: now())
+                let opened = AdHocSessionState(
+                    opening: sealed, key: key, sessionID: presented, node: node, owner: requester, now: now())
             else { throw Self.badSessionID("unknown or expired session") }
             session = opened
-            if let form, action != .prev, action != .cancel {
+            submitted?.fields.removeAll { $0.variable == Self.stateField }
+            if let submitted, action != .prev {
                 let shown = Set(session.fields)
-                let foreign = form.fields.compactMap(\.variable).filter {
+                let foreign = submitted.fields.compactMap(\.variable).filter {
                     $0 != DataForm.formTypeVariable && !shown.contains($0)
                 }
                 if let field = foreign.first {
                     throw Self.badSessionID(
-                        "\(field): not a field of this session's stage; send the sessionid of the latest answer")
+                        "\(field): not a field of this session's stage; submit the form of the latest answer")
                 }
-            }
-            if action == .cancel {
-                return Self.reply(node: node, sessionID: presented, response: AdHocResponse(status: .canceled))
             }
             if action == .prev {
                 // The requester sees the form of stage `stage - 1`; going back re-runs the one before it.
@@ -99,23 +108,28 @@ public final class AdHocSessions: Sendable {
         }
 
         let request = AdHocRequest(
-            requester: requester, action: action, form: action == .prev ? nil : form,
+            requester: requester, action: action, form: action == .prev ? nil : submitted,
             stage: session.stage, state: session.states.last ?? [:])
-        let response = try await definition.handler(request)
+        var response = try await definition.handler(request)
         guard response.status == .executing else {
-            // A finished session needs no id that opens: a fresh one gets a random one.
-            let sessionID = presented ?? String(session.nonce, radix: 36)
             return Self.reply(node: node, sessionID: sessionID, response: response)
         }
         session.states.append(response.state)
         session.fields = response.form?.fields.compactMap(\.variable) ?? []
         let (expires, overflow) = now().addingReportingOverflow(lifetimeMilliseconds)
         session.expires = overflow ? .max : expires
-        guard let sessionID = session.sealed(key: key, node: node, owner: requester) else {
-            throw StanzaError(.resourceConstraint, text: "this command's session does not fit in a session id")
+        guard let sealed = session.sealed(key: key, sessionID: sessionID, node: node, owner: requester) else {
+            throw StanzaError(.resourceConstraint, text: "this command's session does not fit in its form")
         }
+        // A stage that shows no form still sends one, so that the next stage gets the field back.
+        var stageForm = response.form ?? DataForm(type: .form)
+        stageForm.fields.append(.hidden(Self.stateField, sealed))
+        response.form = stageForm
         return Self.reply(node: node, sessionID: sessionID, response: response)
     }
+
+    /// The hidden field of every `executing` answer's form that carries the session's stages.
+    public static let stateField = "apush-session-state"
 
     private static func badSessionID(_ text: String) -> StanzaError {
         StanzaError(

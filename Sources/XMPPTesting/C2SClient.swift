@@ -249,15 +249,23 @@ public final class C2SClient: Sendable {
         return try DiscoItems(element: answer)
     }
 
-    /// Runs one stage of a XEP-0050 command and returns the `<command/>` answer.
+    /// Runs one stage of a XEP-0050 command and returns the `<command/>` answer. After `previous` (the
+    /// answer to the stage before) it sends, as a client must, that answer's sessionid and its form's
+    /// hidden fields with `form`; `sessionID` overrides the id.
     public func executeCommand(
-        on entity: String, node: String, action: AdHocAction = .execute,
+        on entity: String, node: String, action: AdHocAction = .execute, after previous: Element? = nil,
         sessionID: String? = nil, form: DataForm? = nil
     ) async throws -> Element {
         var command = Element(
             "command", namespace: Namespace.commands,
-            ["node": node, "action": action.rawValue, "sessionid": sessionID])
-        if let form { command.append(form.element) }
+            ["node": node, "action": action.rawValue, "sessionid": sessionID ?? previous?[attribute: "sessionid"]])
+        let shown = previous?.child("x", namespace: Namespace.dataForms).flatMap { try? DataForm(element: $0) }
+        let hidden = shown?.fields.filter { $0.type == .hidden } ?? []
+        if form != nil || !hidden.isEmpty {
+            var submitted = form ?? DataForm(type: .submit)
+            submitted.fields += hidden.filter { field in !submitted.fields.contains { $0.variable == field.variable } }
+            command.append(submitted.element)
+        }
         guard let answer = try await query(.set, to: entity, payload: command) else {
             throw LoginError(description: "an empty command result from \(entity)")
         }

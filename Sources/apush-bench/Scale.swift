@@ -246,12 +246,19 @@ enum Scale {
             var started = ContinuousClock.now
             var answer = try await server.request(commandIQ(node, from: requester), timeout: .seconds(600))
             if let fields {
-                let session = answer.child("command", namespace: Namespace.commands)?[attribute: "sessionid"]
+                let shown = answer.child("command", namespace: Namespace.commands)
                 var command = Element(
                     "command", namespace: Namespace.commands,
-                    ["node": node, "action": AdHocAction.complete.rawValue, "sessionid": session])
+                    [
+                        "node": node, "action": AdHocAction.complete.rawValue,
+                        "sessionid": shown?[attribute: "sessionid"],
+                    ])
+                // As a client does: the stage's own hidden fields (its session state) go back with the form.
+                let hidden =
+                    try shown?.child("x", namespace: Namespace.dataForms).map { try DataForm(element: $0) }?
+                    .fields.filter { $0.type == .hidden } ?? []
                 command.append(
-                    DataForm(type: .submit, formType: nil, fields: fields.map { .value($0.0, $0.1) }).element)
+                    DataForm(type: .submit, formType: nil, fields: fields.map { .value($0.0, $0.1) } + hidden).element)
                 started = ContinuousClock.now
                 answer = try await server.request(commandIQ(node, from: requester, command), timeout: .seconds(600))
             }

@@ -28,6 +28,11 @@ import XMPPTesting
         var element: Element
         var status: String? { element[attribute: "status"] }
         var sessionID: String? { element[attribute: "sessionid"] }
+        /// What a client submits with the next stage besides its own fields: the form's hidden fields
+        /// (FORM_TYPE and the session's state).
+        var hiddenFields: [DataForm.Field] {
+            ((try? form())?.fields ?? []).filter { $0.type == .hidden }
+        }
         var notes: [(type: String?, text: String)] {
             element.elements.filter { $0.name == "note" }.map { ($0[attribute: "type"], $0.text) }
         }
@@ -53,14 +58,24 @@ import XMPPTesting
         var store: SQLitePushStore { harness.store }
 
         func execute(
-            _ node: String, as requester: JID, session: String? = nil, action: AdHocAction? = nil,
+            _ node: String, as requester: JID, after previous: Reply? = nil, action: AdHocAction? = nil,
             _ fields: DataForm.Field...
+        ) async throws -> Reply {
+            try await execute(node, as: requester, after: previous, action: action, fields: fields)
+        }
+
+        /// One stage as a client sends it: the sessionid of `previous`, and `fields` with its form's
+        /// hidden fields.
+        func execute(
+            _ node: String, as requester: JID, after previous: Reply?, action: AdHocAction?,
+            fields: [DataForm.Field]
         ) async throws -> Reply {
             var command = Element(
                 "command", namespace: Namespace.commands,
-                ["node": node, "sessionid": session, "action": action?.rawValue])
-            if !fields.isEmpty {
-                command.append(DataForm(type: .submit, fields: fields).element)
+                ["node": node, "sessionid": previous?.sessionID, "action": action?.rawValue])
+            let submitted = fields + (previous?.hiddenFields ?? [])
+            if !submitted.isEmpty {
+                command.append(DataForm(type: .submit, fields: submitted).element)
             }
             return Reply(element: try await sessions.execute(command, from: requester))
         }
@@ -69,11 +84,7 @@ import XMPPTesting
         func run(_ node: String, as requester: JID, _ fields: DataForm.Field...) async throws -> Reply {
             let first = try await execute(node, as: requester)
             #expect(first.status == "executing")
-            var command = Element(
-                "command", namespace: Namespace.commands,
-                ["node": node, "sessionid": first.sessionID, "action": "complete"])
-            command.append(DataForm(type: .submit, fields: fields).element)
-            return Reply(element: try await sessions.execute(command, from: requester))
+            return try await execute(node, as: requester, after: first, action: .complete, fields: fields)
         }
 
         @discardableResult
@@ -160,7 +171,7 @@ import XMPPTesting
         let first = try await setup.execute(APushCommands.registrations, as: Self.alice)
         let error = await Self.stanzaError {
             try await setup.execute(
-                APushCommands.registrations, as: Self.alice, session: first.sessionID,
+                APushCommands.registrations, as: Self.alice, after: first,
                 action: .complete,
                 .init(
                     variable: "remove", type: .listMulti,
@@ -171,7 +182,7 @@ import XMPPTesting
         #expect(try await setup.tokens() == ["alice-phone", "alice-tablet", "bob-phone"])
 
         let done = try await setup.execute(
-            APushCommands.registrations, as: Self.alice, session: first.sessionID,
+            APushCommands.registrations, as: Self.alice, after: first,
             action: .complete,
             .init(variable: "remove", values: [Fingerprint.of("alice-phone")]))
         #expect(done.status == "completed")
@@ -314,7 +325,7 @@ import XMPPTesting
         ] {
             let error = await Self.stanzaError {
                 try await setup.execute(
-                    APushCommands.policy, as: Self.alice, session: first.sessionID,
+                    APushCommands.policy, as: Self.alice, after: first,
                     action: .complete, .boolean("messages", false), .value(variable, value))
             }
             #expect(error?.condition == .badRequest)
@@ -322,7 +333,7 @@ import XMPPTesting
             #expect(try await setup.store.policy(account: "alice@localhost") == nil)
         }
         let reply = try await setup.execute(
-            APushCommands.policy, as: Self.alice, session: first.sessionID,
+            APushCommands.policy, as: Self.alice, after: first,
             action: .complete, .boolean("messages", false),
             .value("quiet-hours", "22:00-07:00"))
         #expect(reply.status == "completed")
@@ -351,7 +362,7 @@ import XMPPTesting
         let first = try await setup.execute(APushCommands.test, as: Self.alice)
         #expect(Set(try first.form().field("kind")?.options.map(\.value) ?? []) == ["message", "call", "read", "wake"])
         let reply = try await setup.execute(
-            APushCommands.test, as: Self.alice, session: first.sessionID,
+            APushCommands.test, as: Self.alice, after: first,
             action: .complete, .value("kind", kind))
         #expect(reply.status == "completed")
         #expect(reply.notes.first?.type == "info")
@@ -468,13 +479,10 @@ import XMPPTesting
         try await setup.register("old", account: nil, domain: "old.example")
 
         func fingerprints(_ fields: DataForm.Field...) async throws -> (title: String?, set: Set<String>) {
-            var command = Element("command", namespace: Namespace.commands, ["node": APushCommands.adminRegistrations])
-            let first = Reply(element: try await setup.sessions.execute(command, from: Self.carol))
-            command = Element(
-                "command", namespace: Namespace.commands,
-                ["node": APushCommands.adminRegistrations, "sessionid": first.sessionID])
-            command.append(DataForm(type: .submit, fields: fields).element)
-            let form = try Reply(element: try await setup.sessions.execute(command, from: Self.carol)).form()
+            let first = try await setup.execute(APushCommands.adminRegistrations, as: Self.carol)
+            let form = try await setup.execute(
+                APushCommands.adminRegistrations, as: Self.carol, after: first, action: nil, fields: fields
+            ).form()
             return (form.title, Set(Self.rows(form).compactMap { $0["fingerprint"] }))
         }
         let alice = try await fingerprints(.value("account", "Alice@localhost"))
@@ -589,17 +597,15 @@ import XMPPTesting
     {
         let first = try await setup.execute(APushCommands.adminPolicy, as: Self.carol)
         #expect(try first.form().field("account")?.type == .jidSingle)
-        var command = Element(
-            "command", namespace: Namespace.commands,
-            ["node": APushCommands.adminPolicy, "sessionid": first.sessionID, "action": "next"])
-        command.append(DataForm(type: .submit, fields: [.value("account", account)]).element)
-        let second = Reply(element: try await setup.sessions.execute(command, from: Self.carol))
+        let second = try await setup.execute(
+            APushCommands.adminPolicy, as: Self.carol, after: first, action: .next, .value("account", account))
         #expect(second.status == "executing")
-        command = Element(
-            "command", namespace: Namespace.commands,
-            ["node": APushCommands.adminPolicy, "sessionid": second.sessionID, "action": "complete"])
-        command.append(DataForm(type: .submit, fields: fields).element)
-        return (try second.form(), Reply(element: try await setup.sessions.execute(command, from: Self.carol)))
+        #expect(second.sessionID == first.sessionID)
+        return (
+            try second.form(),
+            try await setup.execute(
+                APushCommands.adminPolicy, as: Self.carol, after: second, action: .complete, fields: fields)
+        )
     }
 
     @Test func adminPolicySetsAnAccountsPolicy() async throws {
@@ -631,19 +637,19 @@ import XMPPTesting
         let setup = try Setup()
         let first = try await setup.execute(APushCommands.adminPolicy, as: Self.carol)
         let second = try await setup.execute(
-            APushCommands.adminPolicy, as: Self.carol, session: first.sessionID,
+            APushCommands.adminPolicy, as: Self.carol, after: first,
             action: .next, .value("account", "bob@localhost"))
         #expect(try second.form().title == "Push policy of bob@localhost")
         let error = await Self.stanzaError {
             try await setup.execute(
-                APushCommands.adminPolicy, as: Self.carol, session: second.sessionID,
+                APushCommands.adminPolicy, as: Self.carol, after: second,
                 action: .complete, .value("calls", "maybe"))
         }
         #expect(error?.condition == .badRequest)
         #expect(error?.text?.hasPrefix("calls:") == true)
         #expect(try await setup.store.policy(account: "bob@localhost") == nil)
         _ = try await setup.execute(
-            APushCommands.adminPolicy, as: Self.carol, session: second.sessionID,
+            APushCommands.adminPolicy, as: Self.carol, after: second,
             action: .complete, .value("calls", "0"))
         #expect(try await setup.store.policy(account: "bob@localhost") == #"{"calls":false}"#)
         #expect(try await setup.store.policy(account: nil) == nil)
@@ -655,7 +661,7 @@ import XMPPTesting
             let error = await Self.stanzaError {
                 let first = try await setup.execute(APushCommands.adminPolicy, as: Self.carol)
                 return try await setup.execute(
-                    APushCommands.adminPolicy, as: Self.carol, session: first.sessionID,
+                    APushCommands.adminPolicy, as: Self.carol, after: first,
                     action: .next, .value("account", account))
             }
             #expect(error?.condition == .badRequest, "\(account)")

@@ -222,10 +222,9 @@ struct ActiveActiveEndToEndTests {
     private func submitPolicy(_ client: C2SClient, _ values: [String: [String]]) async throws {
         let node = "urn:xmpp:apush:0#policy"
         let first = try await client.executeCommand(on: PushTestbed.componentJID, node: node)
-        let session = try #require(first.findString("@sessionid"))
         let form = DataForm(type: .submit, fields: values.map { DataForm.Field(variable: $0.key, values: $0.value) })
         let done = try await client.executeCommand(
-            on: PushTestbed.componentJID, node: node, action: .complete, sessionID: session, form: form)
+            on: PushTestbed.componentJID, node: node, action: .complete, after: first, form: form)
         #expect(done.findString("@status") == "completed")
     }
 }

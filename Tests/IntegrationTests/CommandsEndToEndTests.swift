@@ -102,16 +102,15 @@ struct CommandsEndToEndTests {
             let listing = String(describing: first.serialized())
             #expect(!listing.contains("token-mine") && !listing.contains(Fingerprint.of("token-bobs")))
             // Bob's fingerprint is not alice's to remove.
-            let sessionID = try #require(first.findString("@sessionid"))
             await #expect(throws: StanzaError.self) {
                 _ = try await alice.executeCommand(
                     on: Self.component, node: "urn:xmpp:apush:0#registrations",
-                    action: .complete, sessionID: sessionID,
+                    action: .complete, after: first,
                     form: .submit(formType: nil, values: ["remove": Fingerprint.of("token-bobs")]))
             }
             let done = try await alice.executeCommand(
                 on: Self.component, node: "urn:xmpp:apush:0#registrations",
-                action: .complete, sessionID: sessionID,
+                action: .complete, after: first,
                 form: .submit(formType: nil, values: ["remove": mine]))
             #expect(done.findString("@status") == "completed")
             let store = try SQLitePushStore(.file(path: bed.storePath))
@@ -147,15 +146,14 @@ struct CommandsEndToEndTests {
 
             // An operator turns messages off for alice: her next message pushes nothing.
             let account = try await carol.executeCommand(on: Self.component, node: "urn:xmpp:apush:0#admin-policy")
-            let session = try #require(account.findString("@sessionid"))
             let policyStage = try await carol.executeCommand(
-                on: Self.component, node: "urn:xmpp:apush:0#admin-policy", action: .next, sessionID: session,
+                on: Self.component, node: "urn:xmpp:apush:0#admin-policy", action: .next, after: account,
                 form: .submit(formType: nil, values: ["account": "alice@localhost"]))
             #expect(policyStage.findString("{jabber:x:data}x/title#") == "Push policy of alice@localhost")
-            let policySession = try #require(policyStage.findString("@sessionid"))
+            #expect(policyStage.findString("@sessionid") == account.findString("@sessionid"), "one id per session")
             _ = try await carol.executeCommand(
                 on: Self.component, node: "urn:xmpp:apush:0#admin-policy", action: .complete,
-                sessionID: policySession,
+                after: policyStage,
                 form: .submit(formType: "urn:xmpp:apush:policy:0", values: ["messages": "0"]))
             let bob = try await bed.client("bob")
             try bed.message(from: bob, to: "alice@localhost", body: "policy says no")
@@ -196,11 +194,10 @@ struct CommandsEndToEndTests {
             #expect(try await dave.discoItems(of: Self.component, node: Namespace.commands).items.isEmpty)
             // Another account's session, and a stale one.
             let started = try await alice.executeCommand(on: Self.component, node: "urn:xmpp:apush:0#policy")
-            let session = try #require(started.findString("@sessionid"))
             await expectError(.badRequest) {
                 _ = try await bob.executeCommand(
                     on: Self.component, node: "urn:xmpp:apush:0#policy", action: .complete,
-                    sessionID: session, form: .submit(formType: nil, values: ["muted": "x@localhost"]))
+                    after: started, form: .submit(formType: nil, values: ["muted": "x@localhost"]))
             }
             await expectError(.badRequest) {
                 _ = try await alice.executeCommand(
@@ -216,7 +213,7 @@ struct CommandsEndToEndTests {
                 let error = await expectError(.badRequest) {
                     _ = try await alice.executeCommand(
                         on: Self.component, node: "urn:xmpp:apush:0#policy",
-                        action: .complete, sessionID: session,
+                        action: .complete, after: started,
                         form: .submit(formType: nil, values: ["sender": "hidden", field: value]))
                 }
                 #expect(error?.text?.hasPrefix(field) == true, "the error names \(field): \(error?.text ?? "none")")
@@ -225,13 +222,12 @@ struct CommandsEndToEndTests {
             #expect(try await store.policy(account: "alice@localhost") == nil, "a bad submit changed the policy")
             // An operator naming an account of a foreign domain.
             let carol = try await bed.client("carol")
-            let adminSession = try #require(
-                try await carol.executeCommand(on: Self.component, node: "urn:xmpp:apush:0#admin-policy")
-                    .findString("@sessionid"))
+            let adminStarted = try await carol.executeCommand(
+                on: Self.component, node: "urn:xmpp:apush:0#admin-policy")
             await expectError(.badRequest) {
                 _ = try await carol.executeCommand(
                     on: Self.component, node: "urn:xmpp:apush:0#admin-policy", action: .next,
-                    sessionID: adminSession,
+                    after: adminStarted,
                     form: .submit(formType: nil, values: ["account": "dave@\(PushTestbed.foreignDomain)"]))
             }
             for client in [alice, bob, dave, carol] { await client.close() }
@@ -243,11 +239,9 @@ struct CommandsEndToEndTests {
     /// Runs a two-stage command: execute, then complete with `values`.
     private func run(_ client: C2SClient, _ node: String, _ values: [String: [String]]) async throws -> Element {
         let first = try await client.executeCommand(on: Self.component, node: node)
-        let session = try #require(first.findString("@sessionid"))
         let form = DataForm(type: .submit, fields: values.map { DataForm.Field(variable: $0.key, values: $0.value) })
         return try await client.executeCommand(
-            on: Self.component, node: node, action: .complete, sessionID: session,
-            form: form)
+            on: Self.component, node: node, action: .complete, after: first, form: form)
     }
 
     private func submitPolicy(_ client: C2SClient, _ values: [String: [String]]) async throws {

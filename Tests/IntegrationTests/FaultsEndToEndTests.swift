@@ -197,12 +197,11 @@ struct FaultsEndToEndTests {
             let alice = try await bed.client("alice", resource: "settings")
             let node = "urn:xmpp:apush:0#policy"
             let first = try await alice.executeCommand(on: PushTestbed.componentJID, node: node)
-            let session = try #require(first.findString("@sessionid"))
             // A second stage in flight when the server goes down: its answer is lost with the stream.
             let form = DataForm(type: .submit, fields: [DataForm.Field(variable: "muted", values: ["bob@localhost"])])
             async let lost: Element? = try? alice.executeCommand(
                 on: PushTestbed.componentJID, node: node, action: .complete,
-                sessionID: session, form: form)
+                after: first, form: form)
             try await bed.restartServer()
             _ = await lost
             await alice.close()
@@ -211,11 +210,10 @@ struct FaultsEndToEndTests {
             // the registration still gets pushes (the mute, if it was taken, silences bob only).
             let again = try await bed.client("alice", resource: "settings")
             let fresh = try await again.executeCommand(on: PushTestbed.componentJID, node: node)
-            let freshSession = try #require(fresh.findString("@sessionid"))
             let unmute = DataForm(type: .submit, fields: [DataForm.Field(variable: "muted", values: [])])
             let done = try await again.executeCommand(
                 on: PushTestbed.componentJID, node: node, action: .complete,
-                sessionID: freshSession, form: unmute)
+                after: fresh, form: unmute)
             #expect(done.findString("@status") == "completed")
             let bob = try await bed.client("bob")
             try bed.message(from: bob, to: "alice@localhost", body: "after the command")

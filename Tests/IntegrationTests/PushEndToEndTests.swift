@@ -79,9 +79,8 @@ struct PushEndToEndTests {
             let bob = try await bed.client("bob", resource: "settings")
             let node = "urn:xmpp:apush:0#registrations"
             let first = try await bob.executeCommand(on: PushTestbed.componentJID, node: node)
-            let sessionID: String = try #require(first.findString("@sessionid"))
             let done = try await bob.executeCommand(
-                on: PushTestbed.componentJID, node: node, action: .complete, sessionID: sessionID,
+                on: PushTestbed.componentJID, node: node, action: .complete, after: first,
                 form: .submit(formType: nil, values: ["remove-all": "true"]))
             #expect(done.findString("@status") == "completed")
 

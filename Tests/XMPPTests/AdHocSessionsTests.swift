@@ -51,15 +51,25 @@ import XMLStream
         }
     }
 
+    /// A request as a client sends it: the sessionid of `answer`, and a form with `fields` and the
+    /// hidden fields of `answer`'s form (its session state among them) unless `state` says otherwise.
     private func command(
-        _ node: String, action: AdHocAction? = nil, sessionID: String? = nil,
-        form: DataForm? = nil
+        _ node: String, action: AdHocAction? = nil, after answer: Element? = nil, sessionID: String? = nil,
+        fields: [DataForm.Field] = [], state: String? = nil, sendsForm: Bool = true
     ) -> Element {
+        let stateField = answer?.findString(#"\@"# + AdHocSessions.stateField + #"\"#)
         var element = Element(
             "command", namespace: Namespace.commands,
-            ["node": node, "action": action?.rawValue, "sessionid": sessionID])
-        if let form { element.append(form.element) }
+            ["node": node, "action": action?.rawValue, "sessionid": sessionID ?? answer?[attribute: "sessionid"]])
+        let hidden = (state ?? stateField).map { [DataForm.Field.hidden(AdHocSessions.stateField, $0)] } ?? []
+        if sendsForm, !(fields + hidden).isEmpty {
+            element.append(DataForm(type: .submit, fields: fields + hidden).element)
+        }
         return element
+    }
+
+    private func stateField(of answer: Element) throws -> String {
+        try #require(answer.findString(#"\@"# + AdHocSessions.stateField + #"\"#))
     }
 
     private func expectError(
@@ -98,56 +108,64 @@ import XMLStream
         #expect(answer.child("actions") == nil)
     }
 
-    @Test func aMultiStageCommandGoesForwardBackAndCompletes() async throws {
+    @Test func aMultiStageCommandGoesForwardBackAndCompletesUnderOneID() async throws {
         let sessions = sessions()
         let first = try await sessions.execute(command("wizard"), from: Self.alice)
         #expect(first[attribute: "status"] == "executing")
         #expect(first.findString("actions@execute") == "next")
         #expect(first.check(#"{jabber:x:data}x/title"#))
+        #expect(first.findString("{jabber:x:data}x/field<var=\(AdHocSessions.stateField)>@type") == "hidden")
         let id = try #require(first[attribute: "sessionid"])
 
-        let name = DataForm(type: .submit, fields: [.value("name", "Zoë")])
         let second = try await sessions.execute(
-            command("wizard", action: .next, sessionID: id, form: name),
-            from: Self.alice)
+            command("wizard", action: .next, after: first, fields: [.value("name", "Zoë")]), from: Self.alice)
         #expect(second[attribute: "status"] == "executing")
-        let secondID = try #require(second[attribute: "sessionid"])
-        #expect(secondID != id, "each stage's id carries that stage")
+        #expect(second[attribute: "sessionid"] == id, "XEP-0050: the id never changes within a session")
         #expect(second.findString("{jabber:x:data}x/title#") == "Confirm Zoë")
         #expect(second.findElements("actions/*").map(\.name) == ["prev", "complete"])
 
-        let back = try await sessions.execute(command("wizard", action: .prev, sessionID: secondID), from: Self.alice)
+        let back = try await sessions.execute(command("wizard", action: .prev, after: second), from: Self.alice)
         #expect(back.findString("{jabber:x:data}x/title#") == "Name", "prev shows the first stage again")
-        let backID = try #require(back[attribute: "sessionid"])
-        let ada = DataForm(type: .submit, fields: [.value("name", "Ada")])
         let again = try await sessions.execute(
-            command("wizard", action: .next, sessionID: backID, form: ada), from: Self.alice)
+            command("wizard", action: .next, after: back, fields: [.value("name", "Ada")]), from: Self.alice)
         #expect(again.findString("{jabber:x:data}x/title#") == "Confirm Ada")
 
-        let againID = try #require(again[attribute: "sessionid"])
-        let done = try await sessions.execute(
-            command("wizard", action: .complete, sessionID: againID), from: Self.alice)
+        let done = try await sessions.execute(command("wizard", action: .complete, after: again), from: Self.alice)
         #expect(done[attribute: "status"] == "completed")
+        #expect(done[attribute: "sessionid"] == id)
         #expect(done.findString("note#") == "hello Ada")
+    }
+
+    @Test func aStageThatShowsNoFormStillSendsOneForItsState() async throws {
+        let sessions = AdHocSessions(
+            commands: [
+                AdHocCommand(node: "notice", name: "Notice", isAllowed: { _ in true }) { request in
+                    request.stage == 0
+                        ? AdHocResponse(status: .executing, notes: [AdHocNote(.info, "sure?")], state: ["n": "1"])
+                        : .completed(AdHocNote(.info, "n=\(request.state["n"] ?? "?")"))
+                }
+            ], key: Self.key)
+        let first = try await sessions.execute(command("notice"), from: Self.alice)
+        #expect(first.findElements("{jabber:x:data}x/field").map { $0[attribute: "var"] } == [AdHocSessions.stateField])
+        let done = try await sessions.execute(command("notice", action: .complete, after: first), from: Self.alice)
+        #expect(done.findString("note#") == "n=1")
     }
 
     @Test func aSessionGoesOnOnAnotherInstanceWithTheSameKey() async throws {
         let (first, second, third) = (sessions(), sessions(), sessions())
-        let id = try #require(try await first.execute(command("wizard"), from: Self.alice)[attribute: "sessionid"])
-        let name = DataForm(type: .submit, fields: [.value("name", "Zoë")])
+        let started = try await first.execute(command("wizard"), from: Self.alice)
         let next = try await second.execute(
-            command("wizard", action: .next, sessionID: id, form: name), from: Self.alice)
+            command("wizard", action: .next, after: started, fields: [.value("name", "Zoë")]), from: Self.alice)
         #expect(next[attribute: "status"] == "executing")
-        let nextID = try #require(next[attribute: "sessionid"])
-        let done = try await third.execute(command("wizard", action: .complete, sessionID: nextID), from: Self.alice)
+        let done = try await third.execute(command("wizard", action: .complete, after: next), from: Self.alice)
         #expect(done.findString("note#") == "hello Zoë")
     }
 
     @Test func anotherKeyRefusesTheSession() async throws {
-        let id = try #require(try await sessions().execute(command("wizard"), from: Self.alice)[attribute: "sessionid"])
+        let first = try await sessions().execute(command("wizard"), from: Self.alice)
         let other = sessions(key: AdHocSessionKey(componentSecret: "another secret"))
         await expectError(.badRequest, application: "bad-sessionid") {
-            try await other.execute(command("wizard", action: .next, sessionID: id), from: Self.alice)
+            try await other.execute(command("wizard", action: .next, after: first), from: Self.alice)
         }
     }
 
@@ -161,125 +179,135 @@ import XMLStream
         #expect(ids.count == 3)
     }
 
-    @Test func cancelAnswersCanceled() async throws {
+    @Test func cancelAnswersCanceledWithoutAForm() async throws {
         let sessions = sessions()
-        let id = try #require(try await sessions.execute(command("wizard"), from: Self.alice)[attribute: "sessionid"])
-        let canceled = try await sessions.execute(command("wizard", action: .cancel, sessionID: id), from: Self.alice)
+        let first = try await sessions.execute(command("wizard"), from: Self.alice)
+        let canceled = try await sessions.execute(
+            command("wizard", action: .cancel, after: first, sendsForm: false), from: Self.alice)
         #expect(canceled[attribute: "status"] == "canceled")
-        #expect(canceled[attribute: "sessionid"] == id)
+        #expect(canceled[attribute: "sessionid"] == first[attribute: "sessionid"])
         #expect(canceled.child("actions") == nil)
     }
 
-    /// Nothing is kept, so nothing is forgotten: an id opens until it expires, after `complete` and
-    /// `cancel` too, and re-runs its stage (for the same requester only, access checked again).
-    @Test func anIDOpensAgainUntilItExpires() async throws {
+    /// Nothing is kept, so nothing is forgotten: a stage's form opens until it expires, after
+    /// `complete` and `cancel` too, and re-runs its stage (for the same requester only, access checked
+    /// again).
+    @Test func aStagesFormOpensAgainUntilItExpires() async throws {
         let sessions = sessions()
         let first = try await sessions.execute(command("wizard"), from: Self.alice)
-        let id = try #require(first[attribute: "sessionid"])
         for name in ["Zoë", "Ada"] {
-            let form = DataForm(type: .submit, fields: [.value("name", name)])
             let answer = try await sessions.execute(
-                command("wizard", action: .next, sessionID: id, form: form), from: Self.alice)
+                command("wizard", action: .next, after: first, fields: [.value("name", name)]), from: Self.alice)
             #expect(answer.findString("{jabber:x:data}x/title#") == "Confirm \(name)")
         }
         clock.milliseconds += 600_000
         await expectError(.badRequest, application: "bad-sessionid") {
-            try await sessions.execute(command("wizard", action: .next, sessionID: id), from: Self.alice)
+            try await sessions.execute(command("wizard", action: .next, after: first), from: Self.alice)
         }
     }
 
-    @Test func aStaleOrForeignSessionIDIsABadSessionID() async throws {
+    @Test func aStaleForeignOrMissingSessionIsABadSessionID() async throws {
         let sessions = sessions()
-        let id = try #require(try await sessions.execute(command("wizard"), from: Self.alice)[attribute: "sessionid"])
-        await expectError(.badRequest, application: "bad-sessionid") {
-            try await sessions.execute(command("wizard", action: .next, sessionID: "no-such-session"), from: Self.alice)
+        let first = try await sessions.execute(command("wizard"), from: Self.alice)
+        let name = [DataForm.Field.value("name", "Zoë")]
+        let refusals = [
+            (command("wizard", action: .next, after: first, sessionID: "another-session", fields: name), Self.alice),
+            (command("wizard", action: .next, after: first, fields: name), Self.aliceLaptop),
+            (command("single", action: .execute, after: first), Self.alice),
+            (command("wizard", action: .next, after: first, fields: name, sendsForm: false), Self.alice),
+            (command("wizard", action: .next, after: first, fields: name, state: ""), Self.alice),
+            (command("wizard", action: .next, sessionID: first[attribute: "sessionid"], fields: name), Self.alice),
+        ]
+        for (request, requester) in refusals {
+            await expectError(.badRequest, application: "bad-sessionid") {
+                try await sessions.execute(request, from: requester)
+            }
         }
-        await expectError(.badRequest, application: "bad-sessionid") {
-            try await sessions.execute(command("wizard", action: .next, sessionID: id), from: Self.aliceLaptop)
-        }
-        await expectError(.badRequest, application: "bad-sessionid") {
-            try await sessions.execute(command("single", action: .execute, sessionID: id), from: Self.alice)
-        }
-        let stillThere = try await sessions.execute(command("wizard", action: .next, sessionID: id), from: Self.alice)
+        let stillThere = try await sessions.execute(
+            command("wizard", action: .next, after: first, fields: name), from: Self.alice)
         #expect(stillThere[attribute: "status"] == "executing", "the owner's session survives the attempts")
     }
 
     @Test func anExpiredSessionIsABadSessionID() async throws {
         let sessions = sessions()
-        let id = try #require(try await sessions.execute(command("wizard"), from: Self.alice)[attribute: "sessionid"])
+        let first = try await sessions.execute(command("wizard"), from: Self.alice)
         clock.milliseconds += 599_999
-        let form = DataForm(type: .submit, fields: [.value("name", "x")])
+        let name = [DataForm.Field.value("name", "x")]
         let next = try await sessions.execute(
-            command("wizard", action: .next, sessionID: id, form: form), from: Self.alice)
+            command("wizard", action: .next, after: first, fields: name), from: Self.alice)
         #expect(next[attribute: "status"] == "executing", "alive until its last millisecond")
         clock.milliseconds += 1
         await expectError(.badRequest, application: "bad-sessionid") {
-            try await sessions.execute(command("wizard", action: .next, sessionID: id, form: form), from: Self.alice)
+            try await sessions.execute(command("wizard", action: .next, after: first, fields: name), from: Self.alice)
         }
-        let nextID = try #require(next[attribute: "sessionid"])
-        let done = try await sessions.execute(command("wizard", action: .complete, sessionID: nextID), from: Self.alice)
-        #expect(done[attribute: "status"] == "completed", "each stage's id lives its own lifetime")
+        let done = try await sessions.execute(command("wizard", action: .complete, after: next), from: Self.alice)
+        #expect(done[attribute: "status"] == "completed", "each stage's form lives its own lifetime")
     }
 
-    @Test func aTamperedTruncatedOrOversizedIDIsABadSessionID() async throws {
+    @Test func aTamperedTruncatedOrOversizedStateIsABadSessionID() async throws {
         let sessions = sessions()
-        let id = try #require(try await sessions.execute(command("wizard"), from: Self.alice)[attribute: "sessionid"])
-        var bytes = try #require(Data(base64Encoded: id))
+        let first = try await sessions.execute(command("wizard"), from: Self.alice)
+        let state = try stateField(of: first)
+        var bytes = try #require(Data(base64Encoded: state))
         var hostile = [
-            "", "=", "not base64 at all", String(id.dropLast(4)), String(id.dropFirst(4)),
-            id + "AAAA", String(repeating: "A", count: 10_000_000), String(repeating: "A", count: 4096),
+            "=", "not base64 at all", String(state.dropLast(4)), String(state.dropFirst(4)),
+            state + "AAAA", String(repeating: "A", count: 10_000_000), String(repeating: "A", count: 4096),
             Data(bytes.prefix(bytes.count - 32)).base64EncodedString(),
         ]
-        for index in [0, 9, 17, bytes.count - 1] {
+        for index in [0, 9, 11, bytes.count - 1] {
             bytes[index] ^= 0x01
             hostile.append(bytes.base64EncodedString())
             bytes[index] ^= 0x01
         }
-        #expect(bytes.base64EncodedString() == id)
+        #expect(bytes.base64EncodedString() == state)
         for candidate in hostile {
             await expectError(.badRequest, application: "bad-sessionid") {
-                try await sessions.execute(command("wizard", action: .next, sessionID: candidate), from: Self.alice)
+                try await sessions.execute(
+                    command("wizard", action: .next, after: first, state: candidate), from: Self.alice)
             }
         }
     }
 
-    /// An id sealed by an independent implementation of the format (Python's hmac, as in
-    /// Fuzz/Corpus/ad-hoc-session/sealed-id): the key derivation and the MAC are the documented ones.
-    @Test func anIDSealedElsewhereOpens() throws {
-        let id =
-            "AQEjRWeJq83vAAABoxhld8AAAwAAAAAAAQAHYWNjb3VudAAPYWxpY2VAbG9jYWxob3N0AAIACG1lc3NhZ2VzAAVtdXRlZD75gLk7yGPFJoAAyqsysqeQdbK3rOIuqSGQms0XvbEp"
+    /// A state sealed by an independent implementation of the format (Python's hmac, as in
+    /// Fuzz/Corpus/ad-hoc-session/sealed-state): the key derivation and the MAC are the documented ones.
+    @Test func aStateSealedElsewhereOpens() throws {
+        let sealed =
+            "AgAAAaMYZXfAAAMAAAAAAAEAB2FjY291bnQAD2FsaWNlQGxvY2FsaG9zdAACAAhtZXNzYWdlcwAFbXV0ZWQ4VmLCnoSmxVROonUf5KvGWCuqyffyWwRfAb5MhnZi/A=="
         let key = AdHocSessionKey(componentSecret: "fuzz")
         let owner = try JID("alice@example.org/phone")
-        let session = try #require(
-            AdHocSessionID(opening: id, key: key, node: "node", owner: owner, now: 1_800_000_000_000))
+        func opened(sessionID: String = "session-1", at now: UInt64 = 1_800_000_000_000) -> AdHocSessionState? {
+            AdHocSessionState(opening: sealed, key: key, sessionID: sessionID, node: "node", owner: owner, now: now)
+        }
+        let session = try #require(opened())
         #expect(
             session
-                == AdHocSessionID(
-                    nonce: 0x0123_4567_89ab_cdef, expires: 1_800_000_600_000,
-                    states: [[:], [:], ["account": "alice@localhost"]], fields: ["messages", "muted"]))
+                == AdHocSessionState(
+                    expires: 1_800_000_600_000, states: [[:], [:], ["account": "alice@localhost"]],
+                    fields: ["messages", "muted"]))
         #expect(session.stage == 2)
-        #expect(AdHocSessionID(opening: id, key: key, node: "node", owner: owner, now: 1_800_000_600_000) == nil)
+        #expect(opened(at: 1_800_000_600_000) == nil)
+        #expect(opened(sessionID: "session-2") == nil)
     }
 
     /// The body is read only past its MAC, but reading it must not trap even if the key leaked.
     @Test func aMalformedBodyDecodesToNothing() throws {
-        let valid = AdHocSessionID(nonce: 7, expires: 9, states: [[:], ["name": "Zoë"]], fields: ["name"])
-        let sealed = try #require(valid.sealed(key: Self.key, node: "wizard", owner: Self.alice))
+        let valid = AdHocSessionState(expires: 9, states: [[:], ["name": "Zoë"]], fields: ["name"])
+        let sealed = try #require(valid.sealed(key: Self.key, sessionID: "s", node: "wizard", owner: Self.alice))
         let body = Array(try #require(Data(base64Encoded: sealed)).dropLast(32))
-        #expect(AdHocSessionID.decode(body) == valid)
-        #expect(AdHocSessionID.decode([]) == nil)
-        #expect(AdHocSessionID.decode(Array(body.dropLast())) == nil, "truncated")
-        #expect(AdHocSessionID.decode(body + [0]) == nil, "trailing bytes")
-        #expect(AdHocSessionID.decode([2] + body.dropFirst()) == nil, "another version")
-        let noStates: [UInt8] = [1] + [UInt8](repeating: 0, count: 16) + [0, 0, 0, 0]
-        #expect(AdHocSessionID.decode(noStates) == nil)
-        let promisesMore: [UInt8] = [1] + [UInt8](repeating: 0, count: 16) + [0xff, 0xff, 0xff, 0xff]
-        #expect(AdHocSessionID.decode(promisesMore) == nil)
+        #expect(AdHocSessionState.decode(body) == valid)
+        #expect(AdHocSessionState.decode([]) == nil)
+        #expect(AdHocSessionState.decode(Array(body.dropLast())) == nil, "truncated")
+        #expect(AdHocSessionState.decode(body + [0]) == nil, "trailing bytes")
+        #expect(AdHocSessionState.decode([1] + body.dropFirst()) == nil, "another version")
+        let noStates: [UInt8] = [2] + [UInt8](repeating: 0, count: 8) + [0, 0, 0, 0]
+        #expect(AdHocSessionState.decode(noStates) == nil)
+        let promisesMore: [UInt8] = [2] + [UInt8](repeating: 0, count: 8) + [0xff, 0xff, 0xff, 0xff]
+        #expect(AdHocSessionState.decode(promisesMore) == nil)
     }
 
-    /// A requester that kept the first stage's id and sends it with the second stage's form would
+    /// A requester that kept the first stage's form and sends the second stage's fields with it would
     /// otherwise run the first stage again with the wrong form.
-    @Test func anEarlierStagesIDCannotTakeALaterStagesForm() async throws {
+    @Test func anEarlierStagesFormCannotTakeALaterStagesFields() async throws {
         let sessions = AdHocSessions(
             commands: [
                 AdHocCommand(node: "survey", name: "Survey", isAllowed: { _ in true }) { request in
@@ -292,22 +320,20 @@ import XMLStream
                 }
             ], key: Self.key)
         let first = try await sessions.execute(command("survey"), from: Self.alice)
-        let firstID = try #require(first[attribute: "sessionid"])
-        let account = DataForm(type: .submit, formType: "urn:example", fields: [.value("account", "bob@example.org")])
         let second = try await sessions.execute(
-            command("survey", action: .next, sessionID: firstID, form: account), from: Self.alice)
-        let color = DataForm(type: .submit, fields: [.value("color", "red")])
+            command("survey", action: .next, after: first, fields: [.value("account", "bob@example.org")]),
+            from: Self.alice)
+        let color = [DataForm.Field.value("color", "red")]
         await expectError(.badRequest, application: "bad-sessionid") {
             try await sessions.execute(
-                command("survey", action: .complete, sessionID: firstID, form: color), from: Self.alice)
+                command("survey", action: .complete, after: first, fields: color), from: Self.alice)
         }
-        let secondID = try #require(second[attribute: "sessionid"])
         let done = try await sessions.execute(
-            command("survey", action: .complete, sessionID: secondID, form: color), from: Self.alice)
+            command("survey", action: .complete, after: second, fields: color), from: Self.alice)
         #expect(done.findString("note#") == "red")
     }
 
-    @Test func aStateTooLargeForAnIDIsAResourceConstraint() async {
+    @Test func aStateTooLargeForItsFieldIsAResourceConstraint() async {
         let sessions = AdHocSessions(
             commands: [
                 AdHocCommand(node: "hoarder", name: "Hoarder", isAllowed: { _ in true }) { _ in
@@ -320,11 +346,10 @@ import XMLStream
     @Test func accessIsCheckedAgainOnEveryStage() async throws {
         let sessions = sessions()
         aliceAllowed.value = true
-        let id = try #require(
-            try await sessions.execute(command("revocable"), from: Self.alice)[attribute: "sessionid"])
+        let first = try await sessions.execute(command("revocable"), from: Self.alice)
         aliceAllowed.value = false
         await expectError(.forbidden) {
-            try await sessions.execute(command("revocable", action: .next, sessionID: id), from: Self.alice)
+            try await sessions.execute(command("revocable", action: .next, after: first), from: Self.alice)
         }
     }
 
@@ -353,12 +378,11 @@ import XMLStream
 
     @Test func prevOnTheFirstStageIsAMalformedAction() async throws {
         let sessions = sessions()
-        let id = try #require(try await sessions.execute(command("wizard"), from: Self.alice)[attribute: "sessionid"])
+        let first = try await sessions.execute(command("wizard"), from: Self.alice)
         await expectError(.badRequest, application: "malformed-action") {
-            try await sessions.execute(command("wizard", action: .prev, sessionID: id), from: Self.alice)
+            try await sessions.execute(command("wizard", action: .prev, after: first), from: Self.alice)
         }
     }
-
 }
 
 /// A wall clock a test moves by hand.
