@@ -417,9 +417,10 @@ struct FaultsEndToEndTests {
             killedAt.append(bed.appServer.taken.count)
             bed.appServer.scriptEveryNode(answer: .result)
             try await bed.startComponent(.process)
-            // A liveness bound: under a loaded CI run the restarted process takes its time; the
-            // retry deadline (120 s) is what a lost push would run into.
-            try? await waitUntil("every chat's latest count went out", timeout: .seconds(90)) {
+            // A liveness bound past the retry deadline (120 s), which is what a lost push would run
+            // into: under a loaded run a restarted process takes its time, and a push whose answer
+            // came late is retried on its backoff (a run here still held one after 90 s).
+            try? await waitUntil("every chat's latest count went out", timeout: .seconds(150)) {
                 try await bed.undelivered(keys).isEmpty
             }
             let undelivered = try await bed.undelivered(keys)
