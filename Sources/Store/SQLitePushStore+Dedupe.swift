@@ -3,14 +3,14 @@ import SQLite
 /// Dedupe: the keys of messages already pushed for a registration, the newest kept.
 extension SQLitePushTransaction {
     func firstSighting(registrationID: Int64, key: String, at: Timestamp, since: Timestamp) throws -> Bool {
-        let seen = try database.query(
-            """
-            SELECT seen_at FROM sightings WHERE registration_id = ? AND key = ? AND seen_at >= ?
-            """, [.integer(registrationID), .text(key), .integer(since)])
-        guard seen.isEmpty else { return false }
+        // One statement: a new key is inserted, one last seen before `since` seen again now; a key seen
+        // since changes nothing, and that is a copy.
         try database.execute(
-            "INSERT OR REPLACE INTO sightings (registration_id, key, seen_at) VALUES (?, ?, ?)",
-            [.integer(registrationID), .text(key), .integer(at)])
+            """
+            INSERT INTO sightings (registration_id, key, seen_at) VALUES (?1, ?2, ?3)
+            ON CONFLICT (registration_id, key) DO UPDATE SET seen_at = excluded.seen_at WHERE seen_at < ?4
+            """, [.integer(registrationID), .text(key), .integer(at), .integer(since)])
+        guard database.changes == 1 else { return false }
         try database.execute(
             """
             DELETE FROM sightings WHERE rowid IN (SELECT rowid FROM sightings WHERE registration_id = ?
