@@ -135,15 +135,11 @@ public final class SQLitePushStore: PushStore {
     public func transaction<T: Sendable>(_ body: @escaping @Sendable (any PushTransaction) throws -> T) async throws
         -> T
     {
-        let limits = limits
-        return try await withCheckedThrowingContinuation { continuation in
+        try await withCheckedThrowingContinuation { continuation in
             enqueue(
-                WaitingTransaction(
-                    run: { database in
-                        let value = try body(SQLitePushTransaction(database: database, limits: limits))
-                        return { continuation.resume(returning: value) }
-                    },
-                    fail: { continuation.resume(throwing: $0) }),
+                waitingTransaction(
+                    body, committed: { continuation.resume(returning: $0) },
+                    failed: { continuation.resume(throwing: $0) }),
                 urgent: true)
         }
     }
@@ -160,15 +156,22 @@ public final class SQLitePushStore: PushStore {
         _ body: @escaping @Sendable (any PushTransaction) throws -> Void,
         failed: @escaping @Sendable (any Error) -> Void
     ) {
+        enqueue(waitingTransaction(body, committed: { _ in }, failed: failed), urgent: false)
+    }
+
+    /// `body` on the store's connection, for the next drain; `committed` gets its value once the
+    /// transaction holding it has committed, `failed` its error otherwise.
+    private func waitingTransaction<T: Sendable>(
+        _ body: @escaping @Sendable (any PushTransaction) throws -> T,
+        committed: @escaping @Sendable (T) -> Void, failed: @escaping @Sendable (any Error) -> Void
+    ) -> WaitingTransaction {
         let limits = limits
-        enqueue(
-            WaitingTransaction(
-                run: { database in
-                    try body(SQLitePushTransaction(database: database, limits: limits))
-                    return {}
-                },
-                fail: failed),
-            urgent: false)
+        return WaitingTransaction(
+            run: { database in
+                let value = try body(SQLitePushTransaction(database: database, limits: limits))
+                return { committed(value) }
+            },
+            fail: failed)
     }
 
     /// One transaction's body and what to do once its fate is known.
