@@ -33,11 +33,6 @@ final class PushService: Sendable {
     /// Ephemeral keys made while there is time to spare, so a seal on the push path does one scalar
     /// multiplication instead of two.
     let ephemeralKeys = EphemeralKeyPool()
-    /// `#test` pushes per account (the test push itself bypasses every other limit, docs/wire-contract.md (Commands)).
-    let testPushes = Mutex(
-        SlidingWindowLimiter(
-            limit: APushCommands.testPushesPerMinute, window: 60_000,
-            maximumKeys: 10_000))
     /// The App Server refusing us is logged once per condition and minute, not once per push.
     let refusals = Mutex(LogLimiter(interval: 60_000, capacity: 32))
     /// A store fault fails every stanza alike while it lasts: logged once per kind and minute.

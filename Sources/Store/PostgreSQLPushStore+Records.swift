@@ -132,6 +132,20 @@ extension PostgreSQLPushTransaction {
         return true
     }
 
+    func takeTestPush(account: String, at: Timestamp, window: Timestamp, limit: Int) throws -> Timestamp? {
+        // One account's count and insert, atomic against other instances; other accounts go on.
+        try connection.execute(
+            "SELECT pg_advisory_xact_lock(\(PostgreSQLPushStore.testPushLockClass), hashtext($1))", [.text(account)])
+        try connection.execute("DELETE FROM test_pushes WHERE at <= $1", [.integer(at - window)])
+        let recent = try connection.queryOne(
+            "SELECT count(*) AS n, min(at) AS oldest FROM test_pushes WHERE account = $1", [.text(account)])
+        if try recent.decode("n", \.int64Value) >= Int64(limit) {
+            return (try recent.decodeIfPresent("oldest", \.int64Value) ?? at) + window
+        }
+        try connection.execute("INSERT INTO test_pushes (account, at) VALUES ($1, $2)", [.text(account), .integer(at)])
+        return nil
+    }
+
     /// The defaults are stored under the empty account name.
     func policy(account: String?) throws -> String? {
         try connection.query("SELECT document FROM policies WHERE account = $1", [.text(account ?? "")]).first?
@@ -146,4 +160,6 @@ extension PostgreSQLPushTransaction {
 extension PostgreSQLPushStore {
     /// The advisory lock of the cap on answers for unknown nodes ("apushunk").
     static let unknownNodeLock: Int64 = 0x6170_7573_6875_6E6B
+    /// The class of the advisory locks of accounts' test pushes ("aptp"), beside each account's hash.
+    static let testPushLockClass: Int32 = 0x6170_7470
 }

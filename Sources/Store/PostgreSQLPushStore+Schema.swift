@@ -187,6 +187,14 @@ extension PostgreSQLPushStore {
         // As SQLite's migration 7: an expired item is swept once it is due, found through next_at, so
         // the deadline's index only cost a write for every push.
         Migration(version: 4, sql: "DROP INDEX retries_by_deadline;"),
+        // As SQLite's migration 8: each account's `#test` pushes of the last minute.
+        Migration(
+            version: 5,
+            sql: """
+                CREATE TABLE test_pushes (account TEXT NOT NULL, at BIGINT NOT NULL);
+                CREATE INDEX test_pushes_by_account ON test_pushes (account, at);
+                CREATE INDEX test_pushes_by_time ON test_pushes (at);
+                """),
     ]
 
     /// A total kept by the `sizes` triggers, its row locked until the transaction ends: the check of a

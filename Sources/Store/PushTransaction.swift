@@ -54,6 +54,11 @@ public protocol PushTransaction {
     /// Records an answer at `at` unless `limit` were recorded since `since`; returns whether it did, and
     /// forgets those before `since`, so no more than `limit` are ever kept.
     func recordUnknownNodeAnswer(at: Timestamp, since: Timestamp, limit: Int) throws -> Bool
+    /// Counts one `#test` push of `account` at `at` and returns nil; or, when the account already had
+    /// `limit` after `at - window`, counts nothing and returns when its next one is allowed. Kept in the
+    /// store, so instances that share it share each account's limit; uses before the window (any
+    /// account's) are forgotten at each call.
+    func takeTestPush(account: String, at: Timestamp, window: Timestamp, limit: Int) throws -> Timestamp?
     /// The stored policy document of an account; nil account: the stored defaults.
     func policy(account: String?) throws -> String?
     /// Counts every change of a stored policy, by this process or any other sharing the store: policies
@@ -140,6 +145,12 @@ extension PushStore {
 
     public func recordUnknownNodeAnswer(at: Timestamp, since: Timestamp, limit: Int) async throws -> Bool {
         try await transaction { try $0.recordUnknownNodeAnswer(at: at, since: since, limit: limit) }
+    }
+
+    public func takeTestPush(account: String, at: Timestamp, window: Timestamp, limit: Int) async throws
+        -> Timestamp?
+    {
+        try await transaction { try $0.takeTestPush(account: account, at: at, window: window, limit: limit) }
     }
 
     public func policy(account: String?) async throws -> String? {

@@ -206,6 +206,15 @@ extension SQLitePushStore {
         // due (`deadline < now AND next_at <= now`), which the next_at index finds: the deadline's index
         // only cost writes.
         Migration(version: 7, sql: "DROP INDEX retries_by_deadline;"),
+        // Each account's `#test` pushes of the last minute, in the store so that every instance
+        // sharing it counts them (`takeTestPush`).
+        Migration(
+            version: 8,
+            sql: """
+                CREATE TABLE test_pushes (account TEXT NOT NULL, at INTEGER NOT NULL);
+                CREATE INDEX test_pushes_by_account ON test_pushes (account, at);
+                CREATE INDEX test_pushes_by_time ON test_pushes (at);
+                """),
     ]
 
     /// A total kept by the `sizes` triggers.

@@ -420,6 +420,20 @@ import XMPPTesting
         #expect(setup.harness.upstream.count == APushCommands.testPushesPerMinute + 2)
     }
 
+    @Test func instancesSharingAStoreShareAnAccountsTestLimit() async throws {
+        let store = try SQLitePushStore(.memory)
+        let (first, second) = (try Setup(store: store), try Setup(store: store))
+        try await first.register("alice-phone")
+        for _ in 0..<APushCommands.testPushesPerMinute {
+            _ = try await first.run(APushCommands.test, as: Self.alice, .value("kind", "wake"))
+        }
+        let refused = await Self.stanzaError {
+            try await second.run(APushCommands.test, as: Self.alice, .value("kind", "wake"))
+        }
+        #expect(refused?.condition == .resourceConstraint)
+        #expect(second.harness.upstream.count == 0)
+    }
+
     // MARK: #admin-registrations
 
     static func rows(_ form: DataForm) -> [[String: String]] {
