@@ -80,7 +80,8 @@ var targets: [Target] = [
         name: "StoreTests",
         dependencies: ["Store", "SQLite", "PostgreSQL", "SQLiteTesting", "Sealing", "XMPP", "XMPPTesting"]),
     .testTarget(name: "APushTests", dependencies: ["APush", "ComponentHost", "HTTPServer", "SQLite", "XMPPTesting"]),
-    .testTarget(name: "IntegrationTests", dependencies: ["ComponentHost", "HTTPServer", "APush", "XMPPTesting"]),
+    .testTarget(
+        name: "IntegrationTests", dependencies: ["ComponentHost", "HTTPServer", "APush", "SQLite", "XMPPTesting"]),
 ]
 
 // libFuzzer harnesses (Fuzz/), only when contrib/fuzz.sh asks: they reach internals through `@testable

@@ -149,24 +149,24 @@ extension PushService {
                 account: target.account, chat: chat, notice: held, count: count,
                 policy: target.policy, missedCall: missedCall)
         }
-        let (decision, stored) = try transaction.updateChatAndEnqueue(registrationID: registrationID, chat: chat) {
-            state in
+        let ((decision, decided), stored) = try transaction.updateChatAndEnqueue(
+            registrationID: registrationID, chat: chat
+        ) { (state: inout ChatState?) -> ((ChatCoalescer.MessageDecision, OutgoingPush?), RetryItem?) in
             let decision = ChatCoalescer.message(
                 &state, registrationID: registrationID, chat: chat, notice: held,
                 now: target.at, window: target.window,
                 readsVisible: target.readsVisible, silenced: silenced,
                 urgent: missedCall != nil)
-            guard case .push(let count) = decision else { return (decision, nil) }
+            guard case .push(let count) = decision else { return ((decision, nil), nil) }
+            // Its summary is written once, for the outbox and for the seal alike.
+            let outgoing = push(count)
             return (
-                decision,
-                self.outboxItem(
-                    push(count), registrationID: registrationID, at: target.at,
-                    dueAt: leaseEnd)
+                (decision, outgoing),
+                self.outboxItem(outgoing, registrationID: registrationID, at: target.at, dueAt: leaseEnd)
             )
         }
-        guard case .push(let count) = decision else { return (decision, []) }
+        guard var outgoing = decided else { return (decision, []) }
         dueWork.ring()
-        var outgoing = push(count)
         outgoing.stored = stored
         return (decision, [outgoing])
     }

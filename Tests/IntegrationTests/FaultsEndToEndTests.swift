@@ -1,6 +1,7 @@
 import APush
 import Foundation
 import Logging
+import SQLite
 import Sealing
 import Store
 import Testing
@@ -424,7 +425,9 @@ struct FaultsEndToEndTests {
                 try await bed.undelivered(keys).isEmpty
             }
             let undelivered = try await bed.undelivered(keys)
-            #expect(undelivered.isEmpty, "accepted, never delivered: \(undelivered)")
+            #expect(
+                undelivered.isEmpty,
+                "accepted, never delivered: \(undelivered)\nThe component's log:\n\(bed.componentLog.suffix(8000))")
             for (token, key) in keys { try bed.expectEachTakenOnce(node: token, key: key, exceptAcross: killedAt) }
             try await bed.expectRegistrations(Set(keys.keys))
             for client in clients { await client.close() }
@@ -506,7 +509,18 @@ extension PushTestbed {
     func undelivered(_ keys: [String: KeyPair]) async throws -> [String] {
         let store = try SQLitePushStore(.file(path: storePath))
         var missing: [String] = []
-        if try await store.nextRetry() != nil { missing.append("retries stored") }
+        // Each item left in the outbox, with what says why it is still there.
+        let now = Int64(Date().timeIntervalSince1970 * 1000)
+        for row in try Database(.file(path: storePath)).query(
+            "SELECT kind, attempts, next_at, deadline, registration_id FROM retries")
+        {
+            let (due, deadline) = (try row.decode("next_at", \.int64Value), try row.decode("deadline", \.int64Value))
+            missing.append(
+                "a \(try row.decode("kind", \.stringValue)) retry of registration "
+                    + "\(try row.decode("registration_id", \.int64Value)) after "
+                    + "\(try row.decode("attempts", \.int64Value)) attempts, due in \(due - now) ms, "
+                    + "deadline in \(deadline - now) ms")
+        }
         for (token, key) in keys.sorted(by: { $0.key < $1.key }) {
             guard let registration = try await storedRegistration(token: token) else {
                 missing.append("\(token): no registration")
