@@ -259,8 +259,7 @@ public final class C2SClient: Sendable {
         var command = Element(
             "command", namespace: Namespace.commands,
             ["node": node, "action": action.rawValue, "sessionid": sessionID ?? previous?[attribute: "sessionid"]])
-        let shown = previous?.child("x", namespace: Namespace.dataForms).flatMap { try? DataForm(element: $0) }
-        let hidden = shown?.fields.filter { $0.type == .hidden } ?? []
+        let hidden = previous?.hiddenFormFields ?? []
         if form != nil || !hidden.isEmpty {
             var submitted = form ?? DataForm(type: .submit)
             submitted.fields += hidden.filter { field in !submitted.fields.contains { $0.variable == field.variable } }
@@ -284,5 +283,14 @@ public final class C2SClient: Sendable {
         _ = try await query(
             .set, to: nil,
             payload: Element("disable", namespace: Namespace.push, ["jid": service, "node": node]))
+    }
+}
+
+extension Element {
+    /// The hidden fields of this `<command/>` answer's form (its FORM_TYPE, the session's state), which
+    /// a client sends back with the next stage's form, as XEP-0004 asks.
+    public var hiddenFormFields: [DataForm.Field] {
+        let form = child("x", namespace: Namespace.dataForms).flatMap { try? DataForm(element: $0) }
+        return form?.fields.filter { $0.type == .hidden } ?? []
     }
 }

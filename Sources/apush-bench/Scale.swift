@@ -254,9 +254,7 @@ enum Scale {
                         "sessionid": shown?[attribute: "sessionid"],
                     ])
                 // As a client does: the stage's own hidden fields (its session state) go back with the form.
-                let hidden =
-                    try shown?.child("x", namespace: Namespace.dataForms).map { try DataForm(element: $0) }?
-                    .fields.filter { $0.type == .hidden } ?? []
+                let hidden = shown?.hiddenFormFields ?? []
                 command.append(
                     DataForm(type: .submit, formType: nil, fields: fields.map { .value($0.0, $0.1) } + hidden).element)
                 started = ContinuousClock.now

@@ -105,10 +105,7 @@ struct Bench {
         let cores = ProcessInfo.processInfo.activeProcessorCount
         let sealsOnEveryCore = try await measureOnEveryCore(
             "Envelope.seal on every core (\(cores) at once)", count, sealOnce)
-        let loaded = try await PostgreSQLBench.row(
-            "whole publishes, 16 in flight (SQLite file (WAL))",
-            try (0..<PostgreSQLBench.devices + count).map { try Element.parse(publish($0, key: device.publicKey)) },
-            on: .sqlite, inFlight: 16)
+        let loaded = try await publishesInFlight(16, count, key: device.publicKey)
 
         print("")
         print("ratios of rates (wall time, one publish after another)")
@@ -158,11 +155,7 @@ struct Bench {
         let wal = arguments.dropFirst().first == "wal"
         let device = KeyPair.generate()
         if let inFlight = arguments.dropFirst(2).first.flatMap({ Int($0) }), inFlight > 1 {
-            let elements = try (0..<PostgreSQLBench.devices + count).map {
-                try Element.parse(publish($0, key: device.publicKey))
-            }
-            _ = try await PostgreSQLBench.row(
-                "whole publishes, \(inFlight) in flight (SQLite file (WAL))", elements, on: .sqlite, inFlight: inFlight)
+            _ = try await publishesInFlight(inFlight, count, key: device.publicKey)
             return
         }
         let elements = try (0..<count).map { index in
@@ -171,6 +164,15 @@ struct Bench {
         }
         let location = wal ? SQLitePushStore.Location.file(path: temporaryStore()) : .memory
         _ = try await measurePublishes(elements, on: location, name: wal ? "SQLite file (WAL)" : "SQLite in memory")
+    }
+
+    /// `count` whole publishes on a WAL file, `inFlight` at once as a busy server sends them (after one
+    /// for each device, which registers it).
+    static func publishesInFlight(_ inFlight: Int, _ count: Int, key: [UInt8]) async throws -> PostgreSQLBench.Row {
+        try await PostgreSQLBench.row(
+            "whole publishes, \(inFlight) in flight (SQLite file (WAL))",
+            try (0..<PostgreSQLBench.devices + count).map { try Element.parse(publish($0, key: key)) },
+            on: .sqlite, inFlight: inFlight)
     }
 
     /// Each of `elements` handled as the server's publish, sealed and sent to an App Server that

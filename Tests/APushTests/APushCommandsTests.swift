@@ -30,9 +30,7 @@ import XMPPTesting
         var sessionID: String? { element[attribute: "sessionid"] }
         /// What a client submits with the next stage besides its own fields: the form's hidden fields
         /// (FORM_TYPE and the session's state).
-        var hiddenFields: [DataForm.Field] {
-            ((try? form())?.fields ?? []).filter { $0.type == .hidden }
-        }
+        var hiddenFields: [DataForm.Field] { element.hiddenFormFields }
         var notes: [(type: String?, text: String)] {
             element.elements.filter { $0.name == "note" }.map { ($0[attribute: "type"], $0.text) }
         }
