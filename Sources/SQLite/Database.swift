@@ -99,11 +99,17 @@ public final class Database {
 
     /// Creates `path` with mode 0600 if missing and narrows it (and any -wal/-shm left beside it) to 0600.
     /// SQLite gives the -wal and -shm files it creates later the database file's mode.
+    ///
+    /// An existing file is narrowed by its path, never opened: POSIX locks belong to the process, and
+    /// closing any descriptor of the file drops every one it holds there, among them the read lock that
+    /// a connection already open keeps in WAL mode. Without that lock another process's SQLite, closing
+    /// its last connection, would take the file as unused and delete the log under the live one.
     private static func restrictToOwner(_ path: String) throws(SQLiteError) {
-        let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
-        guard descriptor >= 0 else { throw systemError("open", path) }
-        defer { close(descriptor) }
-        guard fchmod(descriptor, 0o600) == 0 else { throw systemError("fchmod", path) }
+        let created = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard created >= 0 || errno == EEXIST else { throw systemError("open", path) }
+        // New, so no connection holds it yet.
+        if created >= 0 { close(created) }
+        guard chmod(path, 0o600) == 0 else { throw systemError("chmod", path) }
         for companion in [path + "-wal", path + "-shm"] where chmod(companion, 0o600) != 0 && errno != ENOENT {
             throw systemError("chmod", companion)
         }

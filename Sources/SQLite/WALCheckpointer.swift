@@ -11,8 +11,11 @@ import Synchronization
 /// once the log passes `threshold` pages; this runs a PASSIVE one on a connection of its own, which
 /// neither blocks the writer nor waits for it. A log is written from its start again only once a
 /// checkpoint has copied all of it, which a passive one running beside a busy writer rarely does; so
-/// when the log passes `limit` pages the committing connection checkpoints inline (RESTART), and the
-/// log stays bounded. The writer pays for that one pass in `limit / threshold`.
+/// the next pass is asked for only once the log has grown by another `threshold` pages (a pass per
+/// commit would copy the same few hot pages and sync the file each time: with a pass asked for at
+/// every commit past the threshold, a publish cost an fdatasync), and when the log passes `limit`
+/// pages the committing connection checkpoints inline (RESTART), so the log stays bounded. The writer
+/// pays for that one pass in `limit / threshold`.
 final class WALCheckpointer: Sendable {
     enum Action: Equatable {
         case none
@@ -30,6 +33,8 @@ final class WALCheckpointer: Sendable {
 
     private struct State {
         var scheduled = false
+        /// The log's size when the last pass was asked for: the next waits until it grows by `threshold`.
+        var scheduledAt = 0
         var completed = 0
     }
 
@@ -39,18 +44,30 @@ final class WALCheckpointer: Sendable {
         self.limit = max(1, threshold) * 8
     }
 
-    /// What a commit that left `pages` in the log calls for. Pure, so the bound is tested without a disk.
-    static func action(pages: Int, threshold: Int, limit: Int, scheduled: Bool) -> Action {
+    /// What a commit that left `pages` in the log calls for, the last pass having been asked for at
+    /// `scheduledAt` pages (a log smaller than that was written from its start again). Pure, so the
+    /// bound is tested without a disk.
+    static func action(pages: Int, threshold: Int, limit: Int, scheduled: Bool, scheduledAt: Int) -> Action {
         if pages >= limit { return .checkpointInline }
-        if pages >= threshold, !scheduled { return .schedule }
+        let grown = pages < scheduledAt ? pages : pages - scheduledAt
+        if grown >= threshold, !scheduled { return .schedule }
         return .none
     }
 
     /// Called by the commit hook, on the committing thread, with the log's size after the commit.
     func committed(pages: Int) -> Action {
         let action = state.withLock { state in
-            let action = Self.action(pages: pages, threshold: threshold, limit: limit, scheduled: state.scheduled)
-            if action == .schedule { state.scheduled = true }
+            // A log smaller than at the last ask was written from its start again: count from there.
+            if pages < state.scheduledAt { state.scheduledAt = 0 }
+            let action = Self.action(
+                pages: pages, threshold: threshold, limit: limit, scheduled: state.scheduled,
+                scheduledAt: state.scheduledAt)
+            switch action {
+            case .schedule: (state.scheduled, state.scheduledAt) = (true, pages)
+            // RESTART writes the log from its start again.
+            case .checkpointInline: state.scheduledAt = 0
+            case .none: break
+            }
             return action
         }
         switch action {

@@ -70,6 +70,36 @@ import Testing
         }
     }
 
+    /// In WAL mode a connection holds a read lock on the file while it is open, which tells another
+    /// process's SQLite, closing the last connection it has, not to delete the log under this one.
+    /// POSIX locks are the process's: a descriptor of the file closed anywhere in it drops them all.
+    @Test func aSecondConnectionKeepsTheLockThatGuardsTheFirstsLog() throws {
+        try withTemporaryDatabasePath { path in
+            let first = try Database(.file(path: path))
+            try makeTable(first)
+            try first.execute("INSERT INTO items(name) VALUES ('a')")
+            #expect(try locksHeld(on: path) > 0)
+            let second = try Database(.file(path: path))
+            #expect(try names(second) == ["a"])
+            #expect(try locksHeld(on: path) > 0)
+            try first.execute("INSERT INTO items(name) VALUES ('b')")
+            #expect(try locksHeld(on: path) > 0)
+        }
+    }
+
+    /// The POSIX locks this process holds on `path`'s file, from /proc/locks.
+    private func locksHeld(on path: String) throws -> Int {
+        var status = stat()
+        #expect(stat(path, &status) == 0)
+        let locks = try String(contentsOfFile: "/proc/locks", encoding: .utf8)
+        return locks.split(separator: "\n").filter { line in
+            let fields = line.split(separator: " ")
+            // "1: POSIX  ADVISORY  READ 1234 fe:00:5678 1073741826 1073742335"
+            return fields.count >= 6 && fields[1] == "POSIX" && fields[4] == "\(getpid())"
+                && fields[5].split(separator: ":").last == "\(status.st_ino)"
+        }.count
+    }
+
     @Test func fileUsesWALAndNormalSync() throws {
         try withTemporaryDatabasePath { path in
             let database = try Database(.file(path: path))
