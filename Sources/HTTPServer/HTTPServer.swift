@@ -15,7 +15,8 @@ public struct HTTPRoute: Sendable {
 }
 
 /// A small, strict HTTP/1.1 server for a few read-only pages (health and metrics): one request per
-/// connection, answered and closed. A head over the limit or not complete within the timeout closes
+/// connection, answered and closed (what the peer still sends, a body never read, is read and dropped
+/// for a moment first, so that the close does not reset the answer away). A head over the limit or not complete within the timeout closes
 /// the connection unanswered; past `maxConnections` a new connection is closed at once. Idle, it
 /// uses no CPU: one thread blocks in accept(2).
 public final class HTTPServer: Sendable {
@@ -27,6 +28,11 @@ public final class HTTPServer: Sendable {
         /// From accept to the answer sent: a page that cannot be made (a store that hangs) or a peer
         /// that does not read it still frees the connection.
         public var answerTimeout: Duration = .seconds(30)
+        /// After the answer, how long what the peer still sends (a body never read) is read and dropped
+        /// before the close, and how much of it at most: a socket closed with bytes unread is reset,
+        /// and a reset can discard the answer before the peer has read it.
+        public var lingerTimeout: Duration = .seconds(2)
+        public var lingerBytes = 16 << 20
         public var limits = HTTPRequest.Limits()
 
         public init() {}
@@ -118,8 +124,9 @@ public final class HTTPServer: Sendable {
             connections.ended()
         }
         var reader = HTTPRequestReader(limits: settings.limits)
+        var chunks = connection.incoming(chunkSize: 4096).makeAsyncIterator()
         do {
-            for try await chunk in connection.incoming(chunkSize: 4096) {
+            while let chunk = try await chunks.next() {
                 guard let outcome = reader.read(chunk) else { continue }
                 headDeadline.cancel()
                 switch outcome {
@@ -132,12 +139,26 @@ public final class HTTPServer: Sendable {
                 case .failure(.tooLarge):
                     logger.debug(
                         "closed an HTTP connection: the request head is over \(settings.limits.maxHeadBytes) bytes")
+                    return
                 }
+                try await linger(connection, reading: &chunks)
                 return
             }
         } catch {
             logger.debug("an HTTP connection failed: \(error)")
         }
+    }
+
+    /// Says the answer is complete (a FIN), then reads and drops what the peer still sends until it
+    /// closes, for at most `lingerTimeout` and `lingerBytes`.
+    private func linger(_ connection: TCPConnection, reading chunks: inout TCPConnection.Incoming.Iterator)
+        async throws
+    {
+        connection.finishSending()
+        let deadline = Self.close(connection, after: settings.lingerTimeout)
+        defer { deadline.cancel() }
+        var dropped = 0
+        while dropped < settings.lingerBytes, let chunk = try await chunks.next() { dropped += chunk.count }
     }
 
     /// Closes the connection when `timeout` has passed, unless cancelled first.

@@ -219,6 +219,13 @@ public final class TCPConnection: Sendable {
         return true
     }
 
+    /// Ends what this side sends (the peer reads its end of stream) and goes on receiving.
+    public func finishSending() {
+        state.withLock { state in
+            if !state.closed { shutdown(descriptor, Int32(SHUT_WR)) }
+        }
+    }
+
     /// Shuts the socket down (waking the reader thread, even one waiting for room) and releases it.
     /// Safe to call more than once.
     public func close() {

@@ -80,6 +80,37 @@ struct HTTPServerTests {
         }
     }
 
+    /// A body is never read, but the answer must reach a peer still sending one: closing with its
+    /// bytes unread would reset the connection, and a reset can discard the answer before it is read.
+    @Test func aRequestWithABodyGetsItsAnswerWhateverTheBodysSize() async throws {
+        try await Self.withServer { server in
+            for size in [10, 300_000, 8_000_000] {
+                let head = "POST /health HTTP/1.1\r\nHost: a\r\nContent-Length: \(size)\r\n\r\n"
+                let text = try await HTTPTestClient.exchange(
+                    Array(head.utf8) + [UInt8](repeating: 0x61, count: size), port: server.port)
+                #expect(text?.hasPrefix("HTTP/1.1 405 Method Not Allowed\r\n") == true, "a body of \(size) bytes")
+            }
+        }
+    }
+
+    /// The server reads what follows an answer for a while only: a peer that goes on sending is cut off.
+    @Test func aPeerThatGoesOnSendingIsCutOffOnceTheLingerEnds() async throws {
+        var settings = HTTPServer.Settings()
+        settings.lingerTimeout = .milliseconds(300)
+        try await Self.withServer(settings) { server in
+            let connection = try await TCPConnection.connect(host: "127.0.0.1", port: server.port)
+            defer { connection.close() }
+            try connection.send(Array("POST /health HTTP/1.1\r\nHost: a\r\nContent-Length: 99999999\r\n\r\n".utf8))
+            // Once the server has closed, a send is reset, and the next one fails.
+            var cutOff = false
+            for _ in 0..<1500 where !cutOff {
+                do { try connection.send([0x61]) } catch { cutOff = true }
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            #expect(cutOff)
+        }
+    }
+
     @Test func anOversizeHeadIsClosedUnanswered() async throws {
         try await Self.withServer { server in
             let head = "GET /health HTTP/1.1\r\nHost: a\r\nX: \(String(repeating: "v", count: 9000))\r\n\r\n"
