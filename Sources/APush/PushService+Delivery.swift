@@ -49,11 +49,20 @@ extension PushService {
     func deliver(_ push: OutgoingPush, to registration: Registration, via upstream: Upstream, at: Timestamp) async
         -> UpstreamOutcome
     {
+        await deliver(push, sealed: sealing(push, for: registration), to: registration, via: upstream, at: at)
+    }
+
+    /// `deliver` of a push sealed before (while the store committed what decided it).
+    func deliver(
+        _ push: OutgoingPush, sealed: Result<Upstream.Fields, any Error>, to registration: Registration,
+        via upstream: Upstream, at: Timestamp
+    ) async -> UpstreamOutcome {
         let item = push.stored
         let fields: Upstream.Fields
-        do {
-            fields = try seal(push, for: registration)
-        } catch {
+        switch sealed {
+        case .success(let sealed):
+            fields = sealed
+        case .failure(let error):
             logger.error("cannot seal a push for \(Fingerprint.of(registration.token)): \(error)")
             statistics.count(.push(push.kind, .unsealable))
             if let item { try? await store.deleteRetry(id: item.id) }
@@ -178,6 +187,11 @@ extension PushService {
     /// 2 s, 4 s, 8 s … capped at 30 s between attempts.
     static func retryDelay(attempt: Int) -> Timestamp {
         min(30_000, 1000 << min(attempt, 5))
+    }
+
+    /// The envelope and collapse tag of `push` for `registration`'s device, or why it cannot be sealed.
+    func sealing(_ push: OutgoingPush, for registration: Registration) -> Result<Upstream.Fields, any Error> {
+        Result { try seal(push, for: registration) }
     }
 
     private func seal(_ push: OutgoingPush, for registration: Registration) throws -> Upstream.Fields {

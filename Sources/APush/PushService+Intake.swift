@@ -35,24 +35,29 @@ extension PushService {
 
     /// Takes the publish in one store transaction (its registration, made or refreshed from its
     /// publish-options, or the answer for a removed or unknown one; then its event, and every push it
-    /// calls for put in the outbox), then delivers what is due now.
+    /// calls for put in the outbox), then delivers what is due now: sealed while the transaction
+    /// commits, sent once it has.
     private func handle(_ publish: IncomingPublish, upstream: Upstream) async throws -> ServerAnswer {
         let classified = EventClassifier.classify(publish.notification)
         // The registration's publishes read before this one are decided first (`orderingKey`).
         let turn = StanzaTurn.current
         await turn?.wait()
         let at = now()
-        let intake = try await transaction { transaction in
+        let intake = try await transactionDecided { transaction in
             try self.take(publish, classified, at: at, in: transaction)
         }
         turn?.end()
-        switch intake {
+        switch intake.value {
         case .answered(let answer):
+            try await intake.committed()
             return answer
         case .pushes(let pushes, let registration):
+            // Sealed while the store commits; sent only once it has.
+            let sealed = pushes.map { sealing($0, for: registration) }
+            try await intake.committed()
             var answer = ServerAnswer.accepted
-            for push in pushes {
-                let outcome = await deliver(push, to: registration, via: upstream, at: at)
+            for (push, sealed) in zip(pushes, sealed) {
+                let outcome = await deliver(push, sealed: sealed, to: registration, via: upstream, at: at)
                 if outcome == .deadToken { answer = .gone }
                 if case .retry(let reason) = outcome, answer == .accepted { answer = reason.serverAnswer }
             }

@@ -58,6 +58,38 @@ final class PushService: Sendable {
         return result
     }
 
+    /// `store.transactionDecided`, counting what it counts only once it commits.
+    func transactionDecided<T: Sendable>(_ body: @escaping @Sendable (any PushTransaction) throws -> T) async throws
+        -> DecidedTransaction<T>
+    {
+        let decided = try await store.transactionDecided { transaction in
+            try PushStatistics.countingAside { try body(transaction) }
+        }
+        return DecidedTransaction(
+            value: decided.value.0, counts: decided.value.1, commit: decided.commit, into: statistics)
+    }
+
+    /// What a transaction's body decided, with its commit still to await (`committed()`) before
+    /// anything it decided leaves the process.
+    struct DecidedTransaction<T: Sendable>: Sendable {
+        let value: T
+        fileprivate let counts: CountsAside
+        fileprivate let commit: PendingCommit
+        fileprivate let statistics: PushStatistics
+
+        fileprivate init(
+            value: T, counts: CountsAside, commit: PendingCommit, into statistics: PushStatistics
+        ) {
+            (self.value, self.counts, self.commit, self.statistics) = (value, counts, commit, statistics)
+        }
+
+        /// Returns once the transaction has committed, and counts what it counted; throws if it did not.
+        func committed() async throws {
+            try await commit.committed()
+            statistics.add(counts)
+        }
+    }
+
     static let day: Timestamp = 86_400_000
 
     /// The answer to a stanza that met a store fault that may pass (a full or read-only disk, a store

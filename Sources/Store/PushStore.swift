@@ -13,6 +13,12 @@ public protocol PushStore: Sendable {
     /// A store may commit several callers' transactions at once (SQLite's group commit): each returns
     /// only once its own has committed.
     func transaction<T: Sendable>(_ body: @escaping @Sendable (any PushTransaction) throws -> T) async throws -> T
+    /// Runs `body` as `transaction` does, but returns its value as soon as it has run, with the commit
+    /// still to come (where the store can tell them apart): the caller may work on what it decided (seal
+    /// a push) while the store commits, and must await `commit` before acting outside the process on it.
+    /// A throw from `body` is thrown here; a failed commit, from `commit.committed()`.
+    func transactionDecided<T: Sendable>(_ body: @escaping @Sendable (any PushTransaction) throws -> T) async throws
+        -> Decided<T>
     /// Runs `body` in a transaction of its own without waiting for it: for a write nobody awaits (a
     /// push's answer, recorded while the server has its own). A failure goes to `failed`. Where one
     /// process owns the store (SQLite), it runs after every transaction asked for before it and before
@@ -117,3 +123,13 @@ public protocol StoreWatch: Sendable {
 /// The longest message `tellPeers` passes (PostgreSQL's limit on a notification's payload is 8,000
 /// bytes).
 public let peerMessageLimit = 7_900
+
+extension PushStore {
+    /// A store that cannot tell the body's end from its commit (PostgreSQL may run a body again after a
+    /// conflict) returns once it has committed.
+    public func transactionDecided<T: Sendable>(_ body: @escaping @Sendable (any PushTransaction) throws -> T)
+        async throws -> Decided<T>
+    {
+        Decided(try await transaction(body), commit: .done)
+    }
+}

@@ -144,6 +144,44 @@ public final class SQLitePushStore: PushStore {
         }
     }
 
+    /// The body's value once it has run, on the store's thread; its commit, shared with the other
+    /// transactions of its drain, settles `commit` after.
+    public func transactionDecided<T: Sendable>(_ body: @escaping @Sendable (any PushTransaction) throws -> T)
+        async throws -> Decided<T>
+    {
+        try await withCheckedThrowingContinuation { continuation in
+            let decision = Decision(continuation)
+            enqueue(
+                waitingTransaction(
+                    { transaction in decision.decided(try body(transaction)) },
+                    committed: { _ in decision.commit.commit() }, failed: decision.failed),
+                urgent: true)
+        }
+    }
+
+    /// A caller of `transactionDecided`: told the body's value once it has run, then the commit's fate.
+    private final class Decision<T: Sendable>: Sendable {
+        private let caller: Mutex<CheckedContinuation<Decided<T>, any Error>?>
+        let commit = PendingCommit()
+
+        init(_ caller: CheckedContinuation<Decided<T>, any Error>) { self.caller = Mutex(caller) }
+
+        func decided(_ value: T) { takeCaller()?.resume(returning: Decided(value, commit: commit)) }
+
+        /// Before the body returned (it threw, or the transaction never began), the caller hears it;
+        /// after, the commit does.
+        func failed(_ error: any Error) {
+            if let caller = takeCaller() { caller.resume(throwing: error) } else { commit.fail(error) }
+        }
+
+        private func takeCaller() -> CheckedContinuation<Decided<T>, any Error>? {
+            caller.withLock { caller in
+                defer { caller = nil }
+                return caller
+            }
+        }
+    }
+
     /// Nil: the store is this process's alone, whose own work rings its loop.
     public func watchDueWork(_ announce: @escaping @Sendable (Timestamp) -> Void) -> (any StoreWatch)? { nil }
 

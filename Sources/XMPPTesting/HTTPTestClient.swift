@@ -1,3 +1,4 @@
+import Dispatch
 import Foundation
 import Synchronization
 public import XMPP
@@ -12,8 +13,16 @@ public enum HTTPTestClient {
     {
         let connection = try await TCPConnection.connect(host: "127.0.0.1", port: port)
         defer { connection.close() }
-        if !bytes.isEmpty { try connection.send(bytes) }
+        if !bytes.isEmpty { try await send(bytes, on: connection) }
         return await readToEnd(connection, timeout: timeout)
+    }
+
+    /// A send that may block until the server reads (a large body) blocks a thread of its own, never
+    /// one of the few the tasks of the process share, which the server's tasks need to read it.
+    private static func send(_ bytes: [UInt8], on connection: TCPConnection) async throws {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            DispatchQueue.global().async { continuation.resume(with: Result { try connection.send(bytes) }) }
+        }
     }
 
     /// All `connection` receives until the peer closes; nil when it did not within `timeout`.

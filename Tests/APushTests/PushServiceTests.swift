@@ -91,6 +91,26 @@ import XMPPTesting
         #expect(harness.upstream.count == 1)
     }
 
+    /// A push is sealed while the store commits what decided it, but sent only once that commit is
+    /// done: one that fails (the disk full when the log is written) sends nothing, and the server is
+    /// answered `wait`.
+    @Test(.enabled(if: ScratchMount.isAvailable, "needs root to mount a small tmpfs"))
+    func aPushWhoseCommitFailsIsNotSent() async throws {
+        let mount = try ScratchMount(megabytes: 4)
+        defer { mount.remove() }
+        let path = mount.directory.appendingPathComponent("apush.sqlite").path
+        let harness = try Harness(store: SQLitePushStore(.file(path: path), reopenInterval: .zero))
+        #expect(try await harness.publishBridged(Stanzas.chat(id: "m1")) == nil)
+        try mount.fill()
+        #expect(
+            try await harness.publishBridged(Stanzas.chat(id: "m2", from: "carol@localhost/x"))
+                == StanzaError(.resourceConstraint, type: .wait))
+        #expect(harness.upstream.count == 1)
+        mount.emptyFiller()
+        #expect(try await harness.publishBridged(Stanzas.chat(id: "m3", from: "carol@localhost/x")) == nil)
+        #expect(harness.upstream.count == 2)
+    }
+
     /// Accounts that share a token (docs/wire-contract.md, Publishes).
     @Suite struct SharedToken {
         static let alice = "alice@localhost"

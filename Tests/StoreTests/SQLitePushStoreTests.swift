@@ -382,54 +382,45 @@ extension SQLitePushStoreTests {
     @Suite struct GroupCommit {
         private struct Injected: Error {}
 
-        /// The store's thread held by a call that waits on `gate` until the test opens it, and
-        /// `transactions` queued behind it (each recording an unknown node's answer at its time, the
+        /// The store's thread held (`holdingTheThread`) while `transactions` are queued behind it (each recording an unknown node's answer at its time, the
         /// one at `failing` then failing) and run together once it opens. Returns each one's outcome.
         private func batch(
             _ store: SQLitePushStore, times: [Timestamp], failing: Timestamp,
             abortingEverything: Bool = false
         ) async throws -> [Timestamp: Result<Bool, any Error>] {
-            // Only the store's thread blocks: the test waits by polling, so the pool stays free.
-            let (gate, started) = (DispatchSemaphore(value: 0), DispatchSemaphore(value: 0))
-            let busy = Task {
-                try await store.run { _ in
-                    started.signal()
-                    gate.wait()
-                }
-            }
-            while started.wait(timeout: .now()) != .success { try await Task.sleep(for: .milliseconds(5)) }
-            let outcomes = Task {
-                await withTaskGroup(of: (Timestamp, Result<Bool, any Error>).self) { group in
-                    for at in times {
-                        group.addTask {
-                            let result: Result<Bool, any Error>
-                            do {
-                                result = .success(
-                                    try await store.transaction { transaction in
-                                        let recorded = try transaction.recordUnknownNodeAnswer(
-                                            at: at, since: 0, limit: 100)
-                                        guard at == failing else { return recorded }
-                                        if abortingEverything, let sqlite = transaction as? SQLitePushTransaction {
-                                            // What SQLite does itself on a full disk: the whole transaction ends.
-                                            try sqlite.database.execute("ROLLBACK")
-                                        }
-                                        throw Injected()
-                                    })
-                            } catch {
-                                result = .failure(error)
+            var outcomes: Task<[Timestamp: Result<Bool, any Error>], Never>?
+            try await holdingTheThread(store) {
+                outcomes = Task {
+                    await withTaskGroup(of: (Timestamp, Result<Bool, any Error>).self) { group in
+                        for at in times {
+                            group.addTask {
+                                let result: Result<Bool, any Error>
+                                do {
+                                    result = .success(
+                                        try await store.transaction { transaction in
+                                            let recorded = try transaction.recordUnknownNodeAnswer(
+                                                at: at, since: 0, limit: 100)
+                                            guard at == failing else { return recorded }
+                                            if abortingEverything, let sqlite = transaction as? SQLitePushTransaction {
+                                                // What SQLite does itself on a full disk: the whole transaction ends.
+                                                try sqlite.database.execute("ROLLBACK")
+                                            }
+                                            throw Injected()
+                                        })
+                                } catch {
+                                    result = .failure(error)
+                                }
+                                return (at, result)
                             }
-                            return (at, result)
                         }
+                        var outcomes: [Timestamp: Result<Bool, any Error>] = [:]
+                        for await (at, result) in group { outcomes[at] = result }
+                        return outcomes
                     }
-                    var outcomes: [Timestamp: Result<Bool, any Error>] = [:]
-                    for await (at, result) in group { outcomes[at] = result }
-                    return outcomes
                 }
+                try await waiting(store, times.count)
             }
-            while store.transactionsWaiting < times.count { try await Task.sleep(for: .milliseconds(5)) }
-            gate.signal()
-            try await busy.value
-            return await outcomes.value
+            return await outcomes?.value ?? [:]
         }
 
         private func recorded(_ store: SQLitePushStore) async throws -> Set<Timestamp> {
@@ -462,6 +453,79 @@ extension SQLitePushStoreTests {
             // The store goes on.
             #expect(try await store.recordUnknownNodeAnswer(at: 4_000, since: 0, limit: 100))
             #expect(try await recorded(store) == [4_000])
+        }
+
+        /// The store's thread held until `body` has queued what it wants behind it; then released.
+        private func holdingTheThread(_ store: SQLitePushStore, while body: () async throws -> Void) async throws {
+            let (gate, started) = (DispatchSemaphore(value: 0), DispatchSemaphore(value: 0))
+            let busy = Task {
+                try await store.run { _ in
+                    started.signal()
+                    gate.wait()
+                }
+            }
+            while started.wait(timeout: .now()) != .success { try await Task.sleep(for: .milliseconds(5)) }
+            do { try await body() } catch {
+                gate.signal()
+                throw error
+            }
+            gate.signal()
+            try await busy.value
+        }
+
+        private func waiting(_ store: SQLitePushStore, _ count: Int) async throws {
+            while store.transactionsWaiting < count { try await Task.sleep(for: .milliseconds(5)) }
+        }
+
+        @Test func aDecidedTransactionReturnsItsValueAndThenItsCommit() async throws {
+            let store = try SQLitePushStore(.memory)
+            let decided = try await store.transactionDecided {
+                try $0.recordUnknownNodeAnswer(at: 1_000, since: 0, limit: 100)
+            }
+            #expect(decided.value)
+            try await decided.commit.committed()
+            #expect(try await recorded(store) == [1_000])
+        }
+
+        @Test func aDecidedTransactionWhoseBodyThrowsThrowsAtOnceAndWritesNothing() async throws {
+            let store = try SQLitePushStore(.memory)
+            await #expect(throws: Injected.self) {
+                _ = try await store.transactionDecided { transaction in
+                    _ = try transaction.recordUnknownNodeAnswer(at: 1_000, since: 0, limit: 100)
+                    throw Injected()
+                }
+            }
+            #expect(try await recorded(store).isEmpty)
+        }
+
+        /// Its value comes before the commit: a commit that then fails (another transaction of the batch
+        /// ended it, as a full disk does) reaches the caller through `committed()`, and nothing is written.
+        @Test func aDecidedTransactionHearsOfACommitThatFailsAfterItsValue() async throws {
+            let store = try SQLitePushStore(.memory)
+            var decided: Task<Decided<Bool>, any Error>?
+            var aborting: Task<Void, any Error>?
+            try await holdingTheThread(store) {
+                decided = Task {
+                    try await store.transactionDecided {
+                        try $0.recordUnknownNodeAnswer(at: 1_000, since: 0, limit: 100)
+                    }
+                }
+                try await waiting(store, 1)
+                aborting = Task {
+                    try await store.transaction { transaction in
+                        if let sqlite = transaction as? SQLitePushTransaction {
+                            try sqlite.database.execute("ROLLBACK")
+                        }
+                        throw Injected()
+                    }
+                }
+                try await waiting(store, 2)
+            }
+            let outcome = try await decided?.value
+            #expect(outcome?.value == true)
+            await #expect(throws: (any Error).self) { try await outcome?.commit.committed() }
+            await #expect(throws: (any Error).self) { try await aborting?.value }
+            #expect(try await recorded(store).isEmpty)
         }
 
         /// Work nobody waits for is committed by itself soon after, seen by another connection, and
