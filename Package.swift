@@ -25,15 +25,17 @@ var targets: [Target] = [
         name: "CLibPQ", path: "Sources/CLibPQ", pkgConfig: "libpq",
         providers: [.apt(["libpq-dev"])]),
 
+    // Blocking system calls on threads of their own, off the cooperative pool and Dispatch's global queues.
+    .target(name: "BlockingWork"),
     // A small swift-log-shaped logger: levels, metadata, a sink protocol, stderr and in-memory sinks.
     .target(name: "Logging"),
     // The incremental XML reader and the Element value. No Foundation: libxml2's ICU collides with it.
     .target(name: "XMLStream", dependencies: ["CXML2"]),
     // The XMPP core: JIDs, errors, queries, forms, disco, ad-hoc, the XEP-0114 stream. No push policy.
-    .target(name: "XMPP", dependencies: ["XMLStream", "CCrypto", "Logging"]),
+    .target(name: "XMPP", dependencies: ["XMLStream", "CCrypto", "Logging", "BlockingWork"]),
     // A small strict HTTP/1.1 server for the operations endpoint (health, metrics), on the XMPP
     // target's sockets.
-    .target(name: "HTTPServer", dependencies: ["XMPP", "Logging"]),
+    .target(name: "HTTPServer", dependencies: ["XMPP", "Logging", "BlockingWork"]),
     // The module host: config, logging, routing, the connection loop, signals, the operations endpoint.
     .target(name: "ComponentHost", dependencies: ["XMPP", "HTTPServer"]),
     // HPKE apush-v2 and the collapse tag over libsodium.
@@ -45,7 +47,7 @@ var targets: [Target] = [
     .target(name: "PostgreSQL", dependencies: ["CLibPQ", "SQLite"]),
     // Registrations, windows, counters, tombstones: the PushStore protocol, its models and limits, and
     // its SQLite and PostgreSQL implementations. Sealing for the tokens' fingerprints, kept for lookups.
-    .target(name: "Store", dependencies: ["SQLite", "PostgreSQL", "Logging", "Sealing"]),
+    .target(name: "Store", dependencies: ["SQLite", "PostgreSQL", "Logging", "Sealing", "BlockingWork"]),
     // The push module itself.
     .target(name: "APush", dependencies: ["ComponentHost", "HTTPServer", "XMPP", "Sealing", "Store"]),
     .executableTarget(name: "apush-component", dependencies: ["ComponentHost", "APush"]),
@@ -61,13 +63,14 @@ var targets: [Target] = [
         name: "apush-bench",
         dependencies: [
             "APush", "ComponentHost", "Store", "Sealing", "XMPP", "XMLStream", "Logging",
-            "XMPPTesting", "SQLite", "PostgreSQL",
+            "XMPPTesting", "SQLite", "PostgreSQL", "BlockingWork",
         ]),
     // Stand-ins and real-server launchers for tests and the demo.
-    .target(name: "XMPPTesting", dependencies: ["XMPP", "XMLStream", "Sealing"]),
+    .target(name: "XMPPTesting", dependencies: ["XMPP", "XMLStream", "Sealing", "BlockingWork"]),
     // Temporary database files for the SQLite and store tests.
     .target(name: "SQLiteTesting"),
 
+    .testTarget(name: "BlockingWorkTests", dependencies: ["BlockingWork"]),
     .testTarget(name: "LoggingTests", dependencies: ["Logging"]),
     .testTarget(name: "XMLStreamTests", dependencies: ["XMLStream"]),
     .testTarget(name: "XMPPTests", dependencies: ["XMPP", "XMPPTesting"]),

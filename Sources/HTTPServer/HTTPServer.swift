@@ -2,6 +2,7 @@ import Dispatch
 public import Logging
 import Synchronization
 import XMPP
+import BlockingWork
 
 /// A page the server answers GET and HEAD for.
 public struct HTTPRoute: Sendable {
@@ -182,13 +183,8 @@ public final class HTTPServer: Sendable {
     }
 
     /// A send may wait for a slow peer (up to the socket's send timeout, or until the deadline closes
-    /// it): it waits on a thread of its own, not one of the few the tasks of the process share.
+    /// it): it waits on a thread of its own (`BlockingWork`).
     private static func send(_ bytes: [UInt8], on connection: TCPConnection) async {
-        await withCheckedContinuation { continuation in
-            DispatchQueue.global().async {
-                try? connection.send(bytes)
-                continuation.resume()
-            }
-        }
+        await BlockingWork.run { try? connection.send(bytes) }
     }
 }

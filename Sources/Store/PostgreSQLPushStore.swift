@@ -1,9 +1,10 @@
 import Dispatch
 import Foundation
 public import PostgreSQL
+import BlockingWork
 
 /// The push store on PostgreSQL (`store` = `postgresql://…`): a small pool of connections; a call
-/// that has one runs on a Dispatch thread, never on the cooperative pool (libpq blocks until the
+/// that has one runs on a thread of its own (`BlockingWork`), never on the cooperative pool (libpq blocks until the
 /// server answers), and a call waiting for one holds no thread at all.
 ///
 /// Transactions run at READ COMMITTED; each read-modify-write step takes the row lock it needs (the
@@ -25,7 +26,7 @@ public final class PostgreSQLPushStore: PushStore {
     let conninfo: String
     let reconnectInterval: Duration
     private let statementTimeout: Duration
-    /// How many calls run at once, each with a connection of its own on a Dispatch thread.
+    /// How many calls run at once, each with a connection of its own on a thread of its own.
     private let connections: Int
     private let lock = NSLock()
     /// Guarded by `lock`.
@@ -71,20 +72,16 @@ public final class PostgreSQLPushStore: PushStore {
         idle = [connection]
     }
 
-    /// `init` on a Dispatch thread: connecting and migrating block, and must not hold a thread of the
-    /// cooperative pool.
+    /// `init` on a thread of its own: connecting and migrating block.
     public static func open(
         url: String, limits: StoreLimits = StoreLimits(), connections: Int = 4,
         reconnectInterval: Duration = .seconds(1), statementTimeout: Duration = .seconds(30)
     ) async throws(UnusableStoreError) -> PostgreSQLPushStore {
-        let opened = await withCheckedContinuation { continuation in
-            DispatchQueue.global().async {
-                continuation.resume(
-                    returning: Result { () throws(UnusableStoreError) in
-                        try PostgreSQLPushStore(
-                            url: url, limits: limits, connections: connections, reconnectInterval: reconnectInterval,
-                            statementTimeout: statementTimeout)
-                    })
+        let opened = await BlockingWork.run {
+            Result { () throws(UnusableStoreError) in
+                try PostgreSQLPushStore(
+                    url: url, limits: limits, connections: connections, reconnectInterval: reconnectInterval,
+                    statementTimeout: statementTimeout)
             }
         }
         return try opened.get()
@@ -97,7 +94,7 @@ public final class PostgreSQLPushStore: PushStore {
             "\(components.user ?? "")@\(components.host ?? ""):\(components.port.map(String.init) ?? "")\(components.path)"
     }
 
-    /// Runs `body` with a connection on a Dispatch thread once one is free. A transaction a failure
+    /// Runs `body` with a connection on a thread of its own once one is free. A transaction a failure
     /// left open is rolled back; a broken connection is dropped.
     @discardableResult
     func run<T: Sendable>(_ body: @escaping @Sendable (Connection) throws -> T) async throws -> T {
@@ -125,9 +122,9 @@ public final class PostgreSQLPushStore: PushStore {
         return ready
     }
 
-    /// Runs a call on a Dispatch thread (libpq blocks), then starts what its end lets start.
+    /// Runs a call on a thread of its own (libpq blocks), then starts what its end lets start.
     private func start(_ work: @escaping @Sendable () -> Void) {
-        DispatchQueue.global().async {
+        BlockingWork.start {
             work()
             let ready = self.lock.withLock {
                 self.running -= 1

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import Synchronization
+import BlockingWork
 
 #if canImport(Glibc)
     import Glibc
@@ -39,13 +40,10 @@ public final class TCPConnection: Sendable {
         self.descriptor = descriptor
     }
 
-    /// Connects to `host:port`, trying each resolved address in turn, off the cooperative pool.
+    /// Connects to `host:port`, trying each resolved address in turn, on a thread of its own (an
+    /// unreachable host holds it for the kernel's connect timeout).
     public static func connect(host: String, port: UInt16) async throws -> TCPConnection {
-        try await withCheckedThrowingContinuation { continuation in
-            DispatchQueue.global().async {
-                continuation.resume(with: Result { try connectBlocking(host: host, port: port) })
-            }
-        }
+        try await BlockingWork.run { try connectBlocking(host: host, port: port) }
     }
 
     private static func connectBlocking(host: String, port: UInt16) throws -> TCPConnection {

@@ -1,7 +1,7 @@
-import Dispatch
 import Foundation
 import Synchronization
 public import XMPP
+import BlockingWork
 
 /// A raw HTTP/1.1 peer for tests: sends bytes as given (well formed or not) and reads until the server
 /// closes, so a test sees exactly what was answered, or that nothing was.
@@ -13,16 +13,9 @@ public enum HTTPTestClient {
     {
         let connection = try await TCPConnection.connect(host: "127.0.0.1", port: port)
         defer { connection.close() }
-        if !bytes.isEmpty { try await send(bytes, on: connection) }
+        // A send that blocks until the server reads (a large body) must not hold a thread the server needs.
+        if !bytes.isEmpty { try await BlockingWork.run { try connection.send(bytes) } }
         return await readToEnd(connection, timeout: timeout)
-    }
-
-    /// A send that may block until the server reads (a large body) blocks a thread of its own, never
-    /// one of the few the tasks of the process share, which the server's tasks need to read it.
-    private static func send(_ bytes: [UInt8], on connection: TCPConnection) async throws {
-        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-            DispatchQueue.global().async { continuation.resume(with: Result { try connection.send(bytes) }) }
-        }
     }
 
     /// All `connection` receives until the peer closes; nil when it did not within `timeout`.

@@ -10,6 +10,7 @@ import Synchronization
 import XMLStream
 import XMPP
 import XMPPTesting
+import BlockingWork
 
 /// `apush-bench postgresql [COUNT] [--in-flight N]`: the store on PostgreSQL against SQLite WAL in the
 /// same run (a registration lookup, then whole publishes one after another as in the default run:
@@ -227,11 +228,9 @@ enum PostgreSQLBench {
         }
     }
 
-    /// Blocking libpq work on a Dispatch thread, never on the cooperative pool.
+    /// Blocking libpq work on a thread of its own.
     static func offThePool(_ work: @escaping @Sendable () throws -> Void) async throws {
-        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-            DispatchQueue.global().async { continuation.resume(with: Result(catching: work)) }
-        }
+        try await BlockingWork.run(work)
     }
 
     /// One push module on a store, as a component process would run it, with an App Server that
