@@ -150,16 +150,16 @@ public final class HTTPServer: Sendable {
         }
     }
 
-    /// Says the answer is complete (a FIN), then reads and drops what the peer still sends until it
-    /// closes, for at most `lingerTimeout` and `lingerBytes`.
+    /// Says the answer is complete (a FIN), then lets the reader thread drop what the peer still sends
+    /// until it closes, for at most `lingerTimeout` and `lingerBytes`.
     private func linger(_ connection: TCPConnection, reading chunks: inout TCPConnection.Incoming.Iterator)
         async throws
     {
         connection.finishSending()
+        connection.discardIncoming(upTo: settings.lingerBytes)
         let deadline = Self.close(connection, after: settings.lingerTimeout)
         defer { deadline.cancel() }
-        var dropped = 0
-        while dropped < settings.lingerBytes, let chunk = try await chunks.next() { dropped += chunk.count }
+        while try await chunks.next() != nil {}
     }
 
     /// Closes the connection when `timeout` has passed, unless cancelled first.

@@ -30,6 +30,9 @@ public final class TCPConnection: Sendable {
     private struct State {
         var closed = false
         var readerStarted = false
+        /// Bytes the reader thread may still drop before it ends the stream, once told to
+        /// (`discardIncoming`); nil while it passes what it reads on.
+        var discardAllowance: Int?
         /// The reader thread and the sends in progress: the descriptor is released when none is left.
         var users = 0
         var descriptorReleased = false
@@ -157,7 +160,15 @@ public final class TCPConnection: Sendable {
                 let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, chunkSize) }
                 if count > 0 {
                     received.add(count, ordering: .relaxed)
-                    if case .terminated = continuation.yield(Array(buffer[0..<count])) { return }
+                    switch dropping(count) {
+                    case nil:
+                        if case .terminated = continuation.yield(Array(buffer[0..<count])) { return }
+                    case true?:
+                        room.signal()
+                    case false?:
+                        continuation.finish()
+                        return
+                    }
                 } else if count == 0 {
                     continuation.finish()
                     return
@@ -215,6 +226,25 @@ public final class TCPConnection: Sendable {
         guard state.closed, state.users == 0, !state.descriptorReleased else { return false }
         state.descriptorReleased = true
         return true
+    }
+
+    /// From now on the reader thread drops what it reads instead of passing it on, without waiting
+    /// for the consumer, and ends the stream at the peer's end of stream or once `limit` bytes are
+    /// dropped: what the peer still sends is drained off the socket by the thread alone.
+    public func discardIncoming(upTo limit: Int) {
+        state.withLock { $0.discardAllowance = limit }
+        // A reader waiting for room would otherwise wait for a consumer that takes nothing more.
+        room.signal()
+    }
+
+    /// For the reader thread, after reading `count` bytes: nil to pass them on; true to drop them and
+    /// read on; false to drop them and end the stream, the allowance being spent.
+    private func dropping(_ count: Int) -> Bool? {
+        state.withLock { state in
+            guard let allowance = state.discardAllowance else { return nil }
+            state.discardAllowance = allowance - count
+            return allowance - count > 0
+        }
     }
 
     /// Ends what this side sends (the peer reads its end of stream) and goes on receiving.

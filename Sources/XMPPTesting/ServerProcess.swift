@@ -121,7 +121,8 @@ public actor ServerProcess {
                 signalGroup(SIGKILL)
                 killed = true
             }
-            try? await Task.sleep(for: .milliseconds(20))
+            // Each look may read every process's stat: not too often.
+            try? await Task.sleep(for: .milliseconds(50))
         }
         isStopped = true
     }
@@ -139,6 +140,8 @@ enum ProcessGroup {
     /// reparented to init, which may take a second or more to reap them, so `kill(-group, 0)` would
     /// report zombies as alive.
     static func hasLiveMember(_ groupID: Int32) -> Bool {
+        // No member at all, not even a zombie: no need to read every process's stat.
+        guard kill(-groupID, 0) == 0 || errno != ESRCH else { return false }
         #if os(Linux)
             guard let entries = try? FileManager.default.contentsOfDirectory(atPath: "/proc") else { return false }
             return entries.contains { entry in
@@ -151,7 +154,7 @@ enum ProcessGroup {
                 return fields.count > 2 && fields[0] != "Z" && fields[0] != "X" && Int32(fields[2]) == groupID
             }
         #else
-            return kill(-groupID, 0) == 0 || errno != ESRCH
+            return true
         #endif
     }
 }

@@ -8,8 +8,9 @@ import Testing
 @Suite struct BlockingWorkTests {
     private struct Failed: Error {}
 
-    private final class Started: Sendable {
-        let count = Mutex(0)
+    private final class Barrier: Sendable {
+        let begun = Mutex(0)
+        let outcomes = Mutex<[Bool]>([])
     }
 
     @Test func returnsWhatTheWorkReturnsOrThrows() async throws {
@@ -17,29 +18,26 @@ import Testing
         await #expect(throws: Failed.self) { try await BlockingWork.run { () throws -> Int in throw Failed() } }
     }
 
-    /// Sixteen calls that each block until all sixteen have started, or give up after 5 s: on a pool of
-    /// a thread per core they would wait for threads to be added far longer (eight took 5 s on
-    /// Dispatch's global queue on two cores); here each has a thread at once.
-    @Test func callsThatBlockEachHaveAThreadAtOnce() async {
+    /// Sixteen calls started at once that each block until all sixteen have begun, or give up after
+    /// 5 s: on a pool of a thread per core they would wait for threads to be added far longer (eight
+    /// took 5 s on Dispatch's global queue on two cores); here each has a thread at once.
+    @Test func callsThatBlockEachHaveAThreadAtOnce() async throws {
         let calls = 16
-        let started = Started()
-        let begun = ContinuousClock.now
-        let allStarted = await withTaskGroup(of: Bool.self) { group in
-            for _ in 0..<calls {
-                group.addTask {
-                    await BlockingWork.run {
-                        started.count.withLock { $0 += 1 }
-                        while ContinuousClock.now - begun < .seconds(5) {
-                            if started.count.withLock({ $0 }) == calls { return true }
-                            usleep(1000)
-                        }
-                        return false
-                    }
+        let state = Barrier()
+        for _ in 0..<calls {
+            BlockingWork.start {
+                let begun = ContinuousClock.now
+                state.begun.withLock { $0 += 1 }
+                var allBegun = false
+                while !allBegun, ContinuousClock.now - begun < .seconds(5) {
+                    allBegun = state.begun.withLock { $0 } == calls
+                    if !allBegun { usleep(1000) }
                 }
+                state.outcomes.withLock { $0.append(allBegun) }
             }
-            return await group.allSatisfy { $0 }
         }
-        #expect(allStarted, "blocked calls waited for threads")
+        while state.outcomes.withLock({ $0.count }) < calls { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(state.outcomes.withLock { $0.allSatisfy { $0 } }, "blocked calls waited for threads")
     }
 
     @Test func startedWorkRuns() async throws {

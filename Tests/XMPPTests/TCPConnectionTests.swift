@@ -90,4 +90,45 @@ extension TCPConnectionTests {
         while received < total, let chunk = try await iterator.next() { received += chunk.count }
         #expect(received == total)
     }
+
+    /// Told to discard, the reader thread drains the socket by itself, the consumer taking nothing,
+    /// and the stream ends at the peer's end of stream.
+    @Test func aConnectionDiscardingDrainsThePeerWithoutAConsumerUntilItsEnd() async throws {
+        let (client, server, listener) = try await connectedPair()
+        defer {
+            listener.close()
+            client.close()
+            server.close()
+        }
+        let total = 16 << 20
+        var iterator = client.incoming().makeAsyncIterator()
+        let sent = Mailbox<Bool>(name: "the whole send")
+        Thread {
+            // More than loopback's socket buffers hold: it ends only if the reader drains it.
+            sent.put((try? server.send([UInt8](repeating: 0x20, count: total))) != nil)
+            server.close()
+        }.start()
+        _ = try await iterator.next()
+        client.discardIncoming(upTo: 1 << 30)
+        #expect(try await sent.take(timeout: .seconds(20)))
+        var passedOn = 0
+        while let chunk = try await iterator.next() { passedOn += chunk.count }
+        #expect(passedOn <= TCPConnection.chunksAhead * 16_384, "only what was read before passes on")
+        #expect(client.bytesReceived == total)
+    }
+
+    @Test func discardingEndsTheStreamOnceItsAllowanceIsSpent() async throws {
+        let (client, server, listener) = try await connectedPair()
+        defer {
+            listener.close()
+            client.close()
+            server.close()
+        }
+        var iterator = client.incoming().makeAsyncIterator()
+        client.discardIncoming(upTo: 64 << 10)
+        Thread { try? server.send([UInt8](repeating: 0x20, count: 16 << 20)) }.start()
+        while try await iterator.next() != nil {}
+        #expect(client.bytesReceived >= 64 << 10)
+        #expect(client.bytesReceived < 16 << 20)
+    }
 }
