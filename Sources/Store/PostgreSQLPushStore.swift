@@ -4,7 +4,7 @@ public import PostgreSQL
 import BlockingWork
 
 /// The push store on PostgreSQL (`store` = `postgresql://…`): a small pool of connections; a call
-/// that has one runs on a thread of its own (`BlockingWork`), never on the cooperative pool (libpq blocks until the
+/// that has one runs on a Dispatch thread, never on the cooperative pool (libpq blocks until the
 /// server answers), and a call waiting for one holds no thread at all.
 ///
 /// Transactions run at READ COMMITTED; each read-modify-write step takes the row lock it needs (the
@@ -26,7 +26,7 @@ public final class PostgreSQLPushStore: PushStore {
     let conninfo: String
     let reconnectInterval: Duration
     private let statementTimeout: Duration
-    /// How many calls run at once, each with a connection of its own on a thread of its own.
+    /// How many calls run at once, each with a connection of its own on a Dispatch thread.
     private let connections: Int
     private let lock = NSLock()
     /// Guarded by `lock`.
@@ -94,7 +94,7 @@ public final class PostgreSQLPushStore: PushStore {
             "\(components.user ?? "")@\(components.host ?? ""):\(components.port.map(String.init) ?? "")\(components.path)"
     }
 
-    /// Runs `body` with a connection on a thread of its own once one is free. A transaction a failure
+    /// Runs `body` with a connection on a Dispatch thread once one is free. A transaction a failure
     /// left open is rolled back; a broken connection is dropped.
     @discardableResult
     func run<T: Sendable>(_ body: @escaping @Sendable (Connection) throws -> T) async throws -> T {
@@ -122,9 +122,13 @@ public final class PostgreSQLPushStore: PushStore {
         return ready
     }
 
-    /// Runs a call on a thread of its own (libpq blocks), then starts what its end lets start.
+    /// Runs a call on a thread of Dispatch's global queue (libpq blocks), then starts what its end lets
+    /// start. Not a thread of its own (`BlockingWork`): nothing else of the process waits on that queue
+    /// any more, and its slowly growing pool bounds how many statements all the stores of a process
+    /// run at once. With a thread per call, the test suite's stores ran some eighty at once on two
+    /// cores, and the machine's latency rose until timed tests failed.
     private func start(_ work: @escaping @Sendable () -> Void) {
-        BlockingWork.start {
+        DispatchQueue.global().async {
             work()
             let ready = self.lock.withLock {
                 self.running -= 1
