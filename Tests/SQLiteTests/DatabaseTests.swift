@@ -87,6 +87,30 @@ import Testing
         }
     }
 
+    /// What that lock is for: another process (an operator's `sqlite3 .backup`, here Python's sqlite3)
+    /// closing its connection must leave the log of this one, whose later writes it must then read.
+    @Test func anotherProcessClosingItsConnectionLeavesTheLogOfAnOpenOne() throws {
+        try withTemporaryDatabasePath { path in
+            let first = try Database(.file(path: path))
+            try makeTable(first)
+            try first.execute("INSERT INTO items(name) VALUES ('a')")
+            _ = try Database(.file(path: path))  // the way the background checkpointer connects
+            let reader = Process()
+            reader.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+            reader.arguments = [
+                "python3", "-c",
+                "import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); c.execute('SELECT count(*) FROM items').fetchall(); c.close()",
+                path,
+            ]
+            try reader.run()
+            reader.waitUntilExit()
+            #expect(reader.terminationStatus == 0)
+            #expect(FileManager.default.fileExists(atPath: path + "-wal"))
+            try first.execute("INSERT INTO items(name) VALUES ('b')")
+            #expect(try names(Database(.file(path: path))) == ["a", "b"])
+        }
+    }
+
     /// The POSIX locks this process holds on `path`'s file, from /proc/locks.
     private func locksHeld(on path: String) throws -> Int {
         var status = stat()
