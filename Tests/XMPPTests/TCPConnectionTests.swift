@@ -20,6 +20,17 @@ struct TCPConnectionTests {
         return (client, server, listener)
     }
 
+    /// `body` with a connected pair, all of it closed after.
+    private func withConnectedPair(_ body: (TCPConnection, TCPConnection) async throws -> Void) async throws {
+        let (client, server, listener) = try await connectedPair()
+        defer {
+            listener.close()
+            client.close()
+            server.close()
+        }
+        try await body(client, server)
+    }
+
     @Test func closeReturnsWhileASendIsBlockedOnAPeerThatStoppedReading() async throws {
         let (client, server, listener) = try await connectedPair()
         defer { listener.close() }
@@ -70,65 +81,53 @@ extension TCPConnectionTests {
     /// A consumer that stops taking chunks must stop the reader thread too: the bytes then stay in the
     /// kernel, and TCP pushes back on the peer, instead of filling memory.
     @Test func theReaderTakesOnlyAFewChunksAheadOfItsConsumer() async throws {
-        let (client, server, listener) = try await connectedPair()
-        defer {
-            listener.close()
-            client.close()
-            server.close()
-        }
-        let total = 4 << 20
-        let chunks = client.incoming()
-        var iterator = chunks.makeAsyncIterator()
-        Thread {
-            // Fits in loopback's socket buffers: the writer is never the one held back.
-            try? server.send([UInt8](repeating: 0x20, count: total))
-        }.start()
-        var received = try #require(try await iterator.next()).count
-        try await Task.sleep(for: .milliseconds(500))
-        #expect(client.bytesReceived <= received + (TCPConnection.chunksAhead + 1) * 16_384)
+        try await withConnectedPair { client, server in
+            let total = 4 << 20
+            let chunks = client.incoming()
+            var iterator = chunks.makeAsyncIterator()
+            Thread {
+                // Fits in loopback's socket buffers: the writer is never the one held back.
+                try? server.send([UInt8](repeating: 0x20, count: total))
+            }.start()
+            var received = try #require(try await iterator.next()).count
+            try await Task.sleep(for: .milliseconds(500))
+            #expect(client.bytesReceived <= received + (TCPConnection.chunksAhead + 1) * 16_384)
 
-        while received < total, let chunk = try await iterator.next() { received += chunk.count }
-        #expect(received == total)
+            while received < total, let chunk = try await iterator.next() { received += chunk.count }
+            #expect(received == total)
+        }
     }
 
     /// Told to discard, the reader thread drains the socket by itself, the consumer taking nothing,
     /// and the stream ends at the peer's end of stream.
     @Test func aConnectionDiscardingDrainsThePeerWithoutAConsumerUntilItsEnd() async throws {
-        let (client, server, listener) = try await connectedPair()
-        defer {
-            listener.close()
-            client.close()
-            server.close()
+        try await withConnectedPair { client, server in
+            let total = 16 << 20
+            var iterator = client.incoming().makeAsyncIterator()
+            let sent = Mailbox<Bool>(name: "the whole send")
+            Thread {
+                // More than loopback's socket buffers hold: it ends only if the reader drains it.
+                sent.put((try? server.send([UInt8](repeating: 0x20, count: total))) != nil)
+                server.close()
+            }.start()
+            _ = try await iterator.next()
+            client.discardIncoming(upTo: 1 << 30)
+            #expect(try await sent.take(timeout: .seconds(20)))
+            var passedOn = 0
+            while let chunk = try await iterator.next() { passedOn += chunk.count }
+            #expect(passedOn <= TCPConnection.chunksAhead * 16_384, "only what was read before passes on")
+            #expect(client.bytesReceived == total)
         }
-        let total = 16 << 20
-        var iterator = client.incoming().makeAsyncIterator()
-        let sent = Mailbox<Bool>(name: "the whole send")
-        Thread {
-            // More than loopback's socket buffers hold: it ends only if the reader drains it.
-            sent.put((try? server.send([UInt8](repeating: 0x20, count: total))) != nil)
-            server.close()
-        }.start()
-        _ = try await iterator.next()
-        client.discardIncoming(upTo: 1 << 30)
-        #expect(try await sent.take(timeout: .seconds(20)))
-        var passedOn = 0
-        while let chunk = try await iterator.next() { passedOn += chunk.count }
-        #expect(passedOn <= TCPConnection.chunksAhead * 16_384, "only what was read before passes on")
-        #expect(client.bytesReceived == total)
     }
 
     @Test func discardingEndsTheStreamOnceItsAllowanceIsSpent() async throws {
-        let (client, server, listener) = try await connectedPair()
-        defer {
-            listener.close()
-            client.close()
-            server.close()
+        try await withConnectedPair { client, server in
+            var iterator = client.incoming().makeAsyncIterator()
+            client.discardIncoming(upTo: 64 << 10)
+            Thread { try? server.send([UInt8](repeating: 0x20, count: 16 << 20)) }.start()
+            while try await iterator.next() != nil {}
+            #expect(client.bytesReceived >= 64 << 10)
+            #expect(client.bytesReceived < 16 << 20)
         }
-        var iterator = client.incoming().makeAsyncIterator()
-        client.discardIncoming(upTo: 64 << 10)
-        Thread { try? server.send([UInt8](repeating: 0x20, count: 16 << 20)) }.start()
-        while try await iterator.next() != nil {}
-        #expect(client.bytesReceived >= 64 << 10)
-        #expect(client.bytesReceived < 16 << 20)
     }
 }
