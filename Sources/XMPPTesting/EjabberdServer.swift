@@ -193,7 +193,12 @@ public actor EjabberdServer {
         guard process != nil else {
             throw ServerProcessError(.notRunning, "ejabberd must be running to register \(user)")
         }
-        let result = try await control(["register", user, domain, password])
+        var result = try await control(["register", user, domain, password])
+        // erl_call, loaded, sometimes fails to reach a node that is up: nothing was done, so try again.
+        for _ in 1...3 where result.status != 0 && result.output.contains("failed to connect") {
+            try await Task.sleep(for: .milliseconds(500))
+            result = try await control(["register", user, domain, password])
+        }
         guard result.status == 0 else {
             throw ServerProcessError(
                 .commandFailed, "ejabberdctl register \(user) exited \(result.status): \(result.output)")
