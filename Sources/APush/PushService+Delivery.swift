@@ -191,15 +191,14 @@ extension PushService {
 
     /// The envelope and collapse tag of `push` for `registration`'s device, or why it cannot be sealed.
     func sealing(_ push: OutgoingPush, for registration: Registration) -> Result<Upstream.Fields, any Error> {
-        Result { try seal(push, for: registration) }
-    }
-
-    private func seal(_ push: OutgoingPush, for registration: Registration) throws -> Upstream.Fields {
-        let plaintext = Summary.padded(push.json, bucket: settings.paddingBucket, limit: Envelope.maxPlaintextLength)
-        let envelope = try Envelope.seal(plaintext, to: registration.deviceKey, keys: ephemeralKeys)
-        let collapse = try push.collapseChat.map { chat in
-            try CollapseKey(bytes: registration.collapseKey).tag(account: push.account, chat: chat)
+        Result {
+            let plaintext = Summary.padded(
+                push.json, bucket: settings.paddingBucket, limit: Envelope.maxPlaintextLength)
+            let envelope = try Envelope.seal(plaintext, to: registration.deviceKey, keys: ephemeralKeys)
+            let collapse = try push.collapseChat.map { chat in
+                try CollapseKey(bytes: registration.collapseKey).tag(account: push.account, chat: chat)
+            }
+            return Upstream.Fields(envelope: envelope, kind: push.apushKind, collapse: collapse)
         }
-        return Upstream.Fields(envelope: envelope, kind: push.apushKind, collapse: collapse)
     }
 }

@@ -66,7 +66,7 @@ final class PushService: Sendable {
             try PushStatistics.countingAside { try body(transaction) }
         }
         return DecidedTransaction(
-            value: decided.value.0, counts: decided.value.1, commit: decided.commit, into: statistics)
+            value: decided.value.0, counts: decided.value.1, commit: decided.commit, statistics: statistics)
     }
 
     /// What a transaction's body decided, with its commit still to await (`committed()`) before
@@ -76,12 +76,6 @@ final class PushService: Sendable {
         fileprivate let counts: CountsAside
         fileprivate let commit: PendingCommit
         fileprivate let statistics: PushStatistics
-
-        fileprivate init(
-            value: T, counts: CountsAside, commit: PendingCommit, into statistics: PushStatistics
-        ) {
-            (self.value, self.counts, self.commit, self.statistics) = (value, counts, commit, statistics)
-        }
 
         /// Returns once the transaction has committed, and counts what it counted; throws if it did not.
         func committed() async throws {

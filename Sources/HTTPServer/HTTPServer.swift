@@ -17,9 +17,9 @@ public struct HTTPRoute: Sendable {
 
 /// A small, strict HTTP/1.1 server for a few read-only pages (health and metrics): one request per
 /// connection, answered and closed (what the peer still sends, a body never read, is read and dropped
-/// for a moment first, so that the close does not reset the answer away). A head over the limit or not complete within the timeout closes
-/// the connection unanswered; past `maxConnections` a new connection is closed at once. Idle, it
-/// uses no CPU: one thread blocks in accept(2).
+/// for a moment first, so that the close does not reset the answer away). A head over the limit or
+/// not complete within the timeout closes the connection unanswered; past `maxConnections` a new
+/// connection is closed at once. Idle, it uses no CPU: one thread blocks in accept(2).
 public final class HTTPServer: Sendable {
     public struct Settings: Sendable {
         /// Connections served at once (each has a reader thread while it lasts).
