@@ -47,7 +47,7 @@ var targets: [Target] = [
     .target(name: "PostgreSQL", dependencies: ["CLibPQ", "SQLite"]),
     // Registrations, windows, counters, tombstones: the PushStore protocol, its models and limits, and
     // its SQLite and PostgreSQL implementations. Sealing for the tokens' fingerprints, kept for lookups.
-    .target(name: "Store", dependencies: ["SQLite", "PostgreSQL", "Logging", "Sealing", "BlockingWork"]),
+    .target(name: "Store", dependencies: ["SQLite", "PostgreSQL", "Logging", "Sealing"]),
     // The push module itself.
     .target(name: "APush", dependencies: ["ComponentHost", "HTTPServer", "XMPP", "Sealing", "Store"]),
     .executableTarget(name: "apush-component", dependencies: ["ComponentHost", "APush"]),

@@ -1,7 +1,7 @@
 import Dispatch
 
-/// Work that blocks its thread in a system call (a connect, a send to a slow peer, opening a database
-/// connection), run where it holds nothing else up.
+/// Work that blocks its thread in a system call (a connect, a send to a slow peer), run where it holds
+/// nothing else up.
 ///
 /// Never on the cooperative pool, whose few threads every task shares; nor on Dispatch's global
 /// queues, whose pool on Linux is about a thread per core and grows only slowly past it, so that two

@@ -1,7 +1,6 @@
 import Dispatch
 import Foundation
 public import PostgreSQL
-import BlockingWork
 
 /// The push store on PostgreSQL (`store` = `postgresql://…`): a small pool of connections; a call
 /// that has one runs on a Dispatch thread, never on the cooperative pool (libpq blocks until the
@@ -72,16 +71,20 @@ public final class PostgreSQLPushStore: PushStore {
         idle = [connection]
     }
 
-    /// `init` on a thread of its own: connecting and migrating block.
+    /// `init` on a Dispatch thread: connecting and migrating block, and must not hold a thread of the
+    /// cooperative pool.
     public static func open(
         url: String, limits: StoreLimits = StoreLimits(), connections: Int = 4,
         reconnectInterval: Duration = .seconds(1), statementTimeout: Duration = .seconds(30)
     ) async throws(UnusableStoreError) -> PostgreSQLPushStore {
-        let opened = await BlockingWork.run {
-            Result { () throws(UnusableStoreError) in
-                try PostgreSQLPushStore(
-                    url: url, limits: limits, connections: connections, reconnectInterval: reconnectInterval,
-                    statementTimeout: statementTimeout)
+        let opened = await withCheckedContinuation { continuation in
+            DispatchQueue.global().async {
+                continuation.resume(
+                    returning: Result { () throws(UnusableStoreError) in
+                        try PostgreSQLPushStore(
+                            url: url, limits: limits, connections: connections, reconnectInterval: reconnectInterval,
+                            statementTimeout: statementTimeout)
+                    })
             }
         }
         return try opened.get()
@@ -123,10 +126,10 @@ public final class PostgreSQLPushStore: PushStore {
     }
 
     /// Runs a call on a thread of Dispatch's global queue (libpq blocks), then starts what its end lets
-    /// start. Not a thread of its own (`BlockingWork`): nothing else of the process waits on that queue
-    /// any more, and its slowly growing pool bounds how many statements all the stores of a process
-    /// run at once. With a thread per call, the test suite's stores ran some eighty at once on two
-    /// cores, and the machine's latency rose until timed tests failed.
+    /// start. Not a thread of its own (`BlockingWork`), nor is `open`: nothing else of the process
+    /// waits on that queue any more, and its slowly growing pool bounds how many connections and
+    /// statements all the stores of a process run at once. With a thread per call, the test suite's
+    /// stores ran some eighty statements at once on two cores, and timed tests and connects failed.
     private func start(_ work: @escaping @Sendable () -> Void) {
         DispatchQueue.global().async {
             work()
