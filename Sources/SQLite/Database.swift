@@ -129,25 +129,41 @@ public final class Database {
         return SQLiteError(code: code, message: "\(call) \(path): \(String(cString: strerror(number)))")
     }
 
+    /// Told of every statement `execute` and `query` ran (its SQL and the time it took, binding and
+    /// reading its rows included, failed or not): for a profiler that asks where a caller's time went.
+    public var statementObserver: ((_ sql: String, _ took: Duration) -> Void)?
+
     /// Runs one statement, discarding any rows.
     public func execute(_ sql: String, _ bindings: [SQLValue] = []) throws(SQLiteError) {
-        let statement = try cachedStatement(sql)
-        defer { statement.reset() }
-        try statement.bind(bindings)
-        while try statement.step() {}
+        try observed(sql) { () throws(SQLiteError) in
+            let statement = try cachedStatement(sql)
+            defer { statement.reset() }
+            try statement.bind(bindings)
+            while try statement.step() {}
+        }
     }
 
     /// Runs one statement and returns all its rows.
     public func query(_ sql: String, _ bindings: [SQLValue] = []) throws(SQLiteError) -> [Row] {
-        let statement = try cachedStatement(sql)
-        defer { statement.reset() }
-        try statement.bind(bindings)
-        var rows: [Row] = []
-        // Read after a step, which prepares the statement anew if the schema changed (kept until then).
-        while try statement.step() {
-            rows.append(statement.row(columns: statement.columnNames))
+        try observed(sql) { () throws(SQLiteError) in
+            let statement = try cachedStatement(sql)
+            defer { statement.reset() }
+            try statement.bind(bindings)
+            var rows: [Row] = []
+            // Read after a step, which prepares the statement anew if the schema changed (kept until then).
+            while try statement.step() {
+                rows.append(statement.row(columns: statement.columnNames))
+            }
+            return rows
         }
-        return rows
+    }
+
+    private func observed<T>(_ sql: String, _ run: () throws(SQLiteError) -> T) throws(SQLiteError) -> T {
+        guard let statementObserver else { return try run() }
+        let clock = ContinuousClock()
+        let start = clock.now
+        defer { statementObserver(sql, start.duration(to: clock.now)) }
+        return try run()
     }
 
     /// The first row of a statement that must return one (an aggregate, a PRAGMA, a kept total): none is

@@ -56,20 +56,25 @@ public final class SQLitePushStore: PushStore {
     static let backgroundDelay = DispatchTimeInterval.milliseconds(2)
     private let location: Location
     private let reopenInterval: Duration
+    private let statementObserver: (@Sendable (_ sql: String, _ took: Duration) -> Void)?
     public let limits: StoreLimits
     /// Why the store could not be opened at start (it is opened on use later), nil if it was.
     public let unavailableAtStart: StoreUnavailableError?
 
+    /// `statementObserver` hears of every statement the store runs and its time, on the store's thread
+    /// (`apush-bench statements`).
     public init(
         _ location: Location, limits: StoreLimits = StoreLimits(),
-        reopenInterval: Duration = .seconds(2)
+        reopenInterval: Duration = .seconds(2),
+        statementObserver: (@Sendable (_ sql: String, _ took: Duration) -> Void)? = nil
     ) throws(UnusableStoreError) {
         try location.checkUsable()
         self.location = location
         self.limits = limits
         self.reopenInterval = reopenInterval
+        self.statementObserver = statementObserver
         do {
-            connection = .open(try Self.open(location))
+            connection = .open(try Self.open(location, statementObserver: statementObserver))
             unavailableAtStart = nil
         } catch let error as SQLiteError where error.mayPass {
             let unavailable = StoreUnavailableError(cause: error)
@@ -80,8 +85,11 @@ public final class SQLitePushStore: PushStore {
         }
     }
 
-    private static func open(_ location: Location) throws -> Database {
+    private static func open(
+        _ location: Location, statementObserver: (@Sendable (String, Duration) -> Void)?
+    ) throws -> Database {
         let database = try Database(location.database)
+        database.statementObserver = statementObserver
         // For the migration that fills the fingerprints of registrations stored before they were kept.
         try database.defineFunction("token_fingerprint") { token in
             token.stringValue.map { .text(Fingerprint.of($0)) } ?? .null
@@ -121,7 +129,7 @@ public final class SQLitePushStore: PushStore {
             let now = ContinuousClock.now
             guard triedAt.duration(to: now) >= reopenInterval else { throw error }
             do {
-                let database = try Self.open(location)
+                let database = try Self.open(location, statementObserver: statementObserver)
                 connection = .open(database)
                 return database
             } catch {

@@ -21,7 +21,8 @@ try await Bench.main()
 /// `apush-bench scale` measures one with a million registrations in its store (Scale.swift);
 /// `apush-bench postgresql` measures whole publishes on PostgreSQL against SQLite WAL, and two instances
 /// on one PostgreSQL database against one (PostgreSQLBench.swift); `apush-bench publish` runs whole
-/// publishes alone, for a profiler. `apush-bench [COUNT] [ROUNDS]` (2000, 3) runs the default set, whose
+/// publishes alone, for a profiler; `apush-bench statements` times the store's statements in them
+/// (StatementTimes.swift). `apush-bench [COUNT] [ROUNDS]` (2000, 3) runs the default set, whose
 /// last figure pairs the seal and a whole publish on WAL in each of ROUNDS rounds.
 struct Bench {
     static func main() async throws {
@@ -41,6 +42,9 @@ struct Bench {
             return
         case "publish":
             try await publishesOnly(rest)
+            return
+        case "statements":
+            try await StatementTimes.run(rest)
             return
         default:
             break
@@ -177,14 +181,16 @@ struct Bench {
 
     /// Each of `elements` handled as the server's publish, sealed and sent to an App Server that
     /// answers at once; returns publishes per second.
-    static func measurePublishes(_ elements: [Element], on location: SQLitePushStore.Location, name: String)
-        async throws -> Figure
-    {
+    static func measurePublishes(
+        _ elements: [Element], on location: SQLitePushStore.Location, name: String,
+        statementObserver: (@Sendable (String, Duration) -> Void)? = nil
+    ) async throws -> Figure {
         defer { removeTemporaryStore(location) }
         let sender = AnsweringSender()
         var settings = APushSettings()
         settings.appServer = "push.example.org"
-        let module = try APushModule(store: try SQLitePushStore(location), settings: settings, logger: .disabled)
+        let store = try SQLitePushStore(location, statementObserver: statementObserver)
+        let module = try APushModule(store: store, settings: settings, logger: .disabled)
         let context = ModuleContext(
             componentJID: try JID("apush.example.org"), servedDomains: ["example.org"],
             admins: [], sender: sender, logger: .disabled)

@@ -42,6 +42,30 @@ import Testing
         #expect(throws: SQLiteError.self) { try database.query("SELECT \(String(repeating: "f", count: 256))(1)") }
     }
 
+    @Test func theStatementObserverHearsEveryStatementRunFailedOrNotUntilItIsRemoved() throws {
+        let database = try Database(.memory)
+        var heard: [String] = []
+        var total = Duration.zero
+        database.statementObserver = { sql, took in
+            heard.append(sql)
+            total += took
+        }
+        try makeTable(database)
+        try database.execute("INSERT INTO items(name) VALUES (?)", ["a"])
+        #expect(throws: SQLiteError.self) { try database.execute("INSERT INTO items(name) VALUES (?)", ["a"]) }
+        #expect(try names(database) == ["a"])
+        let insert = "INSERT INTO items(name) VALUES (?)"
+        #expect(
+            heard == [
+                "CREATE TABLE items(id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE)", insert, insert,
+                "SELECT name FROM items ORDER BY id",
+            ])
+        #expect(total > .zero)
+        database.statementObserver = nil
+        _ = try names(database)
+        #expect(heard.count == 4)
+    }
+
     @Test func memoryDatabasesAreSeparate() throws {
         let first = try Database(.memory)
         try makeTable(first)

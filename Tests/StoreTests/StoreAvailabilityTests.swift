@@ -2,6 +2,7 @@ import CSQLite
 import Foundation
 import SQLite
 import SQLiteTesting
+import Synchronization
 import Testing
 import XMPP
 import XMPPTesting
@@ -97,9 +98,10 @@ import XMPPTesting
         let mount = try ScratchMount(megabytes: 1)
         defer { mount.remove() }
         try mount.fill()
+        let heard = Mutex<[String]>([])
         let store = try SQLitePushStore(
             .file(path: mount.directory.appendingPathComponent("apush.sqlite").path),
-            reopenInterval: .zero)
+            reopenInterval: .zero, statementObserver: { sql, _ in heard.withLock { $0.append(sql) } })
         #expect(store.unavailableAtStart != nil)
         await #expect(throws: StoreUnavailableError.self) {
             try await store.register(Self.request, freshCollapseKey: [7], now: 1)
@@ -107,6 +109,8 @@ import XMPPTesting
         mount.emptyFiller()
         #expect(try await store.register(Self.request, freshCollapseKey: [7], now: 1).token == "token-1")
         #expect(try await store.run { try $0.userVersion } == SQLitePushStore.migrations.last?.version)
+        // The connection opened late reports its statements as the first would have.
+        #expect(heard.withLock { $0.contains { $0.hasPrefix("INSERT INTO registrations") } })
     }
 
     @Test(.enabled(if: ScratchMount.isAvailable, "needs root to mount a small tmpfs"))
