@@ -73,7 +73,7 @@ var targets: [Target] = [
     .testTarget(name: "BlockingWorkTests", dependencies: ["BlockingWork"]),
     .testTarget(name: "LoggingTests", dependencies: ["Logging"]),
     .testTarget(name: "XMLStreamTests", dependencies: ["XMLStream"]),
-    .testTarget(name: "XMPPTests", dependencies: ["XMPP", "XMPPTesting"]),
+    .testTarget(name: "XMPPTests", dependencies: ["XMPP", "XMPPTesting", "BlockingWork"]),
     .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "XMPP", "XMPPTesting", "Logging"]),
     .testTarget(name: "ComponentHostTests", dependencies: ["ComponentHost", "HTTPServer", "XMPPTesting"]),
     .testTarget(name: "SealingTests", dependencies: ["Sealing", "XMPPTesting"], resources: [.copy("Vectors")]),
@@ -84,7 +84,8 @@ var targets: [Target] = [
         dependencies: ["Store", "SQLite", "PostgreSQL", "SQLiteTesting", "Sealing", "XMPP", "XMPPTesting"]),
     .testTarget(name: "APushTests", dependencies: ["APush", "ComponentHost", "HTTPServer", "SQLite", "XMPPTesting"]),
     .testTarget(
-        name: "IntegrationTests", dependencies: ["ComponentHost", "HTTPServer", "APush", "SQLite", "XMPPTesting"]),
+        name: "IntegrationTests",
+        dependencies: ["ComponentHost", "HTTPServer", "APush", "SQLite", "XMPPTesting", "BlockingWork"]),
 ]
 
 // libFuzzer harnesses (Fuzz/), only when contrib/fuzz.sh asks: they reach internals through `@testable

@@ -1,3 +1,4 @@
+import BlockingWork
 import Foundation
 import Testing
 import XMPP
@@ -9,34 +10,38 @@ import XMPPTesting
 struct ExecutableTests {
     static let binary = PushTestbed.componentBinary
 
-    struct Run {
+    struct Run: Sendable {
         var status: Int32
         var output: String
     }
 
-    private func run(_ arguments: [String], environment: [String: String] = [:]) throws -> Run {
+    /// Runs the binary with exactly `environment` to its end, on a thread of its own: reading its output
+    /// and waiting for it block, which on the cooperative pool would hold up the other suites' tasks.
+    private func run(_ arguments: [String], environment: [String: String] = [:]) async throws -> Run {
         guard FileManager.default.isExecutableFile(atPath: Self.binary.path) else {
             throw ServerProcessError(
                 .notInstalled, "\(Self.binary.path) is missing: run `swift build --build-tests` first")
         }
-        let process = Process()
-        process.executableURL = Self.binary
-        process.arguments = arguments
-        process.environment = environment
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        try process.run()
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return Run(status: process.terminationStatus, output: String(decoding: data, as: UTF8.self))
+        return try await BlockingWork.run {
+            let process = Process()
+            process.executableURL = Self.binary
+            process.arguments = arguments
+            process.environment = environment
+            let pipe = Pipe()
+            process.standardOutput = pipe
+            process.standardError = pipe
+            try process.run()
+            let data = pipe.fileHandleForReading.readDataToEndOfFile()
+            process.waitUntilExit()
+            return Run(status: process.terminationStatus, output: String(decoding: data, as: UTF8.self))
+        }
     }
 
-    @Test func helpAndVersionExitZero() throws {
-        let help = try run(["--help"])
+    @Test func helpAndVersionExitZero() async throws {
+        let help = try await run(["--help"])
         #expect(help.status == 0)
         #expect(help.output.contains("check-config"))
-        let version = try run(["--version"])
+        let version = try await run(["--version"])
         #expect(version.status == 0)
         #expect(version.output.hasPrefix("apush-component "))
     }
@@ -44,32 +49,32 @@ struct ExecutableTests {
     @Test(arguments: [
         ["bogus"], ["--config"], ["run", "--nonsense"], ["check-config", "--config", "a", "--config", "b"],
     ])
-    func usageErrorsExit64(arguments: [String]) throws {
-        let result = try run(arguments)
+    func usageErrorsExit64(arguments: [String]) async throws {
+        let result = try await run(arguments)
         #expect(result.status == 64)
         #expect(result.output.contains("usage:"))
     }
 
-    @Test func aBadConfigurationFailsAtStartNamingTheKey() throws {
+    @Test func aBadConfigurationFailsAtStartNamingTheKey() async throws {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("apush-bad-\(UUID().uuidString).json")
         defer { try? FileManager.default.removeItem(at: file) }
         try
             #"{"component": {"jid": "apush.localhost", "secret": "s"}, "domains": ["localhost"], "appServer": "push.localhost", "push": {"coalesceSeconds": -1}}"#
             .write(to: file, atomically: true, encoding: .utf8)
-        let result = try run(["run", "--config", file.path])
+        let result = try await run(["run", "--config", file.path])
         #expect(result.status == 78)
         #expect(result.output.contains("push.coalesceSeconds"))
-        let missing = try run(["check-config"], environment: ["APUSH_COMPONENT_JID": "apush.localhost"])
+        let missing = try await run(["check-config"], environment: ["APUSH_COMPONENT_JID": "apush.localhost"])
         #expect(missing.status == 78)
         #expect(missing.output.contains("component.secret"))
     }
 
     /// A store that can never work stops the component at start, naming the key; a disk that refuses
     /// for now does not (FaultsEndToEndTests: a read-only store at start is answered wait, then opens).
-    @Test func aStoreInADirectoryThatDoesNotExistFailsAtStartNamingTheKey() throws {
+    @Test func aStoreInADirectoryThatDoesNotExistFailsAtStartNamingTheKey() async throws {
         let missing = FileManager.default.temporaryDirectory.appendingPathComponent(
             "apush-missing-\(UUID().uuidString)")
-        let result = try run(
+        let result = try await run(
             ["run"],
             environment: [
                 "APUSH_COMPONENT_JID": "apush.localhost", "APUSH_COMPONENT_SECRET": "s", "APUSH_DOMAINS": "localhost",
@@ -82,14 +87,14 @@ struct ExecutableTests {
     }
 
     /// An operations endpoint that cannot listen stops the start, naming the address.
-    @Test func aTakenHTTPPortStopsTheStart() throws {
+    @Test func aTakenHTTPPortStopsTheStart() async throws {
         let taken = try TCPListener(onAccept: { $0.close() })
         let store = FileManager.default.temporaryDirectory.appendingPathComponent("apush-\(UUID()).sqlite")
         defer {
             taken.close()
             for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: store.path + suffix) }
         }
-        let result = try run(
+        let result = try await run(
             ["run"],
             environment: [
                 "APUSH_COMPONENT_JID": "apush.localhost", "APUSH_COMPONENT_SECRET": "s",
@@ -102,8 +107,8 @@ struct ExecutableTests {
     }
 
     /// `store` may be a PostgreSQL URL; check-config shows it without its password.
-    @Test func checkConfigShowsAPostgreSQLStoreWithoutItsPassword() throws {
-        let result = try run(
+    @Test func checkConfigShowsAPostgreSQLStoreWithoutItsPassword() async throws {
+        let result = try await run(
             ["check-config"],
             environment: [
                 "APUSH_COMPONENT_JID": "apush.localhost", "APUSH_COMPONENT_SECRET": "s", "APUSH_DOMAINS": "localhost",
@@ -114,9 +119,9 @@ struct ExecutableTests {
         #expect(!result.output.contains("hunter2"))
     }
 
-    @Test func theExampleConfigurationIsValid() throws {
+    @Test func theExampleConfigurationIsValid() async throws {
         let example = PushTestbed.repository.appendingPathComponent("config/apush-component.example.json")
-        let result = try run(["check-config", "--config", example.path])
+        let result = try await run(["check-config", "--config", example.path])
         #expect(result.status == 0, "\(result.output)")
         #expect(result.output.contains("configuration is valid"))
     }
