@@ -1,3 +1,4 @@
+import BlockingWork
 import Foundation
 import Synchronization
 
@@ -8,7 +9,9 @@ import Synchronization
 ///
 /// One Python process serves the whole test process (`open_envelopes.py`, which calls the opener's
 /// own function line by line): starting Python and its cryptography package for every envelope took
-/// some 170 ms, on a thread the test's tasks share, for every push a test opens.
+/// some 170 ms for every push a test opens. Each exchange with it runs on a thread of its own
+/// (`BlockingWork`): waiting there for Python, above all while it starts, must not hold a thread of
+/// the cooperative pool that every test's tasks share.
 public enum IndependentOpener {
     public struct Unavailable: Error, CustomStringConvertible {
         public let description: String
@@ -28,23 +31,25 @@ public enum IndependentOpener {
         .deletingLastPathComponent().appendingPathComponent("Tests/SealingTests/Vectors")
 
     /// The plaintext, or `Rejected` with the opener's reason.
-    public static func open(_ envelope: String, privateKey: [UInt8]) throws -> [UInt8] {
-        let outcome = try run(envelope, privateKey: privateKey)
+    public static func open(_ envelope: String, privateKey: [UInt8]) async throws -> [UInt8] {
+        let outcome = try await run(envelope, privateKey: privateKey)
         guard outcome.status == 0 else { throw Rejected(description: outcome.diagnostics) }
         return outcome.plaintext
     }
 
     /// The opener's verdict as its command line gives it: status 0 with the plaintext, or 1 with
     /// "rejected: " and its reason.
-    public static func run(_ envelope: String, privateKey: [UInt8]) throws -> Outcome {
+    public static func run(_ envelope: String, privateKey: [UInt8]) async throws -> Outcome {
         let keyHex = privateKey.map { String(format: "%02x", $0) }.joined()
-        let answer = try server.withLock { server in
-            if server == nil { server = try OpenerProcess() }
-            do {
-                return try server?.ask("\(keyHex) \(envelope)") ?? ""
-            } catch {
-                server = nil
-                throw error
+        let answer = try await BlockingWork.run {
+            try server.withLock { server in
+                if server == nil { server = try OpenerProcess() }
+                do {
+                    return try server?.ask("\(keyHex) \(envelope)") ?? ""
+                } catch {
+                    server = nil
+                    throw error
+                }
             }
         }
         if answer.hasPrefix("ok "), let plaintext = hexBytes(answer.dropFirst(3)) {

@@ -369,7 +369,7 @@ import XMPPTesting
         try #require(upstream.count == 1)
         #expect(upstream[0].node == "alice-phone")
         #expect(upstream[0].kind == apushKind)
-        let summary = try upstream[0].summaryObject(with: setup.harness.device)
+        let summary = try await upstream[0].summaryObject(with: setup.harness.device)
         #expect(summary["test"] as? Bool == true)
         #expect(summary["account"] as? String == "alice@localhost")
         #expect(summary["kind"] as? String == (kind == "call" ? "call" : kind))

@@ -124,7 +124,7 @@ import XMPPTesting
         let upstream = try #require(sender.requests.first.map(UpstreamPublish.init))
         #expect(upstream.iq[attribute: "to"] == "push.example.org")
         #expect(upstream.iq[attribute: "from"] == "apush.localhost")
-        #expect(try upstream.summaryObject(with: device)["kind"] as? String == "message")
+        #expect(try await upstream.summaryObject(with: device)["kind"] as? String == "message")
     }
 
     /// A module on `store` with one chat's window ended on its clock: the first message was pushed, the
@@ -148,7 +148,9 @@ import XMPPTesting
         try await sender.waitForRequests(2)
         background.cancel()
         _ = await background.result
-        let counts = try sender.requests.map { try UpstreamPublish($0).summaryObject(with: device)["count"] as? Int }
+        let counts = try await sender.requests.map(UpstreamPublish.init).summaries(with: device).map {
+            $0["count"] as? Int
+        }
         #expect(counts == [1, 2])
     }
 }
@@ -178,8 +180,8 @@ extension APushModuleTests {
         background.cancel()
         _ = await background.result
         await database.stop()
-        let counts = try survivorSender.requests.map {
-            try UpstreamPublish($0).summaryObject(with: device)["count"] as? Int
+        let counts = try await survivorSender.requests.map(UpstreamPublish.init).summaries(with: device).map {
+            $0["count"] as? Int
         }
         #expect(counts == [2])
     }
@@ -208,7 +210,9 @@ extension APushModuleTests {
         try await sender.waitForRequests(2)
         background.cancel()
         _ = await background.result
-        let counts = try sender.requests.map { try UpstreamPublish($0).summaryObject(with: device)["count"] as? Int }
+        let counts = try await sender.requests.map(UpstreamPublish.init).summaries(with: device).map {
+            $0["count"] as? Int
+        }
         #expect(counts == [1, 2])
     }
 }
@@ -269,7 +273,9 @@ extension APushModuleTests {
         background.cancel()
         _ = await background.result
         await database.stop()
-        let counts = try sender.requests.map { try UpstreamPublish($0).summaryObject(with: device)["count"] as? Int }
+        let counts = try await sender.requests.map(UpstreamPublish.init).summaries(with: device).map {
+            $0["count"] as? Int
+        }
         #expect(counts == [1, 2])
     }
 }

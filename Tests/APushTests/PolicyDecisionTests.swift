@@ -198,7 +198,7 @@ import XMPPTesting
 
         try await setPolicy(harness, nil)
         try await harness.publishBridged(Stanzas.chat(id: "m3"))
-        let summaries = try harness.summaries()
+        let summaries = try await harness.summaries()
         try #require(summaries.count == 1)
         #expect(summaries[0]["count"] as? Int == 3)
         #expect(summaries[0]["chat"] as? String == "bob@localhost")
@@ -216,13 +216,13 @@ import XMPPTesting
         let harness = try Harness()
         try await setPolicy(harness, #"{"sender":"hidden"}"#)
         try await harness.publishBridged(Stanzas.chat(id: "m1"))
-        let summary = try #require(try harness.summaries().first)
+        let summary = try #require(try await harness.summaries().first)
         #expect(summary["kind"] as? String == "message")
         #expect(summary["chat"] as? String == "")
         #expect(summary["from"] == nil)
         #expect(summary["id"] == nil)
         #expect(summary["count"] as? Int == 1)
-        #expect(!(try harness.upstream[0].summary(with: harness.device)).contains("bob"))
+        #expect(!(try await harness.upstream[0].summary(with: harness.device)).contains("bob"))
     }
 
     /// ManualClock.start is 15:26:40 UTC.
@@ -233,8 +233,8 @@ import XMPPTesting
         try await harness.publishBridged(Stanzas.chat(id: "m2"))
         try #require(harness.upstream.count == 1)
         #expect(harness.upstream[0].kind == "wake")
-        #expect(try harness.summaries()[0]["kind"] as? String == "wake")
-        #expect(try harness.summaries()[0]["chat"] == nil)
+        #expect(try await harness.summaries()[0]["kind"] as? String == "wake")
+        #expect(try await harness.summaries()[0]["chat"] == nil)
         #expect(harness.service.statistics.sinceStart["dropped.rate-limit"] == 1)
 
         harness.clock.advance(seconds: 61)
@@ -280,7 +280,7 @@ import XMPPTesting
 
         harness.clock.advance(seconds: 11)
         try await harness.publishBridged(Stanzas.chat(id: "m2"))
-        let summaries = try harness.summaries()
+        let summaries = try await harness.summaries()
         #expect(summaries.map { $0["kind"] as? String } == ["message", "message"])
         #expect(summaries.last?["count"] as? Int == 1)
     }
@@ -298,7 +298,7 @@ import XMPPTesting
         try await harness.publishBridged(Self.groupchat(id: "g1", body: "lunch anyone?"))
         #expect(harness.upstream.isEmpty)
         try await harness.publishBridged(Self.groupchat(id: "g2", body: "what do you think, alice?"))
-        let summaries = try harness.summaries()
+        let summaries = try await harness.summaries()
         try #require(summaries.count == 1)
         #expect(summaries[0]["mention"] as? Bool == true)
         #expect(summaries[0]["count"] as? Int == 2)

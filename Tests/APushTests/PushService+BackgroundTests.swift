@@ -25,7 +25,7 @@ import XMPPTesting
         #expect(harness.upstream.count == 1)
         harness.clock.advance(seconds: 0.001)
         try await harness.processDueWork()
-        let summaries = try harness.summaries()
+        let summaries = try await harness.summaries()
         #expect(summaries.map { $0["count"] as? Int } == [1, 5])
         #expect(summaries.last?["id"] as? String == "s-b5")
         #expect(harness.upstream[0].collapse == harness.upstream[1].collapse)
@@ -57,7 +57,8 @@ import XMPPTesting
         let pushes = harness.upstream
         try #require(pushes.count == 2)
         #expect(pushes[0].envelope != pushes[1].envelope)
-        #expect(try pushes[0].summary(with: harness.device) == (try pushes[1].summary(with: harness.device)))
+        #expect(
+            try await pushes[0].summary(with: harness.device) == (try await pushes[1].summary(with: harness.device)))
         #expect(pushes[0].collapse == pushes[1].collapse)
         #expect(try await harness.store.nextRetry() == nil)
     }
@@ -199,7 +200,7 @@ import XMPPTesting
         clock.advance(seconds: 30)
         let second = try Harness(store: try SQLitePushStore(.file(path: path)), clock: clock, device: device)
         try await second.processDueWork()
-        let summaries = try second.summaries()
+        let summaries = try await second.summaries()
         #expect(summaries.map { $0["count"] as? Int } == [5])
         #expect(summaries.first?["account"] as? String == "alice@localhost")
         #expect(second.upstream.first?.node == "tok123")
@@ -266,7 +267,7 @@ import XMPPTesting
         try await harness.processDueWork()
         let retried = harness.upstream.dropFirst(sentBefore)
         #expect(retried.count == 5)
-        #expect(Set(try retried.map { try $0.summaryObject(with: harness.device)["chat"] as? String }).count == 5)
+        #expect(Set(try await retried.summaries(with: harness.device).map { $0["chat"] as? String }).count == 5)
         #expect(try await harness.store.nextRetry() == nil)
     }
 
@@ -335,7 +336,7 @@ import XMPPTesting
         #expect(second.upstream.isEmpty, "not sent twice while the first may still be waiting for its answer")
         clock.advance(seconds: 30)
         try await second.processDueWork()
-        let summaries = try second.summaries()
+        let summaries = try await second.summaries()
         #expect(summaries.map { $0["count"] as? Int } == [5])
         #expect(summaries.first?["id"] as? String == "s-b5")
         #expect(try await second.store.nextRetry() == nil)
@@ -368,7 +369,7 @@ import XMPPTesting
         #expect(second.upstream.isEmpty)
         clock.advance(seconds: 30)
         try await second.processDueWork()
-        #expect(try second.summaries().map { $0["id"] as? String } == ["s-m1"])
+        #expect(try await second.summaries().map { $0["id"] as? String } == ["s-m1"])
         #expect(try await second.store.nextRetry() == nil)
 
         first.sender.release()
@@ -393,7 +394,7 @@ import XMPPTesting
         }
         clock.advance(seconds: 30)
         try await second.processDueWork()
-        let counts = try second.summaries().compactMap { $0["count"] as? Int }
+        let counts = try await second.summaries().compactMap { $0["count"] as? Int }
         #expect(counts == (what == "a read" ? [] : [2, 3]), "the stale push (count 1) went out again")
         #expect(try await second.store.nextRetry() == nil)
         #expect(second.service.statistics.sinceStart["pushes.message.superseded"] == 1)

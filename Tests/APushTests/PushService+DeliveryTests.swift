@@ -26,7 +26,7 @@ extension PushServiceTests {
             #expect(push.pushModule == "anotherimIOSprod")
             #expect(push.kind == nil)
             #expect(push.iq[attribute: "to"] == Harness.appServer)
-            let json = try push.summary(with: harness.device)
+            let json = try await push.summary(with: harness.device)
             #expect(
                 json
                     == #"{"v":2,"kind":"message","account":"alice@localhost","chat":"bob@localhost","from":"bob@localhost","count":1,"id":"s-m1","ts":1764430000}"#
@@ -49,7 +49,7 @@ extension PushServiceTests {
             let envelope = try #require(harness.upstream.first?.envelope)
             let plaintext = try Envelope.open(envelope, privateKey: harness.device.privateKey)
             #expect(plaintext.count % 128 == 0)
-            #expect(try IndependentOpener.open(envelope, privateKey: harness.device.privateKey) == plaintext)
+            #expect(try await IndependentOpener.open(envelope, privateKey: harness.device.privateKey) == plaintext)
         }
 
         /// §3.1: a `cancel` other than `item-not-found` or `gone` is the App Server refusing us (a sender it

@@ -28,7 +28,7 @@ extension PushServiceTests {
             #expect(push.kind == "voip")
             #expect(push.collapse == nil)
             #expect(
-                try push.summary(with: harness.device)
+                try await push.summary(with: harness.device)
                     == #"{"v":2,"kind":"call","account":"alice@localhost","chat":"bob@localhost","from":"bob@localhost/laptop","call":{"sid":"s1","media":["audio","video"]},"ts":1764430000}"#
             )
         }
@@ -46,7 +46,7 @@ extension PushServiceTests {
             #expect(push.kind == nil)
             #expect(push.collapse != nil)
             #expect(
-                try push.summary(with: harness.device)
+                try await push.summary(with: harness.device)
                     == #"{"v":2,"kind":"message","account":"alice@localhost","chat":"bob@localhost","from":"bob@localhost","count":1,"missed":true,"call":{"sid":"s1","media":["audio"]},"ts":1764430020}"#
             )
         }
@@ -78,7 +78,7 @@ extension PushServiceTests {
             #expect(harness.upstream.allSatisfy { $0.kind == "wake" })
             // The caller's own retract still makes the missed call.
             try await harness.publishBridged(Stanzas.jingle("retract", sid: "s1"), options: options)
-            let missed = try harness.summaries().filter { $0["missed"] as? Bool == true }
+            let missed = try await harness.summaries().filter { $0["missed"] as? Bool == true }
             try #require(missed.count == 1)
             #expect(missed[0]["chat"] as? String == "bob@localhost")
         }
@@ -96,11 +96,11 @@ extension PushServiceTests {
             // No read push (a wake at most), the held push still went with the whole count, and the
             // count goes on.
             #expect(harness.upstream.allSatisfy { $0.kind == nil || $0.kind == "wake" })
-            #expect(try harness.summaries().compactMap { $0["count"] as? Int } == [1, 3])
+            #expect(try await harness.summaries().compactMap { $0["count"] as? Int } == [1, 3])
             try await harness.publishBridged(Stanzas.chat(id: "m4"))
             harness.clock.advance(seconds: 20)
             try await harness.processDueWork()
-            #expect(try harness.summaries().compactMap { $0["count"] as? Int } == [1, 3, 4])
+            #expect(try await harness.summaries().compactMap { $0["count"] as? Int } == [1, 3, 4])
         }
 
         /// A room whose JID once made the classifier's query path invalid and stopped the process (the
@@ -115,7 +115,7 @@ extension PushServiceTests {
                 "<message xmlns='jabber:client' type='groupchat' id='g1' from='\(from)' to='alice@localhost'>"
                 + "<body>hi</body><stanza-id xmlns='urn:xmpp:sid:0' id='archived' by='\(room)'/></message>"
             #expect(try await harness.publishBridged(message) == nil)
-            let summary = try #require(try harness.summaries().first)
+            let summary = try #require(try await harness.summaries().first)
             #expect(summary["chat"] as? String == room)
             #expect(summary["id"] as? String == "archived")
         }
@@ -161,12 +161,12 @@ extension PushServiceTests {
             #expect(read.kind == "read")
             #expect(read.collapse == nil)
             #expect(
-                try read.summary(with: harness.device)
+                try await read.summary(with: harness.device)
                     == #"{"v":2,"kind":"read","account":"alice@localhost","chat":"bob@localhost","ts":1764430001}"#)
 
             // The count restarted: the next message is count 1.
             try await harness.publishBridged(Stanzas.chat(id: "m4"), node: "tokA", options: wantsReads)
-            #expect(try harness.summaries().last?["count"] as? Int == 1)
+            #expect(try await harness.summaries().last?["count"] as? Int == 1)
         }
 
         /// In quiet hours a message goes as a wake (once per wake interval), counted as such; with
@@ -198,7 +198,7 @@ extension PushServiceTests {
             try await harness.publishBridged(Stanzas.presence())
             #expect(harness.upstream.map(\.kind) == ["wake", "wake"])
             #expect(
-                try harness.upstream[0].summary(with: harness.device)
+                try await harness.upstream[0].summary(with: harness.device)
                     == #"{"v":2,"kind":"wake","account":"alice@localhost","ts":1764430000}"#)
         }
 

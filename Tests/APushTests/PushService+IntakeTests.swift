@@ -42,7 +42,7 @@ extension PushServiceTests {
                 of: Stanzas.fixtureKey,
                 with: Base64.encode(harness.device.publicKey))
             #expect(try await harness.publish(xml) == nil)
-            let summary = try #require(try harness.summaries().first)
+            let summary = try #require(try await harness.summaries().first)
             #expect(summary["account"] as? String == "")
             #expect(summary["chat"] as? String == "bob@localhost")
             #expect(summary["from"] as? String == "bob@localhost")
@@ -91,7 +91,7 @@ extension PushServiceTests {
             try await harness.bridge(Stanzas.registered(options: harness.options()))
             let publish = Stanzas.publish(notification: Stanzas.bridged(Stanzas.chat(id: "m1")), options: nil)
             #expect(try await harness.publish(publish) == nil)
-            #expect(try harness.summaries().first?["kind"] as? String == "message")
+            #expect(try await harness.summaries().first?["kind"] as? String == "message")
         }
 
         @Test(arguments: [

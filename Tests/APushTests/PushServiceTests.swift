@@ -134,7 +134,7 @@ import XMPPTesting
         @Test func accountsSharingATokenKeepTheirOwnWindowsCountsAndCollapseKeys() async throws {
             let harness = try Harness()
             #expect(try await carolWritesToBoth(harness, id: "1") == [nil, nil])
-            let summaries = try harness.summaries()
+            let summaries = try await harness.summaries()
             #expect(summaries.map { $0["account"] as? String } == [Self.alice, Self.bob])
             #expect(summaries.map { $0["count"] as? Int } == [1, 1])
             let alice = try #require(try await registration(harness, Self.alice))

@@ -16,6 +16,15 @@ extension ManualClock {
 }
 
 /// One upstream publish as the App Server would read it.
+extension Sequence<UpstreamPublish> {
+    /// Each publish's summary, opened in order as `summaryObject(with:)` opens it.
+    func summaries(with device: KeyPair) async throws -> [[String: Any]] {
+        var summaries: [[String: Any]] = []
+        for publish in self { summaries.append(try await publish.summaryObject(with: device)) }
+        return summaries
+    }
+}
+
 struct UpstreamPublish {
     var iq: Element
     var node: String?
@@ -39,16 +48,16 @@ struct UpstreamPublish {
 
     /// The sealed summary, opened with the device's key, padding removed. The independent Python
     /// opener must read the same bytes.
-    func summary(with device: KeyPair) throws -> String {
+    func summary(with device: KeyPair) async throws -> String {
         let envelope = try #require(envelope)
         let plaintext = try Envelope.open(envelope, privateKey: device.privateKey)
-        #expect(try IndependentOpener.open(envelope, privateKey: device.privateKey) == plaintext)
+        #expect(try await IndependentOpener.open(envelope, privateKey: device.privateKey) == plaintext)
         let text = try #require(String(bytes: plaintext, encoding: .utf8))
         return String(text.reversed().drop(while: { $0 == " " }).reversed())
     }
 
-    func summaryObject(with device: KeyPair) throws -> [String: Any] {
-        let json = try summary(with: device)
+    func summaryObject(with device: KeyPair) async throws -> [String: Any] {
+        let json = try await summary(with: device)
         return try #require(try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any])
     }
 }
@@ -222,8 +231,8 @@ struct Harness {
 
     var upstream: [UpstreamPublish] { sender.requests.map(UpstreamPublish.init) }
 
-    func summaries() throws -> [[String: Any]] {
-        try upstream.map { try $0.summaryObject(with: device) }
+    func summaries() async throws -> [[String: Any]] {
+        try await upstream.summaries(with: device)
     }
 }
 

@@ -183,9 +183,10 @@ struct ActiveActiveEndToEndTests {
         await bed.expectNoPush(within: .seconds(1))
 
         // Every push the App Server received, opened: no chat's count was pushed twice.
-        let received = try bed.appServer.pushes.map { push in
-            let summary = try bed.open(push, key: key)
-            return "\(summary["chat"] as? String ?? "") \(summary["count"] as? Int ?? 0)"
+        var received: [String] = []
+        for push in bed.appServer.pushes {
+            let summary = try await bed.open(push, key: key)
+            received.append("\(summary["chat"] as? String ?? "") \(summary["count"] as? Int ?? 0)")
         }
         #expect(received.count == pushes + 1)
         #expect(Set(received).count == received.count, "pushed twice: \(received.sorted())")

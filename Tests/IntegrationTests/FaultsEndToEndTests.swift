@@ -277,7 +277,7 @@ struct FaultsEndToEndTests {
                 Set(bed.appServer.pushes.map(\.node)) == Set(keys.keys)
             }
             for push in bed.appServer.pushes {
-                let summary = try bed.open(push, key: try #require(keys[push.node]))
+                let summary = try await bed.open(push, key: try #require(keys[push.node]))
                 #expect(summary["chat"] as? String == "carol@localhost")
             }
             try await bed.expectRegistrations(Set(keys.keys))

@@ -40,7 +40,7 @@ struct HostileInputEndToEndTests {
                 guard let push = try? await bed.appServer.nextPush(timeout: .seconds(1)),
                     push.node == "token-after-hostile"
                 else { continue }
-                let summary = try bed.open(push, key: other)
+                let summary = try await bed.open(push, key: other)
                 chats.append(summary["chat"] as? String ?? "?")
             }
             #expect(chats.contains("bob@localhost"), "bob's push did not come: \(chats)")

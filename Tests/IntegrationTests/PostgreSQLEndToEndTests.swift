@@ -36,7 +36,7 @@ struct PostgreSQLEndToEndTests {
                 pushed = try? await bed.appServer.nextPush(timeout: .seconds(2))
             }
             let push = try #require(pushed, "no push within 10 messages after the database came back")
-            #expect(try bed.open(push, key: key)["chat"] as? String == "bob@localhost")
+            #expect(try await bed.open(push, key: key)["chat"] as? String == "bob@localhost")
             #expect(!bed.componentLog.contains(String(password)), "the password reached the log")
             #expect(!bed.componentLog.contains("token-postgresql"), "a token reached the log")
             await bob.close()

@@ -355,26 +355,26 @@ final class PushTestbed: Sendable {
             )
             throw error
         }
-        return try open(push, key: key, secrets: secrets)
+        return try await open(push, key: key, secrets: secrets)
     }
 
     /// The next push within `window`, opened as `nextPush` opens it; nil when none comes.
     func pushIfAny(key: KeyPair, within window: Duration) async throws -> (push: ReceivedPush, summary: [String: Any])?
     {
         guard let push = try? await appServer.nextPush(timeout: window) else { return nil }
-        return try open(push, key: key, secrets: [])
+        return try await open(push, key: key, secrets: [])
     }
 
     /// The summary of `push`, opened as `nextPush` opens it.
-    func open(_ push: ReceivedPush, key: KeyPair) throws -> [String: Any] {
-        try open(push, key: key, secrets: []).summary
+    func open(_ push: ReceivedPush, key: KeyPair) async throws -> [String: Any] {
+        try await open(push, key: key, secrets: []).summary
     }
 
-    private func open(_ push: ReceivedPush, key: KeyPair, secrets: [String]) throws
+    private func open(_ push: ReceivedPush, key: KeyPair, secrets: [String]) async throws
         -> (push: ReceivedPush, summary: [String: Any])
     {
         let opened = try Envelope.open(push.envelope, privateKey: key.privateKey)
-        let independent = try IndependentOpener.open(push.envelope, privateKey: key.privateKey)
+        let independent = try await IndependentOpener.open(push.envelope, privateKey: key.privateKey)
         #expect(independent == opened, "the Python opener must read the same plaintext")
         let json = String(decoding: opened, as: UTF8.self)
         for secret in secrets {

@@ -64,18 +64,18 @@ import XMPPTesting
     }
 
     @Test(arguments: [0, 1, 174, 2256])
-    func independentPythonOpenerOpensEverySealedEnvelope(plaintextLength: Int) throws {
+    func independentPythonOpenerOpensEverySealedEnvelope(plaintextLength: Int) async throws {
         let recipient = KeyPair.generate()
         let plaintext = Sodium.randomBytes(plaintextLength)
         let envelope = try Envelope.seal(plaintext, to: recipient.publicKey)
-        let outcome = try IndependentOpener.run(envelope, privateKey: recipient.privateKey)
+        let outcome = try await IndependentOpener.run(envelope, privateKey: recipient.privateKey)
         #expect(outcome.status == 0, "\(outcome.diagnostics)")
         #expect(outcome.plaintext == plaintext)
     }
 
-    @Test func independentPythonOpenerRejectsAnEnvelopeForAnotherKey() throws {
+    @Test func independentPythonOpenerRejectsAnEnvelopeForAnotherKey() async throws {
         let envelope = try Envelope.seal(Array("{}".utf8), to: KeyPair.generate().publicKey)
-        let outcome = try IndependentOpener.run(envelope, privateKey: KeyPair.generate().privateKey)
+        let outcome = try await IndependentOpener.run(envelope, privateKey: KeyPair.generate().privateKey)
         #expect(outcome.status == 1)
         #expect(outcome.plaintext.isEmpty)
     }
@@ -89,13 +89,13 @@ import XMPPTesting
         #expect(first.dropFirst(32) != second.dropFirst(32))
     }
 
-    @Test func aSealWithAPooledKeyOpensIndependentlyAndNeverRepeatsItsKey() throws {
+    @Test func aSealWithAPooledKeyOpensIndependentlyAndNeverRepeatsItsKey() async throws {
         let recipient = KeyPair.generate()
         let pool = EphemeralKeyPool(capacity: 4)
         pool.settle()
         let plaintext = Array("same summary".utf8)
         let envelopes = try (0..<6).map { _ in try Envelope.seal(plaintext, to: recipient.publicKey, keys: pool) }
-        let outcome = try IndependentOpener.run(envelopes[0], privateKey: recipient.privateKey)
+        let outcome = try await IndependentOpener.run(envelopes[0], privateKey: recipient.privateKey)
         #expect(outcome.status == 0, "\(outcome.diagnostics)")
         #expect(outcome.plaintext == plaintext)
         let encs = try envelopes.map { try #require(Base64.decode($0)).prefix(32) }
