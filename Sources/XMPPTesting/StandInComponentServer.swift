@@ -118,6 +118,9 @@ public final class StandInComponentServer: Sendable {
     }
 
     /// Sends an IQ get or set (an id is added when it has none) and returns the component's result or error.
+    /// When the connection it went on is replaced before an answer comes (the component gave up a
+    /// handshake that a loaded machine took too long to finish, and connected again), it goes again on
+    /// the new one: the link failed, not the component's answer.
     public func request(_ iq: Element, timeout: Duration = .seconds(60)) async throws -> Element {
         var iq = iq
         let id =
@@ -127,10 +130,24 @@ public final class StandInComponentServer: Sendable {
                 return "standin-\(state.nextID)"
             }
         iq[attribute: "id"] = id
-        try send(iq)
-        return try await answers.take(
-            matching: { $0.stanzaID == id }, timeout: timeout,
-            what: "the component's answer to IQ \(id)")
+        let text = iq.serialized(parentNamespace: Namespace.componentAccept)
+        guard var sentOn = state.withLock({ $0.current }) else { throw ComponentLinkError.notConnected }
+        try sentOn.send(text)
+        let what = "the component's answer to IQ \(id)"
+        let deadline = ContinuousClock.now + timeout
+        while true {
+            do {
+                let slice = min(.seconds(1), ContinuousClock.now.duration(to: deadline))
+                return try await answers.take(matching: { $0.stanzaID == id }, timeout: slice, what: what)
+            } catch is TimedOut where ContinuousClock.now < deadline {
+                if let current = state.withLock({ $0.current }), current !== sentOn {
+                    try current.send(text)
+                    sentOn = current
+                }
+            } catch is TimedOut {
+                throw TimedOut(waitingFor: what, after: timeout)
+            }
+        }
     }
 
     /// Closes the current connection abruptly: no stream error, no `</stream:stream>`.
