@@ -118,9 +118,10 @@ public final class StandInComponentServer: Sendable {
     }
 
     /// Sends an IQ get or set (an id is added when it has none) and returns the component's result or error.
-    /// When the connection it went on is replaced before an answer comes (the component gave up a
-    /// handshake that a loaded machine took too long to finish, and connected again), it goes again on
-    /// the new one: the link failed, not the component's answer.
+    /// It goes on the connection that completed its handshake last, once there is one, and again on
+    /// the next one if its connection is replaced before an answer comes (a component gives up a
+    /// handshake that a loaded machine was slow to finish, and connects again): the link failed, not
+    /// the component's answer.
     public func request(_ iq: Element, timeout: Duration = .seconds(60)) async throws -> Element {
         var iq = iq
         let id =
@@ -131,19 +132,19 @@ public final class StandInComponentServer: Sendable {
             }
         iq[attribute: "id"] = id
         let text = iq.serialized(parentNamespace: Namespace.componentAccept)
-        guard var sentOn = state.withLock({ $0.current }) else { throw ComponentLinkError.notConnected }
-        try sentOn.send(text)
         let what = "the component's answer to IQ \(id)"
         let deadline = ContinuousClock.now + timeout
+        var sentOn: TCPConnection?
         while true {
+            if let current = state.withLock({ $0.current }), current !== sentOn {
+                try current.send(text)
+                sentOn = current
+            }
             do {
                 let slice = min(.seconds(1), ContinuousClock.now.duration(to: deadline))
                 return try await answers.take(matching: { $0.stanzaID == id }, timeout: slice, what: what)
             } catch is TimedOut where ContinuousClock.now < deadline {
-                if let current = state.withLock({ $0.current }), current !== sentOn {
-                    try current.send(text)
-                    sentOn = current
-                }
+                continue
             } catch is TimedOut {
                 throw TimedOut(waitingFor: what, after: timeout)
             }
