@@ -207,7 +207,7 @@ enum PostgreSQLBench {
             let schema = "bench_\(UUID().uuidString.prefix(8).lowercased())"
             let setting = synchronousCommit ? "on" : "off"
             let url = server.url + "?options=-c%20search_path%3D\(schema)%20-c%20synchronous_commit%3D\(setting)"
-            try await offThePool {
+            try await BlockingWork.run {
                 _ = try Connection(server.url).execute("CREATE SCHEMA \(schema)")
                 let session = try Connection(url).queryOne("SHOW synchronous_commit")[0].stringValue
                 guard session == setting else {
@@ -223,14 +223,9 @@ enum PostgreSQLBench {
             let result = try await body(stores, await server.pid)
             // The last references: the pools' sessions end before the schema is dropped.
             stores.removeAll()
-            try? await offThePool { _ = try Connection(server.url).execute("DROP SCHEMA \(schema) CASCADE") }
+            try? await BlockingWork.run { _ = try Connection(server.url).execute("DROP SCHEMA \(schema) CASCADE") }
             return result
         }
-    }
-
-    /// Blocking libpq work on a thread of its own.
-    static func offThePool(_ work: @escaping @Sendable () throws -> Void) async throws {
-        try await BlockingWork.run(work)
     }
 
     /// One push module on a store, as a component process would run it, with an App Server that

@@ -20,17 +20,7 @@ enum StatementTimes {
             _ = try Element.parse(stanzas[index])
         }
         let elements = try stanzas.map { try Element.parse($0) }
-        let summary = Array(
-            #"{"v":2,"kind":"message","account":"alice@example.org","chat":"bob@example.org","from":"bob@example.org","count":3,"ts":1764430000}"#
-                .utf8)
-        let seal = try Bench.measure("Envelope.seal", count) { _ in
-            _ = try Envelope.seal(summary, to: device.publicKey)
-        }
-        let pool = EphemeralKeyPool(capacity: count)
-        pool.settle()
-        let pooledSeal = try Bench.measure("Envelope.seal, its ephemeral key made ahead", count) { _ in
-            _ = try Envelope.seal(summary, to: device.publicKey, keys: pool)
-        }
+        let (seal, pooledSeal) = try Bench.measureSeals(count, key: device.publicKey)
         let times = Times()
         let publish = try await Bench.measurePublishes(
             elements, on: .file(path: Bench.temporaryStore()), name: "SQLite file (WAL), every statement timed",
@@ -87,8 +77,7 @@ enum StatementTimes {
         func perPublish(_ publishes: Int) -> [(sql: String, runs: Double, microseconds: Double)] {
             totals.withLock { totals in
                 totals.map { sql, total in
-                    let (seconds, attoseconds) = total.took.components
-                    let microseconds = (Double(seconds) * 1e6 + Double(attoseconds) / 1e12) / Double(publishes)
+                    let microseconds = Flood.seconds(total.took) * 1e6 / Double(publishes)
                     return (sql, Double(total.runs) / Double(publishes), microseconds)
                 }
             }

@@ -57,18 +57,10 @@ struct Bench {
         let x25519 = measure("X25519 key generation (one scalar multiplication)", count) { _ in
             _ = KeyPair.generate()
         }
-        let summary = Array(
-            #"{"v":2,"kind":"message","account":"alice@example.org","chat":"bob@example.org","from":"bob@example.org","count":3,"id":"2f1c7d1e-91a4-4cde-a0b7-2b6e8a1f0c55","ts":1764430000}"#
-                .utf8)
         let devicePublicKey = device.publicKey
         // The figure every ratio compares with: measured alone, on every core, and in each paired round.
         let sealOnce: @Sendable () throws -> Void = { _ = try Envelope.seal(summary, to: devicePublicKey) }
-        let seal = try measure("Envelope.seal of a 174-byte summary", count) { _ in try sealOnce() }
-        let pool = EphemeralKeyPool(capacity: count)
-        pool.settle()
-        let pooledSeal = try measure("Envelope.seal, its ephemeral key made ahead (a full pool)", count) { _ in
-            _ = try Envelope.seal(summary, to: device.publicKey, keys: pool)
-        }
+        let (seal, pooledSeal) = try measureSeals(count, key: devicePublicKey)
         let collapse = try CollapseKey(bytes: Array(repeating: 7, count: 32))
         let tag = measure("collapse tag (HMAC-SHA256)", count) { index in
             _ = collapse.tag(account: "alice@example.org", chat: "chat\(index)@example.org")
@@ -260,8 +252,26 @@ struct Bench {
         return report(name, count, ContinuousClock.now - start, processCPUSeconds() - cpu)
     }
 
+    /// The summary every seal here seals: a message's, 174 bytes.
+    static let summary = Array(
+        #"{"v":2,"kind":"message","account":"alice@example.org","chat":"bob@example.org","from":"bob@example.org","count":3,"id":"2f1c7d1e-91a4-4cde-a0b7-2b6e8a1f0c55","ts":1764430000}"#
+            .utf8)
+
+    /// The seal of `summary` to `key`, then the same with its ephemeral key taken from a full pool.
+    static func measureSeals(_ count: Int, key: [UInt8]) throws -> (seal: Figure, pooled: Figure) {
+        let seal = try measure("Envelope.seal of a 174-byte summary", count) { _ in
+            _ = try Envelope.seal(summary, to: key)
+        }
+        let pool = EphemeralKeyPool(capacity: count)
+        pool.settle()
+        let pooled = try measure("Envelope.seal, its ephemeral key made ahead (a full pool)", count) { _ in
+            _ = try Envelope.seal(summary, to: key, keys: pool)
+        }
+        return (seal, pooled)
+    }
+
     static func report(_ name: String, _ count: Int, _ elapsed: Duration, _ cpuSeconds: Double) -> Figure {
-        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        let seconds = Flood.seconds(elapsed)
         let figure = Figure(rate: Double(count) / seconds, cpuMicroseconds: cpuSeconds / Double(count) * 1e6)
         print(
             "  " + padded(name, 66)
