@@ -50,7 +50,7 @@ var targets: [Target] = [
     .target(name: "Store", dependencies: ["SQLite", "PostgreSQL", "Logging", "Sealing"]),
     // The push module itself.
     .target(name: "APush", dependencies: ["ComponentHost", "HTTPServer", "XMPP", "Sealing", "Store"]),
-    .executableTarget(name: "apush-component", dependencies: ["ComponentHost", "APush"]),
+    .executableTarget(name: "apush-component", dependencies: ["ComponentHost", "APush", "Store", "SQLite", "Logging"]),
     // The main job in one command: Prosody with the bridge, the component, a demo App Server, a client.
     .executableTarget(
         name: "apush-demo",

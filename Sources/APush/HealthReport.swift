@@ -13,6 +13,9 @@ struct HealthReport: Sendable, Equatable {
     var uptimeSeconds: Int
     var inFlight: Int
     var inFlightLimit: Int
+    /// How often the endpoint's accepting started to fail (no descriptor left, say): while it fails no
+    /// probe gets through, so a probe after it is the first to tell.
+    var httpAcceptFailures: Int
 
     var linkUp: Bool { role == .active }
     var isHealthy: Bool { role != .connecting && registrations != nil }
@@ -28,6 +31,7 @@ struct HealthReport: Sendable, Equatable {
         if let registrations { json.add("registrations", registrations) } else { json.addRaw("registrations", "null") }
         json.add("inFlight", inFlight)
         json.add("inFlightLimit", inFlightLimit)
+        json.add("httpAcceptFailures", httpAcceptFailures)
         return HTTPResponse(
             isHealthy ? .ok : .serviceUnavailable, contentType: "application/json", body: json.finish() + "\n")
     }

@@ -13,6 +13,7 @@ struct MetricsPage: Sendable {
     var registrations: [String: Int]?
     var linkUp: Bool
     var linkReconnects: Int
+    var httpAcceptFailures: Int
     var process: ProcessMetrics?
 
     /// The series shown at 0 before anything is counted, so rates and alerts on them work from the
@@ -67,6 +68,10 @@ struct MetricsPage: Sendable {
         page.sample("apush_link_up", Int64(linkUp ? 1 : 0))
         page.family("apush_link_reconnects_total", .counter, help: "Times the component link was made again.")
         page.sample("apush_link_reconnects_total", Int64(linkReconnects))
+        page.family(
+            "apush_http_accept_failures_total", .counter,
+            help: "Times this endpoint's accepting started to fail (no descriptor left, say); retried with pauses.")
+        page.sample("apush_http_accept_failures_total", Int64(httpAcceptFailures))
         process?.write(to: &page)
         return page.text
     }

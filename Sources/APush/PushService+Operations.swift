@@ -3,12 +3,16 @@ import HTTPServer
 import Store
 
 extension PushService {
-    /// /health: the link's state from the host, the store's from a count of what it keeps.
+    /// /health: the link's state from the host, the store's from a count of what it keeps, taken at most
+    /// once per `StoreReading.interval` (a probe in between is answered from memory).
     func health(host: HostStatus) async -> HTTPResponse {
-        let registrations = try? await store.registrationsByDomain().values.reduce(0, +)
+        let registrations = await storeReading.registrations(at: now()) { [store] in
+            try? await store.registrationsByDomain().values.reduce(0, +)
+        }
         return HealthReport(
             role: host.linkRole, registrations: registrations, version: host.version,
-            uptimeSeconds: host.uptimeSeconds, inFlight: publishesInFlight, inFlightLimit: settings.maxInFlight
+            uptimeSeconds: host.uptimeSeconds, inFlight: publishesInFlight, inFlightLimit: settings.maxInFlight,
+            httpAcceptFailures: host.httpAcceptFailures
         ).response
     }
 
@@ -21,7 +25,7 @@ extension PushService {
             counters: statistics.sinceStartByStatistic, upstream: statistics.histogram(.upstream),
             publish: statistics.histogram(.publish), inFlight: publishesInFlight, inFlightLimit: settings.maxInFlight,
             registrations: registrations, linkUp: host.linkIsUp, linkReconnects: host.linkReconnects,
-            process: ProcessMetrics.current())
+            httpAcceptFailures: host.httpAcceptFailures, process: ProcessMetrics.current())
         return HTTPResponse(.ok, contentType: MetricsText.contentType, body: page.text)
     }
 }

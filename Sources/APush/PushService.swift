@@ -35,6 +35,8 @@ final class PushService: Sendable {
     let ephemeralKeys = EphemeralKeyPool()
     /// The App Server refusing us is logged once per condition and minute, not once per push.
     let refusals = Mutex(LogLimiter(interval: 60_000, capacity: 32))
+    /// The total /health shows, read from the store at most once per interval.
+    let storeReading = StoreReading()
     /// A store fault fails every stanza alike while it lasts: logged once per kind and minute.
     private let storeFaults = Mutex(LogLimiter(interval: 60_000, capacity: 32))
 

@@ -47,9 +47,11 @@ public struct ComponentService: Sendable {
             sender: connection, logger: logger, linkIsUp: { [status] in status.linkIsUp })
         if let address = configuration.http {
             let routes = modules.flatMap { [context, status] in $0.httpRoutes(context: context, host: status) }
-            http = try HTTPServer(
+            let endpoint = try HTTPServer(
                 host: address.host, port: address.port, routes: routes, settings: httpSettings,
                 logger: logger.child(label: "http"))
+            status.serve(endpoint)
+            http = endpoint
             logger.info("operations endpoint listening on \(address)")
         } else {
             http = nil

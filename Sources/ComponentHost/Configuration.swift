@@ -51,13 +51,22 @@ public struct Configuration: Sendable, Equatable {
         }
     }
 
+    public enum StoreSynchronous: String, Sendable, Equatable, CaseIterable {
+        case full
+        case normal
+    }
+
     public var component: Component
     /// The server's component port, `host:port`.
     public var server: HostPort
     /// The server domains this component serves: stanzas for its modules are accepted only from them.
     public var domains: [String]
-    /// The SQLite database.
+    /// The SQLite database, or a PostgreSQL database's URL.
     public var store: String
+    /// `storeSynchronous`: whether an SQLite store's commit waits for the disk (`full`, the default: a
+    /// commit survives a power loss) or only its checkpoints do (`normal`: a commit survives the process
+    /// being killed, not the host losing power).
+    public var storeSynchronous: StoreSynchronous
     public var admins: [String]
     public var logLevel: Logger.Level
     /// `log.format`: text lines, or one JSON object a line.
@@ -77,6 +86,7 @@ public struct Configuration: Sendable, Equatable {
         EnvironmentOverride("SERVER", key: "server"),
         EnvironmentOverride("DOMAINS", key: "domains", isList: true),
         EnvironmentOverride("STORE", key: "store"),
+        EnvironmentOverride("STORE_SYNCHRONOUS", key: "storeSynchronous"),
         EnvironmentOverride("ADMINS", key: "admins", isList: true),
         EnvironmentOverride("LOG", key: "log.level"),
         EnvironmentOverride("LOG_FORMAT", key: "log.format"),

@@ -1,12 +1,15 @@
+public import HTTPServer
 import Synchronization
 public import XMPP
 
 /// What the host knows of itself that a module may report (on the operations endpoint, say): the
-/// component link's state, how often it was made again, and how long the host has run.
+/// component link's state, how often it was made again, how long the host has run, and how often the
+/// operations endpoint could not accept connections.
 public final class HostStatus: Sendable {
     public let version: String
     private let started: ContinuousClock.Instant
     private let link = Mutex((up: false, connections: 0, standingBy: false))
+    private let operationsEndpoint = Mutex<HTTPServer?>(nil)
 
     public init(version: String = ComponentService.softwareVersion, started: ContinuousClock.Instant = .now) {
         self.version = version
@@ -26,6 +29,14 @@ public final class HostStatus: Sendable {
     public var linkReconnects: Int { link.withLock { max(0, $0.connections - 1) } }
 
     public var uptimeSeconds: Int { Int((ContinuousClock.now - started).components.seconds) }
+
+    /// How many times the operations endpoint's accepting started to fail (`HTTPServer.acceptFailures`).
+    public var httpAcceptFailures: Int { operationsEndpoint.withLock { $0?.acceptFailures ?? 0 } }
+
+    /// The operations endpoint whose figures this reports.
+    func serve(_ endpoint: HTTPServer) {
+        operationsEndpoint.withLock { $0 = endpoint }
+    }
 
     /// Follows the link's events.
     public func record(_ event: ConnectionEvent) {

@@ -25,24 +25,30 @@ public final class Database {
     /// connection).
     private let checkpointer: WALCheckpointer?
 
-    /// Opens (and for a file, creates) the database. Files use WAL with `synchronous=NORMAL`, and their
-    /// log is copied back in the background once it passes `checkpointPages` pages (`WALCheckpointer`);
-    /// every connection enforces foreign keys and waits up to 5 s for another writer's lock.
-    public convenience init(_ location: DatabaseLocation, checkpointPages: Int = 1000) throws(SQLiteError) {
+    /// Opens (and for a file, creates) the database. Files use WAL, syncing as `synchronous` says, and
+    /// their log is copied back in the background once it passes `checkpointPages` pages
+    /// (`WALCheckpointer`); every connection enforces foreign keys and waits up to 5 s for another
+    /// writer's lock.
+    public convenience init(
+        _ location: DatabaseLocation, synchronous: Synchronous = .full, checkpointPages: Int = 1000
+    ) throws(SQLiteError) {
         let checkpointer: WALCheckpointer? =
             switch location {
             case .memory: nil
             case .file(let path): WALCheckpointer(path: path, threshold: checkpointPages)
             }
-        try self.init(location, checkpointer: checkpointer)
+        try self.init(location, synchronous: synchronous, checkpointer: checkpointer)
     }
 
-    /// The checkpointer's own connection to `path`: it commits nothing, so it needs no hook.
+    /// The checkpointer's own connection to `path`: it commits nothing, so it needs no hook. A checkpoint
+    /// syncs the database file whatever the mode.
     convenience init(checkpointerOf path: String) throws(SQLiteError) {
-        try self.init(.file(path: path), checkpointer: nil)
+        try self.init(.file(path: path), synchronous: .normal, checkpointer: nil)
     }
 
-    private init(_ location: DatabaseLocation, checkpointer: WALCheckpointer?) throws(SQLiteError) {
+    private init(_ location: DatabaseLocation, synchronous: Synchronous, checkpointer: WALCheckpointer?)
+        throws(SQLiteError)
+    {
         let path: String
         switch location {
         case .memory:
@@ -68,7 +74,7 @@ public final class Database {
             guard mode == "wal" else {
                 throw SQLiteError(code: SQLITE_ERROR, message: "WAL refused (journal mode \(mode ?? "unknown"))")
             }
-            try executeScript("PRAGMA synchronous = NORMAL")
+            try executeScript(synchronous.pragma)
             if let checkpointer {
                 // Replaces SQLite's automatic checkpoint; the pointer lives as long as the handle.
                 sqlite3_wal_hook(

@@ -1,22 +1,26 @@
 import Foundation
+public import SQLite
 
 /// The `store` setting (or `APUSH_STORE`): a `postgresql://` (or `postgres://`) URL names a
 /// PostgreSQL database, anything else an SQLite file.
 public enum PushStoreSetting {
-    /// Opens the store the setting names. One that cannot be reached or opened for now is returned
-    /// all the same, with why (`unavailableAtStart`): it is tried again on use.
-    public static func open(_ setting: String, limits: StoreLimits) async throws(UnusableStoreError) -> (
-        store: any PushStore, unavailableAtStart: StoreUnavailableError?
-    ) {
+    /// Opens the store the setting names (an SQLite file's commits waiting for the disk as
+    /// `synchronous` says). One that cannot be reached or opened for now is returned all the same, with
+    /// why (`unavailableAtStart`): it is tried again on use.
+    public static func open(_ setting: String, limits: StoreLimits, synchronous: Synchronous = .full)
+        async
+        throws(UnusableStoreError) -> (store: any PushStore, unavailableAtStart: StoreUnavailableError?)
+    {
         if isPostgreSQL(setting) {
             let store = try await PostgreSQLPushStore.open(url: setting, limits: limits)
             return (store, store.unavailableAtStart)
         }
-        let store = try SQLitePushStore(.file(path: setting), limits: limits)
+        let store = try SQLitePushStore(.file(path: setting), limits: limits, synchronous: synchronous)
         return (store, store.unavailableAtStart)
     }
 
-    static func isPostgreSQL(_ setting: String) -> Bool {
+    /// Whether the setting names a PostgreSQL database rather than an SQLite file.
+    public static func isPostgreSQL(_ setting: String) -> Bool {
         setting.hasPrefix("postgresql://") || setting.hasPrefix("postgres://")
     }
 

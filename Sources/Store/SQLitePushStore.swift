@@ -1,5 +1,5 @@
 import Dispatch
-import SQLite
+public import SQLite
 import Sealing
 import Synchronization
 
@@ -55,26 +55,29 @@ public final class SQLitePushStore: PushStore {
     /// How long work nobody waits for may wait to share another transaction's commit.
     static let backgroundDelay = DispatchTimeInterval.milliseconds(2)
     private let location: Location
+    private let synchronous: Synchronous
     private let reopenInterval: Duration
     private let statementObserver: (@Sendable (_ sql: String, _ took: Duration) -> Void)?
     public let limits: StoreLimits
     /// Why the store could not be opened at start (it is opened on use later), nil if it was.
     public let unavailableAtStart: StoreUnavailableError?
 
+    /// A file's commits wait for the disk as `synchronous` says (`full`: a commit survives a power loss).
     /// `statementObserver` hears of every statement the store runs and its time, on the store's thread
     /// (`apush-bench statements`).
     public init(
-        _ location: Location, limits: StoreLimits = StoreLimits(),
+        _ location: Location, limits: StoreLimits = StoreLimits(), synchronous: Synchronous = .full,
         reopenInterval: Duration = .seconds(2),
         statementObserver: (@Sendable (_ sql: String, _ took: Duration) -> Void)? = nil
     ) throws(UnusableStoreError) {
         try location.checkUsable()
         self.location = location
+        self.synchronous = synchronous
         self.limits = limits
         self.reopenInterval = reopenInterval
         self.statementObserver = statementObserver
         do {
-            connection = .open(try Self.open(location, statementObserver: statementObserver))
+            connection = .open(try Self.open(location, synchronous: synchronous, statementObserver: statementObserver))
             unavailableAtStart = nil
         } catch let error as SQLiteError where error.mayPass {
             let unavailable = StoreUnavailableError(cause: error)
@@ -86,9 +89,9 @@ public final class SQLitePushStore: PushStore {
     }
 
     private static func open(
-        _ location: Location, statementObserver: (@Sendable (String, Duration) -> Void)?
+        _ location: Location, synchronous: Synchronous, statementObserver: (@Sendable (String, Duration) -> Void)?
     ) throws -> Database {
-        let database = try Database(location.database)
+        let database = try Database(location.database, synchronous: synchronous)
         database.statementObserver = statementObserver
         // For the migration that fills the fingerprints of registrations stored before they were kept.
         try database.defineFunction("token_fingerprint") { token in
@@ -129,7 +132,7 @@ public final class SQLitePushStore: PushStore {
             let now = ContinuousClock.now
             guard triedAt.duration(to: now) >= reopenInterval else { throw error }
             do {
-                let database = try Self.open(location, statementObserver: statementObserver)
+                let database = try Self.open(location, synchronous: synchronous, statementObserver: statementObserver)
                 connection = .open(database)
                 return database
             } catch {

@@ -7,10 +7,29 @@ import Synchronization
 
 /// A listening TCP socket: one thread blocks in accept(2) (an idle listener uses no CPU) and hands
 /// each connection to `onAccept`. Serves the operations endpoint, and the stand-in servers of tests.
+///
+/// An accept that fails for want of a resource (no descriptor left, no buffer or memory) does not stop
+/// the listener: it tries again after a pause that doubles up to a second (`AcceptBackoff`), and tells
+/// `onAcceptState` once when accepting starts failing and once when it works again.
 public final class TCPListener: Sendable {
     public let port: UInt16
     private let descriptor: Int32
-    private let closed = Mutex(false)
+    /// Shared with the accepting thread, which must not keep the listener alive (its deinit closes it).
+    private let closed = ClosedFlag()
+
+    private final class ClosedFlag: Sendable {
+        private let closed = Mutex(false)
+
+        var isSet: Bool { closed.withLock { $0 } }
+
+        /// Sets it; whether it was set already.
+        func set() -> Bool {
+            closed.withLock { closed in
+                defer { closed = true }
+                return closed
+            }
+        }
+    }
 
     /// Listens on `host:port` (port 0: one the kernel picks, read back from `port`) and starts
     /// accepting at once. `host` is a name or a numeric address; the first address that binds is used.
@@ -18,25 +37,42 @@ public final class TCPListener: Sendable {
     /// (a stand-in server that must push back on its peer as a real one does leaves it nil).
     public init(
         host: String = "127.0.0.1", port: UInt16 = 0, backlog: Int32 = 16, sendTimeoutSeconds: Int? = nil,
+        onAcceptState: @escaping @Sendable (AcceptState) -> Void = { _ in },
         onAccept: @escaping @Sendable (TCPConnection) -> Void
     ) throws {
         let (fd, boundPort) = try Self.bind(host: host, port: port, backlog: backlog)
         descriptor = fd
         self.port = boundPort
+        let closed = closed
         let thread = Thread {
+            var backoff = AcceptBackoff()
             while true {
                 let client = accept(fd, nil, nil)
                 if client >= 0 {
+                    if backoff.succeeded() { onAcceptState(.accepting) }
                     _ = fcntl(client, F_SETFD, FD_CLOEXEC)
                     Self.prepare(client, sendTimeoutSeconds: sendTimeoutSeconds)
                     onAccept(TCPConnection(descriptor: client))
-                } else if errno != EINTR && errno != ECONNABORTED {
-                    break  // EINVAL once close() shut the socket down
+                    continue
                 }
+                let code = errno
+                // EINVAL once close() shut the socket down.
+                if closed.isSet { break }
+                if code == EINTR || code == ECONNABORTED { continue }
+                let (pause, first) = backoff.failed()
+                if first { onAcceptState(.failing(SystemError(call: "accept", errno: code))) }
+                usleep(pause)
             }
             Glibc.close(fd)
         }
         thread.start()
+    }
+
+    /// Whether the listener can accept connections.
+    public enum AcceptState: Sendable, Equatable {
+        case accepting
+        /// accept(2) fails (it is tried again, with pauses, until it works).
+        case failing(SystemError)
     }
 
     private static func bind(host: String, port: UInt16, backlog: Int32) throws -> (Int32, UInt16) {
@@ -107,11 +143,7 @@ public final class TCPListener: Sendable {
     /// Stops accepting; connections already accepted stay open. shutdown(2) wakes the blocked accept(2),
     /// and the accepting thread closes the descriptor on its way out.
     public func close() {
-        let wasClosed = closed.withLock { closed in
-            defer { closed = true }
-            return closed
-        }
-        if !wasClosed { shutdown(descriptor, Int32(SHUT_RDWR)) }
+        if !closed.set() { shutdown(descriptor, Int32(SHUT_RDWR)) }
     }
 
     deinit {

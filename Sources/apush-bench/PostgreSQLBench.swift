@@ -77,11 +77,11 @@ enum PostgreSQLBench {
         let durable = Engine.postgresql(server, synchronousCommit: true)
 
         Flood.say("one store call after another: a registration lookup (BEGIN, SELECT, COMMIT on PostgreSQL)")
-        let walLookup = try await lookups("SQLite file (WAL)", on: .sqlite, count: options.count)
+        let walLookup = try await lookups("SQLite file (WAL)", on: .sqlite(.normal), count: options.count)
         let lookup = try await lookups("PostgreSQL", on: durable, count: options.count)
         Flood.say(String(format: "  PostgreSQL ÷ WAL: lookups/s %.2f", lookup.rate / walLookup.rate))
         Flood.say("one publish after another")
-        let wal = try await row("SQLite file (WAL, synchronous=NORMAL)", elements, on: .sqlite, inFlight: 1)
+        let wal = try await row("SQLite file (WAL, synchronous=NORMAL)", elements, on: .sqlite(.normal), inFlight: 1)
         let asynchronous = try await row(
             "PostgreSQL, synchronous_commit=off", elements, on: .postgresql(server, synchronousCommit: false),
             inFlight: 1)
@@ -96,7 +96,8 @@ enum PostgreSQLBench {
 
         let inFlight = options.inFlight
         Flood.say("\(inFlight) publishes in flight, PostgreSQL at synchronous_commit=on")
-        let walLoaded = try await row("SQLite file (WAL), 1 instance", elements, on: .sqlite, inFlight: inFlight)
+        let walLoaded = try await row(
+            "SQLite file (WAL, NORMAL), 1 instance", elements, on: .sqlite(.normal), inFlight: inFlight)
         let one = try await row(
             "PostgreSQL, 1 instance (a pool of 4 connections)", elements, on: durable, inFlight: inFlight)
         let oneWider = try await row(
@@ -114,7 +115,8 @@ enum PostgreSQLBench {
     }
 
     enum Engine {
-        case sqlite
+        /// A WAL file, its commits waiting for the disk as the mode says.
+        case sqlite(Synchronous)
         /// The server, and whether its sessions' commits wait for the log to reach the disk.
         case postgresql(PostgreSQLServer, synchronousCommit: Bool)
     }
@@ -199,10 +201,10 @@ enum PostgreSQLBench {
         _ body: ([any PushStore], Int32?) async throws -> T
     ) async throws -> T {
         switch engine {
-        case .sqlite:
+        case .sqlite(let synchronous):
             let location = SQLitePushStore.Location.file(path: Bench.temporaryStore())
             defer { Bench.removeTemporaryStore(location) }
-            return try await body([try SQLitePushStore(location)], nil)
+            return try await body([try SQLitePushStore(location, synchronous: synchronous)], nil)
         case .postgresql(let server, let synchronousCommit):
             let schema = "bench_\(UUID().uuidString.prefix(8).lowercased())"
             let setting = synchronousCommit ? "on" : "off"

@@ -2,6 +2,7 @@ import APush
 import ComponentHost
 import Foundation
 import Logging
+import SQLite
 import Sealing
 import Store
 import Synchronization
@@ -22,7 +23,8 @@ try await Bench.main()
 /// `apush-bench postgresql` measures whole publishes on PostgreSQL against SQLite WAL, and two instances
 /// on one PostgreSQL database against one (PostgreSQLBench.swift); `apush-bench publish` runs whole
 /// publishes alone, for a profiler; `apush-bench statements` times the store's statements in them
-/// (StatementTimes.swift). `apush-bench [COUNT] [ROUNDS]` (2000, 3) runs the default set, whose
+/// (StatementTimes.swift); `apush-bench synchronous` measures a WAL file's commits synced at each commit
+/// against at checkpoints only (SynchronousBench.swift). `apush-bench [COUNT] [ROUNDS]` (2000, 3) runs the default set, whose
 /// last figure pairs the seal and a whole publish on WAL in each of ROUNDS rounds.
 struct Bench {
     static func main() async throws {
@@ -45,6 +47,9 @@ struct Bench {
             return
         case "statements":
             try await StatementTimes.run(rest)
+            return
+        case "synchronous":
+            try await SynchronousBench.run(rest)
             return
         default:
             break
@@ -168,20 +173,20 @@ struct Bench {
         try await PostgreSQLBench.row(
             "whole publishes, \(inFlight) in flight (SQLite file (WAL))",
             try (0..<PostgreSQLBench.devices + count).map { try Element.parse(publish($0, key: key)) },
-            on: .sqlite, inFlight: inFlight)
+            on: .sqlite(.normal), inFlight: inFlight)
     }
 
     /// Each of `elements` handled as the server's publish, sealed and sent to an App Server that
     /// answers at once; returns publishes per second.
     static func measurePublishes(
-        _ elements: [Element], on location: SQLitePushStore.Location, name: String,
+        _ elements: [Element], on location: SQLitePushStore.Location, name: String, synchronous: Synchronous = .normal,
         statementObserver: (@Sendable (String, Duration) -> Void)? = nil
     ) async throws -> Figure {
         defer { removeTemporaryStore(location) }
         let sender = AnsweringSender()
         var settings = APushSettings()
         settings.appServer = "push.example.org"
-        let store = try SQLitePushStore(location, statementObserver: statementObserver)
+        let store = try SQLitePushStore(location, synchronous: synchronous, statementObserver: statementObserver)
         let module = try APushModule(store: store, settings: settings, logger: .disabled)
         let context = ModuleContext(
             componentJID: try JID("apush.example.org"), servedDomains: ["example.org"],

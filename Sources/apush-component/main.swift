@@ -2,6 +2,7 @@ import APush
 import ComponentHost
 import Foundation
 import Logging
+import SQLite
 import Store
 
 /// Exit codes after sysexits.h: usage errors are 64, configuration errors 78.
@@ -32,9 +33,21 @@ func loadConfiguration(_ file: String?) -> (Configuration, APushSettings) {
         let configuration = try Configuration.load(
             file: file, environment: ProcessInfo.processInfo.environment,
             schema: schema)
+        if configuration.storeSynchronous != .full, PushStoreSetting.isPostgreSQL(configuration.store) {
+            throw ConfigurationError(
+                key: "storeSynchronous", reason: "applies to an SQLite store only (PostgreSQL has synchronous_commit)")
+        }
         return (configuration, try APushModule.settings(from: configuration))
     } catch {
         fail("\(error)", code: ExitCode.configuration)
+    }
+}
+
+/// The store's `Synchronous` for the configuration's word (the host does not know the SQLite core).
+func synchronous(_ setting: Configuration.StoreSynchronous) -> Synchronous {
+    switch setting {
+    case .full: .full
+    case .normal: .normal
     }
 }
 
@@ -51,7 +64,7 @@ case .checkConfig(let file):
           component    \(configuration.component.jid) -> \(configuration.server)
           domains      \(configuration.domains.joined(separator: ", "))
           app server   \(settings.appServer)
-          store        \(PushStoreSetting.redacted(configuration.store))
+          store        \(PushStoreSetting.redacted(configuration.store))\(PushStoreSetting.isPostgreSQL(configuration.store) ? "" : ", synchronous=\(configuration.storeSynchronous.rawValue)")
           admins       \(configuration.admins.isEmpty ? "(none)" : configuration.admins.joined(separator: ", "))
           log          \(configuration.logLevel), \(configuration.logFormat.rawValue) lines
           http         \(configuration.http.map { "\($0): /health, /metrics" } ?? "(none)")
@@ -65,7 +78,8 @@ case .run(let file):
     let store: any PushStore
     let unavailableAtStart: StoreUnavailableError?
     do {
-        (store, unavailableAtStart) = try await PushStoreSetting.open(configuration.store, limits: settings.storeLimits)
+        (store, unavailableAtStart) = try await PushStoreSetting.open(
+            configuration.store, limits: settings.storeLimits, synchronous: synchronous(configuration.storeSynchronous))
     } catch {
         fail("\(ConfigurationError(key: "store", reason: error.reason))", code: ExitCode.configuration)
     }

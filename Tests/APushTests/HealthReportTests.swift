@@ -6,10 +6,10 @@ import Testing
 @testable import APush
 
 @Suite struct HealthReportTests {
-    private func report(role: LinkRole, registrations: Int?) -> HealthReport {
+    private func report(role: LinkRole, registrations: Int?, httpAcceptFailures: Int = 0) -> HealthReport {
         HealthReport(
             role: role, registrations: registrations, version: "0.1.0", uptimeSeconds: 42, inFlight: 1,
-            inFlightLimit: 512)
+            inFlightLimit: 512, httpAcceptFailures: httpAcceptFailures)
     }
 
     private func body(_ response: HTTPResponse) throws -> [String: Any] {
@@ -28,6 +28,14 @@ import Testing
         #expect(json["version"] as? String == "0.1.0")
         #expect(json["uptimeSeconds"] as? Int == 42)
         #expect(json["registrations"] as? Int == 7)
+        #expect(json["httpAcceptFailures"] as? Int == 0)
+    }
+
+    /// While accepting fails no probe gets through; the first one after says it happened.
+    @Test func failedAcceptsAreShownWithoutMakingItUnhealthy() throws {
+        let response = report(role: .active, registrations: 7, httpAcceptFailures: 2).response
+        #expect(response.status == .ok)
+        #expect(try body(response)["httpAcceptFailures"] as? Int == 2)
     }
 
     @Test func aStandbyIsHealthyWithItsLinkDownAndSaysSo() throws {

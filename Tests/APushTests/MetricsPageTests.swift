@@ -17,7 +17,7 @@ import XMPP
         return MetricsPage(
             counters: counters.map { (statistic: $0.0, value: $0.1) }, upstream: upstreamHistogram,
             publish: publishHistogram, inFlight: 2, inFlightLimit: 512, registrations: registrations, linkUp: true,
-            linkReconnects: 1,
+            linkReconnects: 1, httpAcceptFailures: 3,
             process: ProcessMetrics(
                 residentMemoryBytes: 1 << 20, cpuSeconds: 0.5, startTimeSeconds: 1.7e9, openDescriptors: 7)
         ).text
@@ -37,6 +37,7 @@ import XMPP
             ("apush_dropped_total", "counter"), ("apush_upstream_seconds", "histogram"),
             ("apush_publish_seconds", "histogram"), ("apush_inflight", "gauge"), ("apush_registrations", "gauge"),
             ("apush_link_up", "gauge"), ("apush_link_reconnects_total", "counter"),
+            ("apush_http_accept_failures_total", "counter"),
             ("process_resident_memory_bytes", "gauge"), ("process_cpu_seconds_total", "counter"),
             ("process_start_time_seconds", "gauge"), ("process_open_fds", "gauge"),
         ] {

@@ -49,6 +49,7 @@ import Testing
         #expect(configuration.domains == ["example.org"])
         #expect(configuration.server == HostPort(host: "127.0.0.1", port: 5347))
         #expect(configuration.store == "/var/lib/apush-component/apush.sqlite")
+        #expect(configuration.storeSynchronous == .full)
         #expect(configuration.admins == [])
         #expect(configuration.logLevel == .info)
         #expect(configuration.logFormat == .text)
@@ -68,6 +69,7 @@ import Testing
           "domains": ["example.org", "example.net"],
           "appServer": "push.example.com",
           "store": "/tmp/apush.sqlite",
+          "storeSynchronous": "normal",
           "admins": ["boss@example.org"],
           "log": "debug",
           "http": "[::1]:8080",
@@ -84,6 +86,7 @@ import Testing
         #expect(configuration.domains == ["example.org", "example.net"])
         #expect(configuration.moduleValues["appServer"] == Data(#""push.example.com""#.utf8))
         #expect(configuration.store == "/tmp/apush.sqlite")
+        #expect(configuration.storeSynchronous == .normal)
         #expect(configuration.admins == ["boss@example.org"])
         #expect(configuration.logLevel == .debug)
         #expect(configuration.http == HostPort(host: "::1", port: 8080))
@@ -106,6 +109,7 @@ import Testing
                 "APUSH_DOMAINS": " a.example , b.example ,",
                 "APUSH_APP_SERVER": "apns.example.com",
                 "APUSH_STORE": ":memory:",
+                "APUSH_STORE_SYNCHRONOUS": "full",
                 "APUSH_ADMINS": "x@a.example,y@b.example",
                 "APUSH_LOG": "warning",
                 "APUSH_HTTP": "0.0.0.0:9000",
@@ -118,6 +122,7 @@ import Testing
             configuration.moduleValues["appServer"] == Data(#""apns.example.com""#.utf8),
             "a module's variable sets its key")
         #expect(configuration.store == ":memory:")
+        #expect(configuration.storeSynchronous == .full)
         #expect(configuration.admins == ["x@a.example", "y@b.example"])
         #expect(configuration.logLevel == .warning)
         #expect(configuration.http == HostPort(host: "0.0.0.0", port: 9000))
@@ -128,7 +133,8 @@ import Testing
         #expect(
             Self.schema.environment.map(\.variable) == [
                 "APUSH_COMPONENT_JID", "APUSH_COMPONENT_SECRET", "APUSH_SERVER", "APUSH_DOMAINS", "APUSH_STORE",
-                "APUSH_ADMINS", "APUSH_LOG", "APUSH_LOG_FORMAT", "APUSH_HTTP", "APUSH_APP_SERVER",
+                "APUSH_STORE_SYNCHRONOUS", "APUSH_ADMINS", "APUSH_LOG", "APUSH_LOG_FORMAT", "APUSH_HTTP",
+                "APUSH_APP_SERVER",
             ])
         let other = ConfigurationSchema(environmentPrefix: "OTHER_", modules: [])
         #expect(other.environment.first?.variable == "OTHER_COMPONENT_JID", "the program names the prefix")
@@ -222,6 +228,10 @@ import Testing
         (
             #"{"component": {"jid": "apush.example.org", "secret": "s"}, "domains": ["example.org"], "keepalive": 30}"#,
             "keepalive"
+        ),
+        (
+            #"{"component": {"jid": "apush.example.org", "secret": "s"}, "domains": ["example.org"], "storeSynchronous": "off"}"#,
+            "storeSynchronous"
         ),
         (#"["not an object"]"#, "(top level)"),
         (#"{"component": "#, "(file)"),

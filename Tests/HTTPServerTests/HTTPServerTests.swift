@@ -159,25 +159,63 @@ struct HTTPServerTests {
         }
     }
 
-    @Test func pastTheConnectionCapANewConnectionIsClosedAtOnce() async throws {
+    /// Peers that open connections and send nothing (renewing them as they are cut off) cannot keep a
+    /// probe out: past the cap, a new connection takes the place of the oldest one awaiting its head.
+    @Test func pastTheConnectionCapANewConnectionTakesTheOldestIdlePlace() async throws {
         var settings = HTTPServer.Settings()
         settings.maxConnections = 2
         try await Self.withServer(settings) { server in
-            // Two peers that send nothing hold both places.
-            let idle = [
-                try await TCPConnection.connect(host: "127.0.0.1", port: server.port),
-                try await TCPConnection.connect(host: "127.0.0.1", port: server.port),
-            ]
-            defer { for connection in idle { connection.close() } }
+            let oldest = try await TCPConnection.connect(host: "127.0.0.1", port: server.port)
+            try await Task.sleep(for: .milliseconds(100))
+            let younger = try await TCPConnection.connect(host: "127.0.0.1", port: server.port)
+            defer { for connection in [oldest, younger] { connection.close() } }
             try await Task.sleep(for: .milliseconds(200))
             let text = try await HTTPTestClient.exchange(
                 Array("GET /health HTTP/1.1\r\nHost: a\r\n\r\n".utf8), port: server.port)
-            #expect(text == "")
-            idle[0].close()
-            try await Task.sleep(for: .milliseconds(200))
-            let again = try await HTTPTestClient.exchange(
+            #expect(text?.hasPrefix("HTTP/1.1 200 OK") == true)
+            #expect(await HTTPTestClient.readToEnd(oldest, timeout: .seconds(3)) == "")
+            // The younger one kept its place: it is answered when it asks.
+            try younger.send(Array("GET /health HTTP/1.1\r\nHost: a\r\n\r\n".utf8))
+            #expect(await HTTPTestClient.readToEnd(younger, timeout: .seconds(3))?.hasPrefix("HTTP/1.1 200 OK") == true)
+        }
+    }
+
+    /// A connection whose request is being answered keeps its place: with every place answering, a new
+    /// connection is closed at once.
+    @Test func withEveryPlaceAnsweringANewConnectionIsClosedAtOnce() async throws {
+        var settings = HTTPServer.Settings()
+        settings.maxConnections = 1
+        let slowPage: @Sendable () async -> HTTPResponse = {
+            try? await Task.sleep(for: .milliseconds(1500))
+            return HTTPResponse(.ok, body: "slow")
+        }
+        try await Self.withServer(settings, handler: slowPage) { server in
+            let answering = try await TCPConnection.connect(host: "127.0.0.1", port: server.port)
+            defer { answering.close() }
+            try answering.send(Array("GET /health HTTP/1.1\r\nHost: a\r\n\r\n".utf8))
+            try await Task.sleep(for: .milliseconds(300))
+            let text = try await HTTPTestClient.exchange(
                 Array("GET /health HTTP/1.1\r\nHost: a\r\n\r\n".utf8), port: server.port)
-            #expect(again?.hasPrefix("HTTP/1.1 200 OK") == true)
+            #expect(text == "")
+            #expect(await HTTPTestClient.readToEnd(answering, timeout: .seconds(5))?.hasSuffix("slow") == true)
+        }
+    }
+
+    /// A peer that has not sent its request line is cut off at the shorter bound; one whose head is
+    /// on its way has the whole head's bound.
+    @Test func aConnectionWithoutARequestLineIsCutOffSooner() async throws {
+        var settings = HTTPServer.Settings()
+        settings.requestLineTimeout = .milliseconds(200)
+        settings.requestTimeout = .seconds(20)
+        try await Self.withServer(settings) { server in
+            let silent = try await TCPConnection.connect(host: "127.0.0.1", port: server.port)
+            let started = try await TCPConnection.connect(host: "127.0.0.1", port: server.port)
+            defer { for connection in [silent, started] { connection.close() } }
+            try started.send(Array("GET /health HTTP/1.1\r\n".utf8))
+            #expect(await HTTPTestClient.readToEnd(silent, timeout: .seconds(10)) == "")
+            try started.send(Array("Host: a\r\n\r\n".utf8))
+            #expect(
+                await HTTPTestClient.readToEnd(started, timeout: .seconds(10))?.hasPrefix("HTTP/1.1 200 OK") == true)
         }
     }
 

@@ -119,6 +119,67 @@ struct ExecutableTests {
         #expect(!result.output.contains("hunter2"))
     }
 
+    /// An SQLite store's commits wait for the disk unless the operator says otherwise; a PostgreSQL store
+    /// has its server's own setting, so asking it for `normal` is a configuration error naming the key.
+    @Test func storeSynchronousIsShownAndRefusedForPostgreSQL() async throws {
+        let environment = [
+            "APUSH_COMPONENT_JID": "apush.localhost", "APUSH_COMPONENT_SECRET": "s", "APUSH_DOMAINS": "localhost",
+            "APUSH_APP_SERVER": "push.localhost", "APUSH_STORE": "/var/lib/apush-component/apush.sqlite",
+        ]
+        let sqlite = try await run(["check-config"], environment: environment)
+        #expect(sqlite.output.contains("store        /var/lib/apush-component/apush.sqlite, synchronous=full"))
+        var postgresql = environment
+        postgresql["APUSH_STORE"] = "postgresql://apush@db.example.org/apush"
+        postgresql["APUSH_STORE_SYNCHRONOUS"] = "normal"
+        let refused = try await run(["check-config"], environment: postgresql)
+        #expect(refused.status == 78)
+        #expect(refused.output.contains("configuration key 'storeSynchronous'"), "\(refused.output)")
+    }
+
+    /// Out of descriptors, accept(2) fails (EMFILE): the operations endpoint pauses and goes on, says so
+    /// once in the log, and counts it on /health; once descriptors are free again it answers.
+    @Test func theOperationsEndpointOutlivesRunningOutOfDescriptors() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("apush-fd-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let log = directory.appendingPathComponent("component.log")
+        let httpPort = try TestPorts.next()
+        let component = try ServerProcess(
+            name: "apush-component", executable: Self.binary, arguments: ["run"],
+            environment: [
+                "APUSH_COMPONENT_JID": "apush.localhost", "APUSH_COMPONENT_SECRET": "s",
+                // Nobody listens there: the component keeps trying to connect, which is fine here.
+                "APUSH_SERVER": "127.0.0.1:\(try TestPorts.next())", "APUSH_DOMAINS": "localhost",
+                "APUSH_APP_SERVER": "push.localhost", "APUSH_STORE": directory.appendingPathComponent("s.sqlite").path,
+                "APUSH_HTTP": "127.0.0.1:\(httpPort)",
+            ],
+            workingDirectory: directory, outputURL: log)
+        do {
+            try await waitUntil("the endpoint answers") {
+                (try? await HTTPTestClient.request("/health", port: UInt16(httpPort))) != nil
+            }
+            // No descriptor left to accept with: the limit is what the process has open now.
+            let open = try FileManager.default.contentsOfDirectory(atPath: "/proc/\(component.pid)/fd").count
+            let previous = try await DescriptorLimit.set(open, of: component.pid)
+            var starved: [TCPConnection] = []
+            for _ in 0..<3 {
+                starved.append(try await TCPConnection.connect(host: "127.0.0.1", port: UInt16(httpPort)))
+            }
+            try await waitUntil("the endpoint says it cannot accept") {
+                (try? String(contentsOf: log, encoding: .utf8))?.contains("cannot accept connections") ?? false
+            }
+            _ = try await DescriptorLimit.set(previous, of: component.pid)
+            for connection in starved { connection.close() }
+            let health = try await HTTPTestClient.request("/health", port: UInt16(httpPort))
+            let json = try JSONSerialization.jsonObject(with: Data(health.body.utf8)) as? [String: Any]
+            #expect((json?["httpAcceptFailures"] as? Int ?? 0) >= 1, "\(health.body)")
+            #expect(try String(contentsOf: log, encoding: .utf8).contains("accepting connections again"))
+        } catch {
+            Issue.record(error)
+        }
+        await component.stop()
+    }
+
     @Test func theExampleConfigurationIsValid() async throws {
         let example = PushTestbed.repository.appendingPathComponent("config/apush-component.example.json")
         let result = try await run(["check-config", "--config", example.path])
@@ -182,5 +243,36 @@ struct ExecutableTests {
         #expect(output.contains("stopped"))
         let mode = try FileManager.default.attributesOfItem(atPath: store.path)[.posixPermissions] as? Int
         #expect(mode == 0o600)
+    }
+}
+
+/// Another process's soft limit of open descriptors, set with util-linux's prlimit(1) (glibc's prlimit(2)
+/// is a GNU extension Swift does not see), for a test to starve it.
+private enum DescriptorLimit {
+    /// Sets the soft limit; returns the one it replaced.
+    static func set(_ soft: Int, of pid: Int32) async throws -> Int {
+        let previous = try await prlimit(["--pid", "\(pid)", "--nofile", "--output", "SOFT", "--noheadings"])
+        guard let current = Int(previous.trimmingCharacters(in: .whitespacesAndNewlines)) else {
+            throw ServerProcessError(.commandFailed, "prlimit printed \(previous)")
+        }
+        _ = try await prlimit(["--pid", "\(pid)", "--nofile=\(soft):"])
+        return current
+    }
+
+    private static func prlimit(_ arguments: [String]) async throws -> String {
+        try await BlockingWork.run {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/prlimit")
+            process.arguments = arguments
+            let pipe = Pipe()
+            process.standardOutput = pipe
+            try process.run()
+            let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            process.waitUntilExit()
+            guard process.terminationStatus == 0 else {
+                throw ServerProcessError(.commandFailed, "prlimit \(arguments) exited \(process.terminationStatus)")
+            }
+            return output
+        }
     }
 }

@@ -148,12 +148,20 @@ import Testing
         }.count
     }
 
-    @Test func fileUsesWALAndNormalSync() throws {
+    /// A commit survives a power loss unless the caller asks for less.
+    @Test func fileUsesWALAndFullSyncByDefault() throws {
         try withTemporaryDatabasePath { path in
             let database = try Database(.file(path: path))
             #expect(try database.query("PRAGMA journal_mode").first?[0] == .text("wal"))
-            #expect(try database.query("PRAGMA synchronous").first?[0] == .integer(1))  // NORMAL
+            #expect(try database.query("PRAGMA synchronous").first?[0] == .integer(2))  // FULL
             #expect(try database.query("PRAGMA busy_timeout").first?[0] == .integer(5000))
+        }
+    }
+
+    @Test func normalSyncIsTheCallersChoice() throws {
+        try withTemporaryDatabasePath { path in
+            let database = try Database(.file(path: path), synchronous: .normal)
+            #expect(try database.query("PRAGMA synchronous").first?[0] == .integer(1))  // NORMAL
         }
     }
 
