@@ -44,6 +44,7 @@ import XMPP
             #expect(exposition.types[name] == type, "\(name)")
         }
         #expect(exposition.value("apush_publishes_total", ["answer": "result"]) == 5)
+        #expect(exposition.value("apush_http_accept_failures_total", [:]) == 3)
         #expect(exposition.value("apush_publishes_total", ["answer": "auth"]) == 1)
         #expect(exposition.value("apush_publishes_total", ["answer": "modify"]) == 0)
         #expect(exposition.value("apush_pushes_total", ["kind": "message", "outcome": "sent"]) == 4)
