@@ -164,6 +164,9 @@ struct HTTPServerTests {
     @Test func pastTheConnectionCapANewConnectionTakesTheOldestIdlePlace() async throws {
         var settings = HTTPServer.Settings()
         settings.maxConnections = 2
+        // Only the eviction may close the idle ones, however slow a loaded machine runs the test.
+        settings.requestLineTimeout = .seconds(30)
+        settings.requestTimeout = .seconds(30)
         try await Self.withServer(settings) { server in
             let oldest = try await TCPConnection.connect(host: "127.0.0.1", port: server.port)
             try await Task.sleep(for: .milliseconds(100))
@@ -185,19 +188,23 @@ struct HTTPServerTests {
     @Test func withEveryPlaceAnsweringANewConnectionIsClosedAtOnce() async throws {
         var settings = HTTPServer.Settings()
         settings.maxConnections = 1
-        let slowPage: @Sendable () async -> HTTPResponse = {
-            try? await Task.sleep(for: .milliseconds(1500))
-            return HTTPResponse(.ok, body: "slow")
+        let (started, startedContinuation) = AsyncStream<Void>.makeStream()
+        let (release, releaseContinuation) = AsyncStream<Void>.makeStream()
+        let heldPage: @Sendable () async -> HTTPResponse = {
+            startedContinuation.yield()
+            for await _ in release { break }
+            return HTTPResponse(.ok, body: "held")
         }
-        try await Self.withServer(settings, handler: slowPage) { server in
+        try await Self.withServer(settings, handler: heldPage) { server in
             let answering = try await TCPConnection.connect(host: "127.0.0.1", port: server.port)
             defer { answering.close() }
             try answering.send(Array("GET /health HTTP/1.1\r\nHost: a\r\n\r\n".utf8))
-            try await Task.sleep(for: .milliseconds(300))
+            for await _ in started { break }
             let text = try await HTTPTestClient.exchange(
                 Array("GET /health HTTP/1.1\r\nHost: a\r\n\r\n".utf8), port: server.port)
             #expect(text == "")
-            #expect(await HTTPTestClient.readToEnd(answering, timeout: .seconds(5))?.hasSuffix("slow") == true)
+            releaseContinuation.yield()
+            #expect(await HTTPTestClient.readToEnd(answering, timeout: .seconds(10))?.hasSuffix("held") == true)
         }
     }
 
