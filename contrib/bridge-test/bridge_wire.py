@@ -327,6 +327,17 @@ def scenarios(c2s_port, component):
         assert notification.find(q(NS_BRIDGE, "account")).get("mention") is None, ET.tostring(notification).decode()
     check("a body that names the account marks <account mention=true/>, a word that contains it does not", mention_by_name)
 
+    def only_mentions_are_referenced():
+        bob.send(f"<message to='alice@{DOMAIN}' type='chat' id='ref1'><body>a file</body>"
+                 "<reference xmlns='urn:xmpp:reference:0' type='data' uri='https://files.example/secret.jpg'/>"
+                 f"<reference xmlns='urn:xmpp:reference:0' type='mention' uri='xmpp:alice@{DOMAIN}'/></message>")
+        _, notification, _ = component.publish()
+        message = forwarded_message(notification, "true")
+        references = message.findall("{urn:xmpp:reference:0}reference")
+        assert [(r.get("type"), r.get("uri")) for r in references] == [("mention", f"xmpp:alice@{DOMAIN}")], \
+            ET.tostring(message).decode()
+    check("the forwarded copy keeps a mention reference and drops any other (a file's URL)", only_mentions_are_referenced)
+
     def large_message():
         bob.send(f"<message to='alice@{DOMAIN}' type='chat' id='big1'><body>{'x' * 240 * 1024}</body></message>")
         _, notification, _ = component.publish()

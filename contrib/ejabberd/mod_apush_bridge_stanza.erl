@@ -69,8 +69,9 @@ within(Copy, Limit) ->
 
 %% What a rule keeps of an element found in Context under its namespace and
 %% name: {Attributes, the context of its children (none: an empty marker)},
-%% or drop. A body or subject of nothing but white space is none.
--spec rule(atom(), binary(), binary()) -> {[binary()], atom()} | text | drop.
+%% text (an empty marker when it has text), mention (its type and uri when it
+%% is a mention), or drop. A body or subject of nothing but white space is none.
+-spec rule(atom(), binary(), binary()) -> {[binary()], atom()} | text | mention | drop.
 rule(top, ?NS_CLIENT, <<"message">>) -> {[<<"from">>, <<"to">>, <<"type">>, <<"id">>], message};
 rule(message, ?NS_CLIENT, Name) when Name == <<"body">>; Name == <<"subject">> -> text;
 rule(message, <<"urn:xmpp:sid:0">>, <<"origin-id">>) -> {[<<"id">>], none};
@@ -89,7 +90,9 @@ rule(message, <<"urn:xmpp:jingle-message:0">>, Name)
        Name == <<"reject">>; Name == <<"finish">> ->
     {[<<"id">>], none};
 rule(propose, <<"urn:xmpp:jingle:apps:rtp:1">>, <<"description">>) -> {[<<"media">>], none};
-rule(message, <<"urn:xmpp:reference:0">>, <<"reference">>) -> {[<<"type">>, <<"uri">>], none};
+%% XEP-0372: a mention says who is mentioned; any other reference (a file's or
+%% a link's URL) is content.
+rule(message, <<"urn:xmpp:reference:0">>, <<"reference">>) -> mention;
 %% XEP-0490: the chat is the item's id; what was displayed is not needed.
 rule(message, ?NS_PUBSUB_EVENT, <<"event">>) -> {[], pubsub_event};
 rule(pubsub_event, ?NS_PUBSUB_EVENT, <<"items">>) -> {[<<"node">>], pubsub_items};
@@ -106,26 +109,36 @@ rule(_Context, _Namespace, _Name) -> drop.
 %% name. A child with no namespace of its own is in its parent's
 %% (Inherited), as in the stream it came from.
 -spec copy(element(), atom(), binary()) -> element() | none.
-copy(#xmlel{name = Name, attrs = Attrs, children = Children} = Element, Context, Inherited) ->
+copy(#xmlel{name = Name, attrs = Attrs} = Element, Context, Inherited) ->
     Namespace = proplists:get_value(<<"xmlns">>, Attrs, Inherited),
-    Own = [{<<"xmlns">>, NS} || {<<"xmlns">>, NS} <- Attrs],
     case rule(Context, Namespace, Name) of
         drop ->
             none;
         text ->
             case has_text(Element) of
-                true -> #xmlel{name = Name, attrs = Own};
+                true -> kept(Element, [], none, Namespace);
                 false -> none
             end;
+        mention ->
+            case fxml:get_attr_s(<<"type">>, Attrs) of
+                <<"mention">> -> kept(Element, [<<"type">>, <<"uri">>], none, Namespace);
+                _ -> none
+            end;
         {Kept, ChildContext} ->
-            KeptAttrs = Own ++ [{K, V} || {K, V} <- Attrs, lists:member(K, Kept)],
-            KeptChildren = case ChildContext of
-                               none -> [];
-                               _ -> [C || #xmlel{} = Child <- Children,
-                                          (C = copy(Child, ChildContext, Namespace)) /= none]
-                           end,
-            #xmlel{name = Name, attrs = KeptAttrs, children = KeptChildren}
+            kept(Element, Kept, ChildContext, Namespace)
     end.
+
+%% Element with its own namespace, the Kept attributes and what the rules of
+%% ChildContext keep of its children (none: no children).
+kept(#xmlel{name = Name, attrs = Attrs, children = Children}, Kept, ChildContext, Namespace) ->
+    KeptAttrs = [{<<"xmlns">>, NS} || {<<"xmlns">>, NS} <- Attrs]
+                ++ [{K, V} || {K, V} <- Attrs, lists:member(K, Kept)],
+    KeptChildren = case ChildContext of
+                       none -> [];
+                       _ -> [C || #xmlel{} = Child <- Children,
+                                  (C = copy(Child, ChildContext, Namespace)) /= none]
+                   end,
+    #xmlel{name = Name, attrs = KeptAttrs, children = KeptChildren}.
 
 -spec has_text(element()) -> boolean().
 has_text(Element) ->

@@ -39,6 +39,18 @@ ids_markers_and_references_keep_only_the_attributes_classification_reads_test() 
                    "<reference xmlns='urn:xmpp:reference:0' type='mention' uri='xmpp:alice@example.org'/></message>">>,
                  Copy).
 
+%% XEP-0372: only a mention is read (who is mentioned); a data reference
+%% carries a file's or a link's URL, which is the message's content.
+only_a_mention_reference_is_kept_test() ->
+    Copy = stripped_text(["<message xmlns='jabber:client' type='chat'><body>see</body>",
+                          "<reference xmlns='urn:xmpp:reference:0' type='data' uri='https://files.example/secret.jpg'/>",
+                          "<reference xmlns='urn:xmpp:reference:0' uri='xmpp:carol@example.org'/>",
+                          "<reference xmlns='urn:xmpp:reference:0' type='mention' uri='xmpp:alice@example.org'/>",
+                          "</message>"]),
+    ?assertEqual(<<"<message xmlns='jabber:client' type='chat'><body/>",
+                   "<reference xmlns='urn:xmpp:reference:0' type='mention' uri='xmpp:alice@example.org'/></message>">>,
+                 Copy).
+
 a_call_keeps_its_session_and_media_test() ->
     Copy = stripped_text(["<message xmlns='jabber:client' type='chat'>",
                           "<propose xmlns='urn:xmpp:jingle-message:0' id='sid-1'>",
