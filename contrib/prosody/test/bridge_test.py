@@ -14,6 +14,7 @@ prosody, prosody-modules) and may run as root (the config sets run_as_root).
 
 import argparse
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -24,7 +25,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 MODULE_DIR = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(os.path.dirname(MODULE_DIR), "bridge-test"))
 import bridge_wire  # noqa: E402
-from bridge_wire import COMPONENT, DOMAIN, PASSWORD, SECRET, free_port, run_checks, scenarios, wait_for_port  # noqa: E402
+from bridge_wire import COMPONENT, DOMAIN, PASSWORD, SECRET, USERS, free_port, run_checks, scenarios, wait_for_port  # noqa: E402
 
 
 def write_config(base, c2s_port, component_port):
@@ -36,7 +37,7 @@ log = {{ debug = "{base}/prosody.log"; error = "{base}/prosody.err" }}
 interfaces = {{ "127.0.0.1" }}; c2s_ports = {{ {c2s_port} }}
 component_ports = {{ {component_port} }}; component_interfaces = {{ "127.0.0.1" }}
 http_ports = {{}}; https_ports = {{}}; c2s_direct_tls_ports = {{}}; s2s_ports = {{}}
-modules_enabled = {{ "roster"; "saslauth"; "disco"; "ping"; "carbons"; "mam"; "smacks"; "pep"; "offline"; "cloud_notify" }}
+modules_enabled = {{ "roster"; "saslauth"; "disco"; "ping"; "carbons"; "mam"; "smacks"; "pep"; "offline"; "register"; "cloud_notify" }}
 modules_disabled = {{ "s2s"; "s2s_auth_certs" }}
 authentication = "internal_hashed"; storage = "internal"
 c2s_require_encryption = false; allow_unencrypted_plain_auth = true
@@ -56,6 +57,16 @@ Component "{COMPONENT}"
     for sub in ("data", "certs"):
         os.makedirs(os.path.join(base, sub), exist_ok=True)
     return path
+
+
+def stored_nodes(base, user):
+    """The nodes of the user's registrations in mod_cloud_notify's store (storage "internal": a Lua table
+    per user, written at once on every change)."""
+    path = os.path.join(base, "data", DOMAIN, "cloud_notify", f"{user}.dat")
+    if not os.path.exists(path):
+        return []
+    with open(path) as f:
+        return re.findall(r'\["node"\] = "([^"]*)"', f.read())
 
 
 def module_log_errors(base):
@@ -79,7 +90,7 @@ def main():
     base = tempfile.mkdtemp(prefix="apush-bridge-")
     c2s_port, component_port = free_port(), free_port()
     config = write_config(base, c2s_port, component_port)
-    for user in ("alice", "bob"):
+    for user in USERS:
         subprocess.run(["prosodyctl", "--config", config, "register", user, DOMAIN, PASSWORD],
                        check=True, stdout=subprocess.DEVNULL)
     prosody = subprocess.Popen(["prosody", "--config", config, "-F"],
@@ -87,7 +98,8 @@ def main():
     try:
         wait_for_port(c2s_port, prosody, "Prosody")
         wait_for_port(component_port, prosody, "Prosody")
-        return run_checks(base, component_port, lambda component: scenarios(c2s_port, component) or component)
+        return run_checks(base, component_port,
+                          lambda component: scenarios(c2s_port, component, lambda user: stored_nodes(base, user)) or component)
     finally:
         prosody.send_signal(signal.SIGTERM)
         try:
