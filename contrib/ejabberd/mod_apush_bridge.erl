@@ -12,8 +12,14 @@
 %%%     of the stanza (no text, at most 16 KiB: mod_apush_bridge_stanza) to
 %%%     the publish, in the pushing process itself;
 %%%   * it reports registrations made and removed towards the component
-%%%     (<registered/>, <unregistered/>), once mod_push has stored them;
-%%%   * it refuses <enable/> towards a push service that is not allowed;
+%%%     (<registered/>, <unregistered/>), once mod_push has stored them, and
+%%%     the registrations of a removed account; it removes a registration the
+%%%     component answers with an error;
+%%%   * it refuses <enable/> towards a push service that is not allowed,
+%%%     towards another JID of the component's domain, or towards the
+%%%     component without a publish-options form, and one whose token or form
+%%%     is larger than any real one, whatever the service;
+%%%   * it tells the component which accounts exist (<accounts/>);
 %%%   * it pushes reads (the account read or answered a chat on another
 %%%     device, or published an XEP-0490 displayed marker) to the account's
 %%%     registrations at the component that no session holds;
@@ -355,17 +361,18 @@ process_accounts_iq(#iq{type = get, from = From, to = #jid{lserver = Host}, lang
     Component = component(Host),
     case {jid:tolower(From), mod_apush_bridge_stanza:asked_accounts(Query, ?MAX_ACCOUNTS_ASKED)} of
         {{<<>>, Component, <<>>}, {ok, Asked}} ->
-            case lists:all(fun(JID) -> local_user(JID, Host) /= false end, Asked) of
-                true ->
-                    xmpp:make_iq_result(IQ, mod_apush_bridge_stanza:accounts_answer(
-                                              [{JID, ejabberd_auth:user_exists(local_user(JID, Host), Host)}
-                                               || JID <- Asked]));
+            LUsers = [local_user(JID, Host) || JID <- Asked],
+            case lists:member(false, LUsers) of
                 false ->
+                    xmpp:make_iq_result(IQ, mod_apush_bridge_stanza:accounts_answer(
+                                              [{JID, ejabberd_auth:user_exists(LUser, Host)}
+                                               || {JID, LUser} <- lists:zip(Asked, LUsers)]));
+                true ->
                     xmpp:make_error(IQ, xmpp:err_bad_request(
                                           ?T("Each account must be a bare JID of this server"), Lang))
             end;
         {{<<>>, Component, <<>>}, too_many} ->
-            xmpp:make_error(IQ, xmpp:err_bad_request(?T("At most 100 accounts at once"), Lang));
+            xmpp:make_error(IQ, xmpp:err_bad_request(?T("Too many accounts at once"), Lang));
         _ ->
             %% cancel, as Prosody's bridge answers (the library's default is auth).
             xmpp:make_error(IQ, (xmpp:err_forbidden(?T("Only the push component may ask"), Lang))#stanza_error{type = cancel})
@@ -510,6 +517,7 @@ filter_packet(#iq{type = set, from = #jid{luser = <<>>, lresource = <<>>, lserve
         false ->
             IQ
     end;
+%% The component's answer to a <registered/> it cannot use (forget_refused/3).
 filter_packet(#message{type = error, from = #jid{luser = <<>>, lresource = <<>>, lserver = From},
                        to = #jid{luser = <<>>, lresource = <<>>, lserver = Host}} = Message) ->
     case gen_mod:is_loaded(Host, ?MODULE) andalso component(Host) of
