@@ -16,16 +16,19 @@ import argparse
 import os
 import re
 import shutil
+import socket
 import signal
 import subprocess
 import sys
 import tempfile
+import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 MODULE_DIR = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(os.path.dirname(MODULE_DIR), "bridge-test"))
 import bridge_wire  # noqa: E402
-from bridge_wire import COMPONENT, DOMAIN, PASSWORD, SECRET, USERS, free_port, run_checks, scenarios, wait_for_port  # noqa: E402
+from bridge_wire import (COMPONENT, DOMAIN, NS_COMPONENT, NS_PUBSUB, PASSWORD, SECRET, USERS, Client,  # noqa: E402
+                         check, enable, free_port, q, refusal, run_checks, scenarios, wait_for_port)
 
 
 def write_config(base, c2s_port, component_port):
@@ -69,6 +72,31 @@ def stored_nodes(base, user):
         return re.findall(r'\["node"\] = "([^"]*)"', f.read())
 
 
+def prosody_scenarios(c2s_port, component):
+    """What is Prosody's own: mod_cloud_notify pushes for a hibernated session from the registration the
+    session holds, not from its store."""
+    def refused_while_held():
+        tablet = Client(c2s_port, "carol", "tablet")
+        tablet.send("<enable xmlns='urn:xmpp:sm:3' resume='true'/>")
+        tablet.expect(lambda e: e.tag == "{urn:xmpp:sm:3}enabled", "stream management")
+        assert tablet.iq("set", enable(COMPONENT, "tokHeld")).get("type") == "result"
+        component.bridge_message("registered")
+        component.send(refusal(f"carol@{DOMAIN}", "tokHeld"))
+        time.sleep(0.5)
+        tablet.sock.shutdown(socket.SHUT_RDWR)  # no </stream:stream>: the session hibernates
+        tablet.sock.close()
+        time.sleep(1.0)
+        bob = Client(c2s_port, "bob", "desk")
+        bob.send(f"<message to='carol@{DOMAIN}/tablet' type='chat' id='h1'><body>to the tablet</body></message>")
+        nodes = {iq.find(f"{q(NS_PUBSUB, 'pubsub')}/{q(NS_PUBSUB, 'publish')}").get("node")
+                 for iq in component.collect(2.5) if iq.tag == q(NS_COMPONENT, "iq") and iq.get("type") == "set"}
+        assert "tokHeld" not in nodes, nodes
+        bob.close()
+    check("a refused registration is not pushed to for the session that made it, once it hibernates",
+          refused_while_held)
+    return component
+
+
 def module_log_errors(base):
     """Error lines about the module or Lua tracebacks (missing certificates are expected noise)."""
     lines = []
@@ -98,8 +126,10 @@ def main():
     try:
         wait_for_port(c2s_port, prosody, "Prosody")
         wait_for_port(component_port, prosody, "Prosody")
-        return run_checks(base, component_port,
-                          lambda component: scenarios(c2s_port, component, lambda user: stored_nodes(base, user)) or component)
+        def checks(component):
+            scenarios(c2s_port, component, lambda user: stored_nodes(base, user))
+            return prosody_scenarios(c2s_port, component)
+        return run_checks(base, component_port, checks)
     finally:
         prosody.send_signal(signal.SIGTERM)
         try:
