@@ -59,6 +59,8 @@ class Stream:
     def __init__(self, port, name):
         self.name = name
         self.sock = socket.create_connection(("127.0.0.1", port), timeout=5)
+        # The timeout bounds the connect only: a stream may stay quiet for longer than that.
+        self.sock.settimeout(None)
         self.stanzas = queue.Queue()
         self.header = queue.Queue()
         self._restart = threading.Event()
@@ -283,9 +285,9 @@ def check(label, step):
     print(f"ok  {label}")
 
 
-def scenarios(c2s_port, component, stored_nodes=None):
-    """The checks every bridge must pass. stored_nodes(user), when given, lists the nodes of the user's
-    push registrations in the server's store."""
+def scenarios(c2s_port, component, register, stored_nodes=None):
+    """The checks every bridge must pass. register(user) creates an account on the running server;
+    stored_nodes(user), when given, lists the nodes of the user's push registrations in its store."""
     bob = Client(c2s_port, "bob", "laptop")
     phone = Client(c2s_port, "alice", "phone")
 
@@ -528,13 +530,20 @@ def scenarios(c2s_port, component, stored_nodes=None):
         disable = element.find(q(NS_PUSH, "disable"))
         assert disable.get("jid") == COMPONENT and disable.get("node") is None, disable.attrib
         gone.close()
-    check("an account deleted in-band is reported as <unregistered/> with no node", deleted_account)
+        # Whoever takes the name next gets no push meant for the old owner's phone.
+        register("gone")
+        bob.send(f"<message to='gone@{DOMAIN}' type='chat' id='g1'><body>hello new gone</body></message>")
+        nodes = {iq.find(f"{q(NS_PUBSUB, 'pubsub')}/{q(NS_PUBSUB, 'publish')}").get("node")
+                 for iq in component.collect(1.5) if iq.tag == q(NS_COMPONENT, "iq") and iq.get("type") == "set"}
+        assert nodes == set(), nodes
+    check("an account deleted in-band is reported as <unregistered/> with no node, and its registrations are "
+          "gone for whoever takes its name", deleted_account)
 
     def accounts_query():
-        answer = component.iq("get", accounts(f"alice@{DOMAIN}", f"gone@{DOMAIN}", f"BOB@{DOMAIN}"))
+        answer = component.iq("get", accounts(f"alice@{DOMAIN}", f"never@{DOMAIN}", f"BOB@{DOMAIN}"))
         assert answer.get("type") == "result", ET.tostring(answer).decode()
         listed = [(a.get("jid"), a.get("exists")) for a in answer.findall(f"{q(NS_BRIDGE, 'accounts')}/{q(NS_BRIDGE, 'account')}")]
-        assert listed == [(f"alice@{DOMAIN}", "true"), (f"gone@{DOMAIN}", "false"), (f"BOB@{DOMAIN}", "true")], listed
+        assert listed == [(f"alice@{DOMAIN}", "true"), (f"never@{DOMAIN}", "false"), (f"BOB@{DOMAIN}", "true")], listed
         error_condition(component.iq("get", accounts(*[f"u{i}@{DOMAIN}" for i in range(101)])), "modify", "bad-request")
         error_condition(component.iq("get", accounts(f"alice@{DOMAIN}", "alice@elsewhere.example")), "modify", "bad-request")
         error_condition(component.iq("get", accounts(f"alice@{DOMAIN}/phone")), "modify", "bad-request")

@@ -246,7 +246,8 @@ def main():
     base = tempfile.mkdtemp(prefix="apush-ejabberd-bridge-")
     server = Ejabberd(base, args.install)
     def checks(component):
-        scenarios(server.c2s_port, component, server.stored_nodes)
+        scenarios(server.c2s_port, component, lambda user: server.ctl("register", user, DOMAIN, PASSWORD),
+                  server.stored_nodes)
         return ejabberd_scenarios(server, component)
 
     try:

@@ -118,16 +118,18 @@ def main():
     base = tempfile.mkdtemp(prefix="apush-bridge-")
     c2s_port, component_port = free_port(), free_port()
     config = write_config(base, c2s_port, component_port)
-    for user in USERS:
+    def register(user):
         subprocess.run(["prosodyctl", "--config", config, "register", user, DOMAIN, PASSWORD],
                        check=True, stdout=subprocess.DEVNULL)
+    for user in USERS:
+        register(user)
     prosody = subprocess.Popen(["prosody", "--config", config, "-F"],
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         wait_for_port(c2s_port, prosody, "Prosody")
         wait_for_port(component_port, prosody, "Prosody")
         def checks(component):
-            scenarios(c2s_port, component, lambda user: stored_nodes(base, user))
+            scenarios(c2s_port, component, register, lambda user: stored_nodes(base, user))
             return prosody_scenarios(c2s_port, component)
         return run_checks(base, component_port, checks)
     finally:
