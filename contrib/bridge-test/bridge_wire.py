@@ -17,6 +17,8 @@ import time
 import xml.etree.ElementTree as ET
 
 DOMAIN = "localhost"
+# The accounts every server under test has at the start.
+USERS = ("alice", "bob", "carol", "gone")
 COMPONENT = "apush.localhost"
 SECRET = "bridge-test-secret"
 PASSWORD = "pw-for-tests"
@@ -33,6 +35,7 @@ NS_MARKERS = "urn:xmpp:chat-markers:0"
 NS_JMI = "urn:xmpp:jingle-message:0"
 NS_MDS = "urn:xmpp:mds:displayed:0"
 NS_EVENT = "http://jabber.org/protocol/pubsub#event"
+NS_STANZAS = "urn:ietf:params:xml:ns:xmpp-stanzas"
 
 for prefix, uri in {"": NS_CLIENT, "stream": NS_STREAM}.items():
     ET.register_namespace(prefix, uri)
@@ -56,6 +59,8 @@ class Stream:
     def __init__(self, port, name):
         self.name = name
         self.sock = socket.create_connection(("127.0.0.1", port), timeout=5)
+        # The timeout bounds the connect only: a stream may stay quiet for longer than that.
+        self.sock.settimeout(None)
         self.stanzas = queue.Queue()
         self.header = queue.Queue()
         self._restart = threading.Event()
@@ -176,6 +181,22 @@ class Component(Stream):
         self.capture.append(ET.tostring(element).decode())
         raise AssertionError(f"{what}: unexpected {ET.tostring(element).decode()}")
 
+    def collect(self, seconds):
+        """Every stanza that arrives within seconds (IQ sets answered with a result, as expect does)."""
+        received = []
+        try:
+            self.expect(lambda e: received.append(e) and False, "nothing", timeout=seconds)
+        except AssertionError:
+            pass
+        return received
+
+    def iq(self, kind, payload):
+        """Sends an IQ from the component to the server's domain and returns its answer."""
+        self._id = getattr(self, "_id", 0) + 1
+        iq_id = f"c{self._id}"
+        self.send(f"<iq type='{kind}' id='{iq_id}' from='{COMPONENT}' to='{DOMAIN}'>{payload}</iq>")
+        return self.expect(lambda e: e.tag == q(NS_COMPONENT, "iq") and e.get("id") == iq_id, f"answer to {iq_id}")
+
     def bridge_message(self, child):
         message = self.expect(lambda e: e.tag == q(NS_COMPONENT, "message"), f"<{child}/>")
         # ejabberd leaves type='normal' off, which means the same (RFC 6121).
@@ -217,8 +238,33 @@ PUBLISH_OPTIONS = (
     "</x>")
 
 
-def enable(jid, node):
-    return f"<enable xmlns='{NS_PUSH}' jid='{jid}' node='{node}'>{PUBLISH_OPTIONS}</enable>"
+def enable(jid, node, padding=""):
+    form = PUBLISH_OPTIONS.replace("</x>", f"<field var='padding'><value>{padding}</value></field></x>") \
+        if padding else PUBLISH_OPTIONS
+    return f"<enable xmlns='{NS_PUSH}' jid='{jid}' node='{node}'>{form}</enable>"
+
+
+def error_condition(answer, kind, condition):
+    """Asserts that answer is an error of type kind with condition; returns the error's text."""
+    assert answer.get("type") == "error", ET.tostring(answer).decode()[:400]
+    error = answer.find(q(answer.tag.split("}")[0][1:], "error"))
+    assert error is not None and error.get("type") == kind, ET.tostring(answer).decode()[:400]
+    assert error.find(q(NS_STANZAS, condition)) is not None, ET.tostring(error).decode()
+    return error.findtext(q(NS_STANZAS, "text"))
+
+
+def accounts(*jids):
+    return f"<accounts xmlns='{NS_BRIDGE}'>" + "".join(f"<account jid='{j}'/>" for j in jids) + "</accounts>"
+
+
+def refusal(account, node, kind="modify", condition="not-acceptable", message_id=None):
+    """The component's answer to a <registered/> it cannot use: an error message echoing it."""
+    id_attr = f" id='{message_id}'" if message_id else ""
+    return (f"<message type='error' from='{COMPONENT}' to='{DOMAIN}'{id_attr}>"
+            f"<registered xmlns='{NS_BRIDGE}' account='{account}'>"
+            f"<enable xmlns='{NS_PUSH}' jid='{COMPONENT}' node='{node}'/></registered>"
+            f"<error type='{kind}'><{condition} xmlns='{NS_STANZAS}'/>"
+            f"<text xmlns='{NS_STANZAS}'>the component cannot use it</text></error></message>")
 
 
 def wait_for_port(port, process, server, timeout=10):
@@ -239,7 +285,9 @@ def check(label, step):
     print(f"ok  {label}")
 
 
-def scenarios(c2s_port, component):
+def scenarios(c2s_port, component, register, stored_nodes=None):
+    """The checks every bridge must pass. register(user) creates an account on the running server;
+    stored_nodes(user), when given, lists the nodes of the user's push registrations in its store."""
     bob = Client(c2s_port, "bob", "laptop")
     phone = Client(c2s_port, "alice", "phone")
 
@@ -267,6 +315,32 @@ def scenarios(c2s_port, component):
             assert error.find("{urn:ietf:params:xml:ns:xmpp-stanzas}not-acceptable") is not None, ET.tostring(error).decode()
         component.expect_nothing(0.5, "an oversized enable")
     check("enable towards the component with a token or a form larger than any real one is refused", oversized)
+
+    def other_spellings_of_the_component():
+        for spelling in (f"{COMPONENT}/x", f"x@{COMPONENT}"):
+            error_condition(phone.iq("set", enable(spelling, "tokS")), "modify", "not-acceptable")
+        upper = COMPONENT.upper()
+        error_condition(phone.iq("set", enable(upper, "tokU", padding="'" * 5000)), "modify", "not-acceptable")
+        component.expect_nothing(0.5, "an enable towards another spelling of the component")
+        assert phone.iq("set", enable(upper, "tokU")).get("type") == "result"
+        en = component.bridge_message("registered").find(q(NS_PUSH, "enable"))
+        assert en.get("jid") == COMPONENT and en.get("node") == "tokU", en.attrib
+        assert phone.iq("set", f"<disable xmlns='{NS_PUSH}' jid='{COMPONENT}' node='tokU'/>").get("type") == "result"
+        assert component.bridge_message("unregistered").find(q(NS_PUSH, "disable")).get("node") == "tokU"
+    check("enable towards a JID of the component's domain other than its own is refused; another case of it "
+          "is the component, caps included", other_spellings_of_the_component)
+
+    def caps_for_every_service():
+        # 5000 apostrophes: the server sends each as &apos;, so what it would store and send is 30 KB.
+        for node, padding in (("t" * 2049, ""), ("tokO", "'" * 5000)):
+            error_condition(phone.iq("set", enable("push.allowed.example", node, padding)), "modify", "not-acceptable")
+    check("the token and options caps apply to a registration towards any service", caps_for_every_service)
+
+    def no_publish_options():
+        answer = phone.iq("set", f"<enable xmlns='{NS_PUSH}' jid='{COMPONENT}' node='tokNoForm'/>")
+        assert error_condition(answer, "modify", "not-acceptable"), "the refusal says why"
+        component.expect_nothing(0.5, "an enable without publish-options")
+    check("enable towards the component without a publish-options form is refused with a text", no_publish_options)
 
     def registered():
         answer = phone.iq("set", enable(COMPONENT, "tok123"))
@@ -326,6 +400,17 @@ def scenarios(c2s_port, component):
         _, notification, _ = component.publish()
         assert notification.find(q(NS_BRIDGE, "account")).get("mention") is None, ET.tostring(notification).decode()
     check("a body that names the account marks <account mention=true/>, a word that contains it does not", mention_by_name)
+
+    def only_mentions_are_referenced():
+        bob.send(f"<message to='alice@{DOMAIN}' type='chat' id='ref1'><body>a file</body>"
+                 "<reference xmlns='urn:xmpp:reference:0' type='data' uri='https://files.example/secret.jpg'/>"
+                 f"<reference xmlns='urn:xmpp:reference:0' type='mention' uri='xmpp:alice@{DOMAIN}'/></message>")
+        _, notification, _ = component.publish()
+        message = forwarded_message(notification, "true")
+        references = message.findall("{urn:xmpp:reference:0}reference")
+        assert [(r.get("type"), r.get("uri")) for r in references] == [("mention", f"xmpp:alice@{DOMAIN}")], \
+            ET.tostring(message).decode()
+    check("the forwarded copy keeps a mention reference and drops any other (a file's URL)", only_mentions_are_referenced)
 
     def large_message():
         bob.send(f"<message to='alice@{DOMAIN}' type='chat' id='big1'><body>{'x' * 240 * 1024}</body></message>")
@@ -410,6 +495,61 @@ def scenarios(c2s_port, component):
         disable = component.bridge_message("unregistered").find(q(NS_PUSH, "disable"))
         assert disable.get("jid") == COMPONENT and disable.get("node") is None, disable.attrib
     check("disable with no node is reported with no node", unregistered_all)
+
+    def refused_registration():
+        carol = Client(c2s_port, "carol", "phone")
+        for node in ("tokRefused", "tokWait", "tokStranger"):
+            assert carol.iq("set", enable(COMPONENT, node)).get("type") == "result"
+            registered = component.bridge_message("registered")
+            assert registered.get("account") == f"carol@{DOMAIN}"
+        component.send(refusal(f"carol@{DOMAIN}", "tokRefused", message_id="r1"))
+        component.send(refusal(f"carol@{DOMAIN}", "tokWait", "wait", "resource-constraint"))
+        # From anyone but the component, or for an account of another server, it is nothing.
+        bob.send(refusal(f"carol@{DOMAIN}", "tokStranger").replace(f" from='{COMPONENT}'", ""))
+        component.send(refusal("carol@elsewhere.example", "tokStranger"))
+        time.sleep(0.5)
+        carol.close()
+        time.sleep(0.3)
+        bob.send(f"<message to='carol@{DOMAIN}' type='chat' id='c1'><body>for carol</body></message>")
+        nodes = {iq.find(f"{q(NS_PUBSUB, 'pubsub')}/{q(NS_PUBSUB, 'publish')}").get("node")
+                 for iq in component.collect(2.0) if iq.tag == q(NS_COMPONENT, "iq") and iq.get("type") == "set"}
+        assert nodes == {"tokWait", "tokStranger"}, nodes
+        if stored_nodes:
+            assert set(stored_nodes("carol")) == {"tokWait", "tokStranger"}, stored_nodes("carol")
+    check("a registration the component answers with an error is removed from the server; wait, a stranger's "
+          "or another server's account removes nothing", refused_registration)
+
+    def deleted_account():
+        gone = Client(c2s_port, "gone", "phone")
+        assert gone.iq("set", enable(COMPONENT, "tokGone")).get("type") == "result"
+        component.bridge_message("registered")
+        answer = gone.iq("set", "<query xmlns='jabber:iq:register'><remove/></query>")
+        assert answer.get("type") == "result", ET.tostring(answer).decode()
+        element = component.bridge_message("unregistered")
+        assert element.get("account") == f"gone@{DOMAIN}", element.attrib
+        disable = element.find(q(NS_PUSH, "disable"))
+        assert disable.get("jid") == COMPONENT and disable.get("node") is None, disable.attrib
+        gone.close()
+        # Whoever takes the name next gets no push meant for the old owner's phone.
+        register("gone")
+        bob.send(f"<message to='gone@{DOMAIN}' type='chat' id='g1'><body>hello new gone</body></message>")
+        nodes = {iq.find(f"{q(NS_PUBSUB, 'pubsub')}/{q(NS_PUBSUB, 'publish')}").get("node")
+                 for iq in component.collect(1.5) if iq.tag == q(NS_COMPONENT, "iq") and iq.get("type") == "set"}
+        assert nodes == set(), nodes
+    check("an account deleted in-band is reported as <unregistered/> with no node, and its registrations are "
+          "gone for whoever takes its name", deleted_account)
+
+    def accounts_query():
+        answer = component.iq("get", accounts(f"alice@{DOMAIN}", f"never@{DOMAIN}", f"BOB@{DOMAIN}"))
+        assert answer.get("type") == "result", ET.tostring(answer).decode()
+        listed = [(a.get("jid"), a.get("exists")) for a in answer.findall(f"{q(NS_BRIDGE, 'accounts')}/{q(NS_BRIDGE, 'account')}")]
+        assert listed == [(f"alice@{DOMAIN}", "true"), (f"never@{DOMAIN}", "false"), (f"BOB@{DOMAIN}", "true")], listed
+        error_condition(component.iq("get", accounts(*[f"u{i}@{DOMAIN}" for i in range(101)])), "modify", "bad-request")
+        error_condition(component.iq("get", accounts(f"alice@{DOMAIN}", "alice@elsewhere.example")), "modify", "bad-request")
+        error_condition(component.iq("get", accounts(f"alice@{DOMAIN}/phone")), "modify", "bad-request")
+        error_condition(bob.iq("get", accounts(f"alice@{DOMAIN}"), to=DOMAIN), "cancel", "forbidden")
+    check("the component's accounts query says which accounts exist; too many, another server's or a "
+          "stranger's query is refused", accounts_query)
 
     for client in (desktop, bob):
         client.close()

@@ -12,8 +12,14 @@
 %%%     of the stanza (no text, at most 16 KiB: mod_apush_bridge_stanza) to
 %%%     the publish, in the pushing process itself;
 %%%   * it reports registrations made and removed towards the component
-%%%     (<registered/>, <unregistered/>), once mod_push has stored them;
-%%%   * it refuses <enable/> towards a push service that is not allowed;
+%%%     (<registered/>, <unregistered/>), once mod_push has stored them, and
+%%%     the registrations of a removed account; it removes a registration the
+%%%     component answers with an error;
+%%%   * it refuses <enable/> towards a push service that is not allowed,
+%%%     towards another JID of the component's domain, or towards the
+%%%     component without a publish-options form, and one whose token or form
+%%%     is larger than any real one, whatever the service;
+%%%   * it tells the component which accounts exist (<accounts/>);
 %%%   * it pushes reads (the account read or answered a chat on another
 %%%     device, or published an XEP-0490 displayed marker) to the account's
 %%%     registrations at the component that no session holds;
@@ -31,7 +37,7 @@
 %% gen_mod
 -export([start/2, stop/1, reload/3, depends/2, mod_opt_type/1, mod_options/1, mod_doc/0]).
 %% IQ handler and hooks
--export([process_iq/1, filter_packet/1,
+-export([process_iq/1, process_accounts_iq/1, decode_iq_subel/1, filter_packet/1,
          note_mam_message/7, forget_mam_message/7, note_mam_message/8, forget_mam_message/8,
          note_offline_message/1, forget_offline_message/1,
          note_c2s_stanza/3, forget_c2s_stanza/3,
@@ -59,6 +65,8 @@
 %% Registration reports kept while the component is away; past it the oldest
 %% is dropped (the component learns of a registration from its next push too).
 -define(MAX_HELD_REPORTS, 10000).
+%% The most accounts the component may ask about at once.
+-define(MAX_ACCOUNTS_ASKED, 100).
 
 -record(state, {host :: binary(),
                 held = queue:new() :: queue:queue(fxml:xmlel()),
@@ -89,6 +97,7 @@ init([Host, _Opts]) ->
     %% mod_push registered its handler when it started (a hard dependency):
     %% the last handler added for a namespace wins.
     gen_iq_handler:add_iq_handler(ejabberd_sm, Host, ?NS_PUSH_0, ?MODULE, process_iq),
+    gen_iq_handler:add_iq_handler(ejabberd_local, Host, ?NS_BRIDGE, ?MODULE, process_accounts_iq),
     lists:foreach(fun({Hook, Fun, Seq}) -> ejabberd_hooks:add(Hook, Host, ?MODULE, Fun, Seq) end, host_hooks()),
     case gen_mod:is_loaded_elsewhere(Host, ?MODULE) of
         true -> ok;
@@ -119,6 +128,7 @@ terminate(_Reason, #state{host = Host}) ->
         false -> lists:foreach(fun({Hook, Fun, Seq}) -> ejabberd_hooks:delete(Hook, ?MODULE, Fun, Seq) end,
                                global_hooks())
     end,
+    gen_iq_handler:remove_iq_handler(ejabberd_local, Host, ?NS_BRIDGE),
     %% Give the push namespace back to mod_push if it still runs.
     case gen_mod:is_loaded(Host, mod_push) of
         true -> gen_iq_handler:add_iq_handler(ejabberd_sm, Host, ?NS_PUSH_0, mod_push, process_iq);
@@ -247,27 +257,24 @@ component(Host) ->
 process_iq(#iq{type = set, from = #jid{lserver = Host}, lang = Lang,
                sub_els = [#push_enable{jid = Service, node = Node, xdata = XData}]} = IQ) ->
     Component = component(Host),
-    ServiceDomain = (jid:tolower(Service)),
-    case is_allowed(Host, Service, Component) of
+    LService = jid:tolower(Service),
+    Form = case XData of undefined -> undefined; _ -> xmpp:encode(XData) end,
+    case is_allowed(Host, LService, Component) andalso
+         mod_apush_bridge_stanza:enable_refusal(LService, Component, Node, Form) of
         false ->
-            ?INFO_MSG("Refusing push registration of ~ts towards ~ts",
+            ?INFO_MSG("Refusing push registration of ~ts towards ~ts: not allowed",
                       [jid:encode(IQ#iq.from), jid:encode(Service)]),
             xmpp:make_error(IQ, xmpp:err_not_allowed(?T("This push service is not allowed here"), Lang));
-        true when ServiceDomain == {<<>>, Component, <<>>} ->
-            Form = case XData of undefined -> undefined; _ -> xmpp:encode(XData) end,
-            case mod_apush_bridge_stanza:is_oversized_registration(Node, Form) of
-                true ->
-                    ?INFO_MSG("Refusing push registration of ~ts: token or publish-options too large",
-                              [jid:encode(IQ#iq.from)]),
-                    xmpp:make_error(IQ, xmpp:err_not_acceptable(
-                                          ?T("The push token or its options are too large"), Lang));
-                false ->
-                    Answer = mod_push:process_iq(IQ),
-                    report_stored(Answer, IQ, Host, Component, Node, XData),
-                    Answer
-            end;
-        true ->
-            mod_push:process_iq(IQ)
+        none when LService == {<<>>, Component, <<>>} ->
+            Answer = mod_push:process_iq(IQ),
+            report_stored(Answer, IQ, Host, Component, Node, XData),
+            Answer;
+        none ->
+            mod_push:process_iq(IQ);
+        Refusal ->
+            ?INFO_MSG("Refusing push registration of ~ts towards ~ts: ~ts",
+                      [jid:encode(IQ#iq.from), jid:encode(Service), Refusal]),
+            xmpp:make_error(IQ, xmpp:err_not_acceptable(Refusal, Lang))
     end;
 process_iq(#iq{type = set, from = #jid{lserver = Host}, sub_els = [#push_disable{jid = Service, node = Node}]} = IQ) ->
     Answer = mod_push:process_iq(IQ),
@@ -283,20 +290,14 @@ process_iq(#iq{type = set, from = #jid{lserver = Host}, sub_els = [#push_disable
 process_iq(IQ) ->
     mod_push:process_iq(IQ).
 
-is_allowed(Host, Service, Component) ->
+is_allowed(Host, {_, Domain, _}, Component) ->
     case gen_mod:get_module_opt(Host, ?MODULE, apush_bridge_allowed_services) of
         [] -> true;
-        Allowed ->
-            %% The component is always allowed: listing other services must
-            %% not lock out the bridge's own.
-            {_, Domain, _} = jid:tolower(Service),
-            Domain == Component orelse lists:member(Domain, Allowed)
+        %% The component is always allowed: listing other services must not
+        %% lock out the bridge's own.
+        Allowed -> Domain == Component orelse lists:member(Domain, Allowed)
     end.
 
-%% A registration without a form carries no key: nothing could be sealed for
-%% it, so the component is not told of it.
-report_stored(#iq{type = result}, _IQ, _Host, _Component, _Node, undefined) ->
-    ok;
 report_stored(#iq{type = result}, #iq{from = From}, Host, Component, Node, XData) ->
     Enable = xmpp:encode(#push_enable{jid = jid:make(Component), node = Node, xdata = XData}),
     send_to_component(Host,
@@ -313,6 +314,87 @@ unregistered(Account, Component, Node) ->
                              ++ [{<<"node">>, Node} || Node /= <<>>, Node /= undefined]},
     #xmlel{name = <<"unregistered">>, attrs = [{<<"xmlns">>, ?NS_BRIDGE}, {<<"account">>, Account}],
            children = [Disable]}.
+
+%% The component answers a <registered/> it cannot use (say, its form names
+%% no push module) with an error message that echoes it: mod_push forgets that
+%% registration too, rather than push to it in vain. Only the component's own
+%% answer for an account of this host counts; a wait error (its store is away)
+%% says nothing about the registration.
+forget_refused(Message, Host, Component) ->
+    case mod_apush_bridge_stanza:refused_registration(xmpp:encode(Message)) of
+        none ->
+            ok;
+        {Account, Token} ->
+            case local_user(Account, Host) of
+                false ->
+                    ok;
+                LUser ->
+                    ?INFO_MSG("The component refused push registration ~ts of ~ts: removing it",
+                              [mod_apush_bridge_stanza:fingerprint(Token), Account]),
+                    forget_registrations(LUser, Host, Component, Token)
+            end
+    end.
+
+%% Removes the account's registrations towards the component with Token.
+%% mod_push deletes by session (the registrations a c2s session made share its
+%% id), so those of the same session that do not match are stored again.
+forget_registrations(LUser, LServer, Component, Token) ->
+    Mod = gen_mod:db_mod(LServer, mod_push),
+    case Mod:lookup_sessions(LUser, LServer) of
+        {ok, Clients} ->
+            Refused = [ID || {ID, {<<>>, Service, <<>>}, Node, _XData} <- Clients, Service == Component, Node == Token],
+            lists:foreach(
+              fun(ID) ->
+                      mod_push:delete_session(LUser, LServer, ID),
+                      [Mod:store_session(LUser, LServer, ID, jid:make(LService), Node, XData)
+                       || {SameID, LService, Node, XData} <- Clients, SameID == ID,
+                          {LService, Node} /= {{<<>>, Component, <<>>}, Token}]
+              end, lists:usort(Refused));
+        _ ->
+            ok
+    end.
+
+%% The component asks which of the accounts it holds registrations for still
+%% exist, so that the operator can prune the others.
+process_accounts_iq(#iq{type = get, from = From, to = #jid{lserver = Host}, lang = Lang,
+                        sub_els = [#xmlel{name = <<"accounts">>} = Query]} = IQ) ->
+    Component = component(Host),
+    case {jid:tolower(From), mod_apush_bridge_stanza:asked_accounts(Query, ?MAX_ACCOUNTS_ASKED)} of
+        {{<<>>, Component, <<>>}, {ok, Asked}} ->
+            LUsers = [local_user(JID, Host) || JID <- Asked],
+            case lists:member(false, LUsers) of
+                false ->
+                    xmpp:make_iq_result(IQ, mod_apush_bridge_stanza:accounts_answer(
+                                              [{JID, ejabberd_auth:user_exists(LUser, Host)}
+                                               || {JID, LUser} <- lists:zip(Asked, LUsers)]));
+                true ->
+                    xmpp:make_error(IQ, xmpp:err_bad_request(
+                                          ?T("Each account must be a bare JID of this server"), Lang))
+            end;
+        {{<<>>, Component, <<>>}, too_many} ->
+            xmpp:make_error(IQ, xmpp:err_bad_request(?T("Too many accounts at once"), Lang));
+        _ ->
+            %% cancel, as Prosody's bridge answers (the library's default is auth).
+            xmpp:make_error(IQ, (xmpp:err_forbidden(?T("Only the push component may ask"), Lang))#stanza_error{type = cancel})
+    end;
+process_accounts_iq(#iq{lang = Lang} = IQ) ->
+    xmpp:make_error(IQ, xmpp:err_service_unavailable(?T("No such query here"), Lang)).
+
+%% gen_iq_handler decodes a query with this before it calls the module's
+%% handlers: the bridge's own namespace is unknown to the xmpp library.
+decode_iq_subel(El) ->
+    case xmpp:get_ns(El) of
+        ?NS_BRIDGE -> El;
+        _ -> xmpp:decode(El)
+    end.
+
+%% The username of JID when it is a bare JID of Host, else false.
+local_user(JID, Host) ->
+    try jid:decode(JID) of
+        #jid{luser = LUser, lserver = Host, lresource = <<>>} when LUser /= <<>> -> LUser;
+        _ -> false
+    catch _:_ -> false
+    end.
 
 %% mod_push forgets a removed account's registrations: so does the component.
 remove_user(LUser, LServer) ->
@@ -435,6 +517,14 @@ filter_packet(#iq{type = set, from = #jid{luser = <<>>, lresource = <<>>, lserve
         false ->
             IQ
     end;
+%% The component's answer to a <registered/> it cannot use (forget_refused/3).
+filter_packet(#message{type = error, from = #jid{luser = <<>>, lresource = <<>>, lserver = From},
+                       to = #jid{luser = <<>>, lresource = <<>>, lserver = Host}} = Message) ->
+    case gen_mod:is_loaded(Host, ?MODULE) andalso component(Host) of
+        From -> forget_refused(Message, Host, From);
+        _ -> ok
+    end,
+    Message;
 filter_packet(Stanza) ->
     Stanza.
 

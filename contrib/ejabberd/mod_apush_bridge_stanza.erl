@@ -18,7 +18,8 @@
 
 -export([stripped/2, default_limit/0, names/2, is_important/2, is_read/2,
          bridged_notification/4, without_body_text/1, mds_notice/2,
-         account_element/3, is_oversized_registration/2]).
+         account_element/3, is_oversized_registration/2, enable_refusal/4,
+         refused_registration/1, fingerprint/1, asked_accounts/2, accounts_answer/1]).
 
 -include("xmpp.hrl").
 
@@ -69,8 +70,9 @@ within(Copy, Limit) ->
 
 %% What a rule keeps of an element found in Context under its namespace and
 %% name: {Attributes, the context of its children (none: an empty marker)},
-%% or drop. A body or subject of nothing but white space is none.
--spec rule(atom(), binary(), binary()) -> {[binary()], atom()} | text | drop.
+%% text (an empty marker when it has text), mention (its type and uri when it
+%% is a mention), or drop. A body or subject of nothing but white space is none.
+-spec rule(atom(), binary(), binary()) -> {[binary()], atom()} | text | mention | drop.
 rule(top, ?NS_CLIENT, <<"message">>) -> {[<<"from">>, <<"to">>, <<"type">>, <<"id">>], message};
 rule(message, ?NS_CLIENT, Name) when Name == <<"body">>; Name == <<"subject">> -> text;
 rule(message, <<"urn:xmpp:sid:0">>, <<"origin-id">>) -> {[<<"id">>], none};
@@ -89,7 +91,9 @@ rule(message, <<"urn:xmpp:jingle-message:0">>, Name)
        Name == <<"reject">>; Name == <<"finish">> ->
     {[<<"id">>], none};
 rule(propose, <<"urn:xmpp:jingle:apps:rtp:1">>, <<"description">>) -> {[<<"media">>], none};
-rule(message, <<"urn:xmpp:reference:0">>, <<"reference">>) -> {[<<"type">>, <<"uri">>], none};
+%% XEP-0372: a mention says who is mentioned; any other reference (a file's or
+%% a link's URL) is content.
+rule(message, <<"urn:xmpp:reference:0">>, <<"reference">>) -> mention;
 %% XEP-0490: the chat is the item's id; what was displayed is not needed.
 rule(message, ?NS_PUBSUB_EVENT, <<"event">>) -> {[], pubsub_event};
 rule(pubsub_event, ?NS_PUBSUB_EVENT, <<"items">>) -> {[<<"node">>], pubsub_items};
@@ -106,26 +110,36 @@ rule(_Context, _Namespace, _Name) -> drop.
 %% name. A child with no namespace of its own is in its parent's
 %% (Inherited), as in the stream it came from.
 -spec copy(element(), atom(), binary()) -> element() | none.
-copy(#xmlel{name = Name, attrs = Attrs, children = Children} = Element, Context, Inherited) ->
+copy(#xmlel{name = Name, attrs = Attrs} = Element, Context, Inherited) ->
     Namespace = proplists:get_value(<<"xmlns">>, Attrs, Inherited),
-    Own = [{<<"xmlns">>, NS} || {<<"xmlns">>, NS} <- Attrs],
     case rule(Context, Namespace, Name) of
         drop ->
             none;
         text ->
             case has_text(Element) of
-                true -> #xmlel{name = Name, attrs = Own};
+                true -> kept(Element, [], none, Namespace);
                 false -> none
             end;
+        mention ->
+            case fxml:get_attr_s(<<"type">>, Attrs) of
+                <<"mention">> -> kept(Element, [<<"type">>, <<"uri">>], none, Namespace);
+                _ -> none
+            end;
         {Kept, ChildContext} ->
-            KeptAttrs = Own ++ [{K, V} || {K, V} <- Attrs, lists:member(K, Kept)],
-            KeptChildren = case ChildContext of
-                               none -> [];
-                               _ -> [C || #xmlel{} = Child <- Children,
-                                          (C = copy(Child, ChildContext, Namespace)) /= none]
-                           end,
-            #xmlel{name = Name, attrs = KeptAttrs, children = KeptChildren}
+            kept(Element, Kept, ChildContext, Namespace)
     end.
+
+%% Element with its own namespace, the Kept attributes and what the rules of
+%% ChildContext keep of its children (none: no children).
+kept(#xmlel{name = Name, attrs = Attrs, children = Children}, Kept, ChildContext, Namespace) ->
+    KeptAttrs = [{<<"xmlns">>, NS} || {<<"xmlns">>, NS} <- Attrs]
+                ++ [{K, V} || {K, V} <- Attrs, lists:member(K, Kept)],
+    KeptChildren = case ChildContext of
+                       none -> [];
+                       _ -> [C || #xmlel{} = Child <- Children,
+                                  (C = copy(Child, ChildContext, Namespace)) /= none]
+                   end,
+    #xmlel{name = Name, attrs = KeptAttrs, children = KeptChildren}.
 
 -spec has_text(element()) -> boolean().
 has_text(Element) ->
@@ -302,10 +316,78 @@ mds_notice(AccountBare, ItemId) ->
                                                  children = [#xmlel{name = <<"item">>,
                                                                     attrs = [{<<"id">>, ItemId}]}]}]}]}.
 
-%% What a client writes into <enable/> travels with every push: a token or a
-%% form larger than any real one would cost the link (and the component
-%% refuses it anyway).
+%% What a client writes into <enable/> travels with every push the server
+%% makes for it, whatever service it names: a token or a form larger than any
+%% real one would make each publish as large (the component refuses it
+%% anyway). Measured as they are sent: escaped.
 -spec is_oversized_registration(binary(), element() | undefined) -> boolean().
 is_oversized_registration(Node, Form) ->
-    byte_size(Node) > ?MAX_TOKEN_BYTES orelse
+    byte_size(fxml:crypt(Node)) > ?MAX_TOKEN_BYTES orelse
         (Form /= undefined andalso byte_size(fxml:element_to_binary(Form)) > ?MAX_OPTIONS_BYTES).
+
+%% Why an <enable/> towards LService (jid:tolower/1) must not be stored, the
+%% text of a not-acceptable, or none. Every JID of the component's domain
+%% reaches the component: one the bridge did not take for it would be stored
+%% and pushed to without its caps and its enrichment. The component needs the
+%% form: it carries the device's key.
+-spec enable_refusal({binary(), binary(), binary()}, binary(), binary(), element() | undefined) -> none | binary().
+enable_refusal({User, Component, Resource}, Component, _Node, _Form) when User /= <<>>; Resource /= <<>> ->
+    <<"Push notifications go to the component's own JID, ", Component/binary>>;
+enable_refusal(LService, Component, Node, Form) ->
+    case is_oversized_registration(Node, Form) of
+        true -> <<"The push token or its options are too large">>;
+        false when LService == {<<>>, Component, <<>>}, Form == undefined ->
+            <<"Push notifications to this service need a publish-options form">>;
+        false -> none
+    end.
+
+%%%===================================================================
+%%% What the component says
+%%%===================================================================
+
+%% The account and token of the <registered/> an error message from the
+%% component echoes: a registration it cannot use. none for anything else,
+%% and for a wait error (its store is away: nothing is known of the
+%% registration).
+-spec refused_registration(element()) -> {binary(), binary()} | none.
+refused_registration(#xmlel{name = <<"message">>} = Message) ->
+    Registered = fxml:get_subtag_with_xmlns(Message, <<"registered">>, ?NS_BRIDGE),
+    Error = fxml:get_subtag(Message, <<"error">>),
+    Enable = Registered /= false andalso fxml:get_subtag_with_xmlns(Registered, <<"enable">>, ?NS_PUSH_0),
+    case fxml:get_tag_attr_s(<<"type">>, Message) == <<"error">> andalso Error /= false andalso Enable /= false
+         andalso {fxml:get_tag_attr_s(<<"type">>, Error), fxml:get_tag_attr_s(<<"account">>, Registered),
+                  fxml:get_tag_attr_s(<<"node">>, Enable)} of
+        {Type, Account, Token} when Type /= <<"wait">>, Account /= <<>>, Token /= <<>> -> {Account, Token};
+        _ -> none
+    end.
+
+%% A token as a log line may name it: the component's own fingerprint ("#"
+%% and the first 8 hex digits of its SHA-256).
+-spec fingerprint(binary()) -> binary().
+fingerprint(Token) ->
+    <<Prefix:4/binary, _/binary>> = crypto:hash(sha256, Token),
+    <<"#", (string:lowercase(binary:encode_hex(Prefix)))/binary>>.
+
+%% The JIDs the component's <accounts/> query asks about, in order, or
+%% too_many past Max (the rest is not read).
+-spec asked_accounts(element(), pos_integer()) -> {ok, [binary()]} | too_many.
+asked_accounts(#xmlel{children = Children}, Max) ->
+    asked_accounts(Children, Max, []).
+
+asked_accounts(_Children, Max, Asked) when length(Asked) > Max ->
+    too_many;
+asked_accounts([#xmlel{name = <<"account">>} = Account | Rest], Max, Asked) ->
+    asked_accounts(Rest, Max, [fxml:get_tag_attr_s(<<"jid">>, Account) | Asked]);
+asked_accounts([_ | Rest], Max, Asked) ->
+    asked_accounts(Rest, Max, Asked);
+asked_accounts([], _Max, Asked) ->
+    {ok, lists:reverse(Asked)}.
+
+%% <accounts xmlns='urn:xmpp:apush:bridge:0'> with each asked JID, as asked,
+%% and whether it exists.
+-spec accounts_answer([{binary(), boolean()}]) -> element().
+accounts_answer(Accounts) ->
+    #xmlel{name = <<"accounts">>, attrs = [{<<"xmlns">>, ?NS_BRIDGE}],
+           children = [#xmlel{name = <<"account">>,
+                              attrs = [{<<"jid">>, JID}, {<<"exists">>, atom_to_binary(Exists, utf8)}]}
+                       || {JID, Exists} <- Accounts]}.

@@ -41,7 +41,10 @@ message_children["urn:xmpp:jingle-message:0"] = {
 	propose = rule({ "id" }, { ["urn:xmpp:jingle:apps:rtp:1"] = { description = rule({ "media" }) } });
 	retract = with_id; accept = with_id; proceed = with_id; reject = with_id; finish = with_id;
 };
-message_children["urn:xmpp:reference:0"] = { reference = rule({ "type", "uri" }) };
+-- XEP-0372: a mention says who is mentioned; any other reference (a file's or a link's URL) is content.
+message_children["urn:xmpp:reference:0"] = { reference = rule({ "type", "uri" }, nil, function (element)
+	return element.attr.type == "mention";
+end) };
 -- XEP-0490: the chat is the item's id; what was displayed is not needed.
 message_children["http://jabber.org/protocol/pubsub#event"] = {
 	event = rule({}, { ["http://jabber.org/protocol/pubsub#event"] = {

@@ -2,15 +2,21 @@
 --
 -- Loaded on a VirtualHost next to mod_cloud_notify (XEP-0357). It
 --   * reports registrations made and removed towards the component (<registered>/<unregistered>),
---   * refuses an <enable/> towards a push service that is not allowed,
+--     and forgets one the component answers with an error,
+--   * refuses an <enable/> towards a push service that is not allowed, towards another JID of the
+--     component's domain, or towards the component without a publish-options form, and one whose
+--     token or form is larger than any real one, whatever the service,
 --   * adds <account/> and a stripped <forwarded/> copy of the triggering stanza (no text, at most
 --     16 KiB: apush_bridge_strip.lib.lua) to every push to the component,
 --   * pushes reads (the account read or answered a chat on another device) to the account's
---     registrations at the component that have no live or hibernated session.
+--     registrations at the component that have no live or hibernated session,
+--   * reports deleted accounts (<unregistered/>) and tells the component which accounts exist.
 -- Wire format: contrib/prosody/README.md. MIT licensed, part of apush-component.
 
 local st = require "util.stanza";
 local jid = require "util.jid";
+local hashes = require "util.hashes";
+local usermanager = require "core.usermanager";
 
 local xmlns_bridge = "urn:xmpp:apush:bridge:0";
 local xmlns_push = "urn:xmpp:push:0";
@@ -37,6 +43,8 @@ local host_sessions = prosody.hosts[host].sessions;
 -- The largest token and publish-options form a client may enable push with: a real one is a few
 -- hundred bytes (the component refuses tokens over 2048 bytes).
 local max_token_bytes, max_options_bytes = 2048, 4096;
+-- The most accounts the component may ask about at once.
+local max_accounts_asked = 100;
 -- Past this many bytes a forwarded copy is left out and the push names only the account.
 local forwarded_limit = module:get_option_number("apush_bridge_forwarded_limit", strip.default_limit, 1024);
 
@@ -45,12 +53,43 @@ if not component then
 end
 
 local function is_allowed(service)
+	service = jid.prep(service) or service;
 	-- The component is always allowed: listing other services must not lock out the bridge's own.
 	return allowed_services:empty() or allowed_services:contains(service) or service == component;
 end
 
 local function send_to_component(payload)
 	module:send(st.message({ from = host, to = component, type = "normal" }):add_child(payload));
+end
+
+-- <unregistered/> of the account's registrations at the component with this token, or of all of them.
+local function unregistered(username, token)
+	return st.stanza("unregistered", { xmlns = xmlns_bridge; account = jid.join(username, host) })
+		:tag("disable", { xmlns = xmlns_push, jid = component, node = token }):up();
+end
+
+-- A token as a log line may name it: the component's own fingerprint (8 hex digits of its SHA-256).
+local function fingerprint(token)
+	return "#"..hashes.sha256(token, true):sub(1, 8);
+end
+
+-- Removes the account's registrations towards the component with this token (all of them without
+-- one) from mod_cloud_notify. It reads them from a cache of its own, which a write to its store
+-- would not change, so its own <disable/> handler removes them, for a session made up for it that
+-- answers into nothing and logs nothing (its lines name the token). The sessions that hold one
+-- stop pushing to it, as after a disable of their own.
+local function forget_registrations(username, token)
+	local disable = st.iq({ type = "set", from = jid.join(username, host), id = "apush-bridge" })
+		:tag("disable", { xmlns = xmlns_push, jid = component, node = token }):up();
+	local origin = { type = "apush_bridge", username = username, host = host, log = function () end, send = function () end };
+	module:fire_event("iq-set/self/"..xmlns_push..":disable", { origin = origin, stanza = disable });
+	local user = host_sessions[username];
+	for _, session in pairs(user and user.sessions or {}) do
+		local settings = session.push_settings;
+		if settings and settings.jid == component and (token == nil or settings.node == token) then
+			session.push_identifier, session.push_settings, session.first_hibernated_push = nil, nil, nil;
+		end
+	end
 end
 
 -- With push_notification_with_body, mod_cloud_notify puts the message's text into the summary
@@ -68,34 +107,50 @@ end
 
 -- 1. Registrations ---------------------------------------------------------------------------
 
+-- What a client writes into <enable/> travels with every push the server makes for it, whatever
+-- service it names: a token or a form larger than any real one would make each publish as large
+-- (the component refuses it anyway). Measured as the server sends them: escaped.
+local function is_oversized(push_info)
+	return #st.xml_escape(push_info.node or "") > max_token_bytes
+		or (push_info.options ~= nil and #tostring(st.deserialize(push_info.options)) > max_options_bytes);
+end
+
 -- Runs late so that another module may veto or redirect the registration (edit push_info) first.
 module:hook("cloud_notify/registration", function (event)
 	local origin, stanza, push_info = event.origin, event.stanza, event.push_info;
-	if not is_allowed(push_info.jid) then
-		module:log("info", "Refusing push registration of %s towards %s", origin.full_jid, push_info.jid);
-		origin.send(st.error_reply(stanza, "cancel", "not-allowed", "This push service is not allowed here"));
+	local function refuse(kind, condition, text)
+		module:log("info", "Refusing push registration of %s towards %s: %s", origin.full_jid, push_info.jid, text);
+		origin.send(st.error_reply(stanza, kind, condition, text));
 		return false;
 	end
-	if push_info.jid ~= component then return; end
-	-- What the client writes here travels with every push: a token or a form larger than any real one
-	-- would cost the link (and the component refuses it anyway), so it is refused now.
-	local options = push_info.options and st.deserialize(push_info.options);
-	if #(push_info.node or "") > max_token_bytes or (options and #tostring(options) > max_options_bytes) then
-		module:log("info", "Refusing push registration of %s: token or publish-options too large", origin.full_jid);
-		origin.send(st.error_reply(stanza, "modify", "not-acceptable", "The push token or its options are too large"));
-		return false;
+	-- Every JID of the component's domain reaches the component: one the bridge did not recognise
+	-- would be stored and pushed to without its caps and its enrichment.
+	local node, domain, resource = jid.prepped_split(push_info.jid);
+	local towards_component = component ~= nil and domain == component;
+	if towards_component and (node or resource) then
+		return refuse("modify", "not-acceptable", "Push notifications go to the component's own JID, "..component);
+	elseif towards_component then
+		push_info.jid = component; -- another case of it: stored, pushed to and reported as the JID itself
+	end
+	if not is_allowed(push_info.jid) then
+		return refuse("cancel", "not-allowed", "This push service is not allowed here");
+	end
+	if is_oversized(push_info) then
+		return refuse("modify", "not-acceptable", "The push token or its options are too large");
+	end
+	if not towards_component then return; end
+	-- The form carries the device's key: without one the component could push nothing for it.
+	if not push_info.options then
+		return refuse("modify", "not-acceptable", "Push notifications to this service need a publish-options form");
 	end
 
-	local registered = st.stanza("registered", {
+	send_to_component(st.stanza("registered", {
 		xmlns = xmlns_bridge;
 		account = jid.join(origin.username, host);
 		resource = push_info.resource;
 		client_id = push_info.client_id;
-	}):tag("enable", { xmlns = xmlns_push, jid = push_info.jid, node = push_info.node });
-	if options then
-		registered:add_child(options);
-	end
-	send_to_component(registered:up());
+	}):tag("enable", { xmlns = xmlns_push, jid = push_info.jid, node = push_info.node })
+		:add_child(st.deserialize(push_info.options)):up());
 end, -100);
 
 -- mod_cloud_notify fires no event on <disable/>: look at it first and let it through (return nil).
@@ -103,12 +158,29 @@ module:hook("iq-set/self/"..xmlns_push..":disable", function (event)
 	local origin, disable = event.origin, event.stanza.tags[1];
 	-- Compared as cloud_notify stores it: prepped, so a disable written in another case still counts.
 	local service = disable.attr.jid and jid.prep(disable.attr.jid);
-	if not component or service ~= component or not origin.username then return; end
-	send_to_component(st.stanza("unregistered", {
-		xmlns = xmlns_bridge;
-		account = jid.join(origin.username, host);
-	}):tag("disable", { xmlns = xmlns_push, jid = service, node = disable.attr.node }):up());
+	-- A client's only: the bridge's own (forget_registrations) tells the component nothing it does not know.
+	if not component or service ~= component or origin.type ~= "c2s" or not origin.username then return; end
+	send_to_component(unregistered(origin.username, disable.attr.node));
 end, 10);
+
+-- The component answers a <registered/> it cannot use (say, its form names no push module) with an
+-- error message that echoes it: the server forgets that registration too, rather than push to it
+-- in vain. A `wait` error (the component's store is away) says nothing about the registration.
+module:hook("message/host", function (event)
+	local stanza = event.stanza;
+	local registered = stanza.attr.type == "error" and stanza:get_child("registered", xmlns_bridge);
+	if not registered then return; end
+	if not component or jid.prep(stanza.attr.from or "") ~= component then return true; end
+	local error_type, condition, text = stanza:get_error();
+	local username, account_host, resource = jid.prepped_split(registered.attr.account or "");
+	local enable = registered:get_child("enable", xmlns_push);
+	local token = enable and enable.attr.node;
+	if error_type == "wait" or not username or account_host ~= host or resource or not token then return true; end
+	module:log("info", "The component refused push registration %s of %s@%s (%s: %s): removing it",
+		fingerprint(token), username, host, tostring(condition), tostring(text));
+	forget_registrations(username, token);
+	return true;
+end);
 
 -- 2. Pushes ------------------------------------------------------------------------------------
 
@@ -221,6 +293,45 @@ end, function (event)
 	local service = event.item.service;
 	watched_services[service] = nil;
 	service.events.remove_handler("item-published/"..xmlns_mds, mds_published);
+end);
+
+-- 4. Accounts ----------------------------------------------------------------------------------
+
+-- A deleted account's registrations go with it, here and at the component. Prosody purges the
+-- account's stores, but mod_cloud_notify would go on pushing from its cache.
+module:hook_global("user-deleted", function (event)
+	if event.host ~= host or not component then return; end
+	forget_registrations(event.username);
+	send_to_component(unregistered(event.username));
+end);
+
+-- The component asks which of the accounts it holds registrations for still exist, so that the
+-- operator can prune the others (docs/wire-contract.md, Bridge stanzas).
+module:hook("iq-get/host/"..xmlns_bridge..":accounts", function (event)
+	local origin, stanza = event.origin, event.stanza;
+	if not component or jid.prep(stanza.attr.from or "") ~= component then
+		origin.send(st.error_reply(stanza, "cancel", "forbidden", "Only the push component may ask"));
+		return true;
+	end
+	local asked = {};
+	for account in stanza.tags[1]:childtags("account") do
+		if #asked == max_accounts_asked then
+			origin.send(st.error_reply(stanza, "modify", "bad-request", ("At most %d accounts at once"):format(max_accounts_asked)));
+			return true;
+		end
+		asked[#asked + 1] = account.attr.jid or "";
+	end
+	local reply = st.reply(stanza):tag("accounts", { xmlns = xmlns_bridge });
+	for _, account in ipairs(asked) do
+		local username, account_host, resource = jid.prepped_split(account);
+		if not username or account_host ~= host or resource then
+			origin.send(st.error_reply(stanza, "modify", "bad-request", "Each account must be a bare JID of "..host));
+			return true;
+		end
+		reply:tag("account", { jid = account, exists = usermanager.user_exists(username, host) and "true" or "false" }):up();
+	end
+	origin.send(reply);
+	return true;
 end);
 
 function module.unload()

@@ -16,6 +16,7 @@ ejabberd (Debian: ejabberd, erlang-dev) and may run as root.
 
 import argparse
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -26,7 +27,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 MODULE_DIR = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(os.path.dirname(MODULE_DIR), "bridge-test"))
 import bridge_wire  # noqa: E402
-from bridge_wire import (COMPONENT, DOMAIN, NS_BRIDGE, NS_FORWARD, NS_PUSH, PASSWORD, SECRET, Client,  # noqa: E402
+from bridge_wire import (COMPONENT, DOMAIN, NS_BRIDGE, NS_FORWARD, NS_PUSH, PASSWORD, SECRET, USERS, Client,  # noqa: E402
                          Component, check, enable, forwarded_message, free_port, q, run_checks, scenarios,
                          wait_for_port)
 
@@ -39,14 +40,15 @@ class Ejabberd:
 
     def __init__(self, base, install):
         self.base, self.install = base, install
-        self.c2s_port, self.component_port, dist_port = free_port(), free_port(), free_port()
+        self.c2s_port, self.component_port, self.dist_port = free_port(), free_port(), free_port()
+        self.cookie = f"bridge{os.getpid()}"
         for sub in ("spool", "logs", "ebin", "contrib/sources"):
             os.makedirs(os.path.join(base, sub), exist_ok=True)
         code_path = f" -pa {base}/ebin" if install == "code-path" else ""
         with open(os.path.join(base, "ejabberdctl.cfg"), "w") as f:
             f.write(f"""ERLANG_NODE=apushbridge{os.getpid()}@localhost
-ERL_OPTIONS="-setcookie bridge{os.getpid()}{code_path}"
-ERL_DIST_PORT={dist_port}
+ERL_OPTIONS="-setcookie {self.cookie}{code_path}"
+ERL_DIST_PORT={self.dist_port}
 INET_DIST_INTERFACE=127.0.0.1
 EXEC_CMD=as_current_user
 SPOOL_DIR={base}/spool
@@ -89,6 +91,7 @@ modules:
   mod_mam: {{db_type: mnesia, default: always}}
   mod_pubsub: {{plugins: [flat, pep]}}
   mod_push: {{include_sender: true}}
+  mod_register: {{}}
 {module}""")
 
     def ctl(self, *args, check=True):
@@ -113,7 +116,7 @@ modules:
             if time.monotonic() > deadline:
                 raise RuntimeError("ejabberd did not report started")
             time.sleep(0.2)
-        for user in ("alice", "bob"):
+        for user in USERS:
             self.ctl("register", user, DOMAIN, PASSWORD)
         if self.install == "contrib":
             subprocess.run(build + ["--package", f"{self.base}/contrib/sources"], check=True, stdout=subprocess.DEVNULL)
@@ -126,6 +129,15 @@ modules:
             output = self.ctl("module_install", "mod_apush_bridge")
             assert "installed" in output, output
             assert "mod_apush_bridge" in self.ctl("modules_installed"), "module_install did not install it"
+
+    def stored_nodes(self, user):
+        """The nodes of the user's registrations in mod_push's store (Mnesia), asked of the node itself."""
+        query = (f'{{ok, Sessions}} = mod_push_mnesia:lookup_sessions(<<"{user}">>, <<"{DOMAIN}">>), '
+                 '[binary_to_list(Node) || {_, _, Node, _} <- Sessions].\n')
+        result = subprocess.run(["erl_call", "-address", f"127.0.0.1:{self.dist_port}", "-c", self.cookie, "-e"],
+                                input=query, capture_output=True, text=True, check=True)
+        assert result.stdout.startswith("{ok,"), result.stdout + result.stderr
+        return re.findall(r'"([^"]*)"', result.stdout)
 
     def stop(self):
         """SIGTERM to the node by the PID in its pid file (ejabberdctl foreground returns first), then waits."""
@@ -234,7 +246,8 @@ def main():
     base = tempfile.mkdtemp(prefix="apush-ejabberd-bridge-")
     server = Ejabberd(base, args.install)
     def checks(component):
-        scenarios(server.c2s_port, component)
+        scenarios(server.c2s_port, component, lambda user: server.ctl("register", user, DOMAIN, PASSWORD),
+                  server.stored_nodes)
         return ejabberd_scenarios(server, component)
 
     try:

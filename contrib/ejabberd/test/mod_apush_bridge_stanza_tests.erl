@@ -39,6 +39,18 @@ ids_markers_and_references_keep_only_the_attributes_classification_reads_test() 
                    "<reference xmlns='urn:xmpp:reference:0' type='mention' uri='xmpp:alice@example.org'/></message>">>,
                  Copy).
 
+%% XEP-0372: only a mention is read (who is mentioned); a data reference
+%% carries a file's or a link's URL, which is the message's content.
+only_a_mention_reference_is_kept_test() ->
+    Copy = stripped_text(["<message xmlns='jabber:client' type='chat'><body>see</body>",
+                          "<reference xmlns='urn:xmpp:reference:0' type='data' uri='https://files.example/secret.jpg'/>",
+                          "<reference xmlns='urn:xmpp:reference:0' uri='xmpp:carol@example.org'/>",
+                          "<reference xmlns='urn:xmpp:reference:0' type='mention' uri='xmpp:alice@example.org'/>",
+                          "</message>"]),
+    ?assertEqual(<<"<message xmlns='jabber:client' type='chat'><body/>",
+                   "<reference xmlns='urn:xmpp:reference:0' type='mention' uri='xmpp:alice@example.org'/></message>">>,
+                 Copy).
+
 a_call_keeps_its_session_and_media_test() ->
     Copy = stripped_text(["<message xmlns='jabber:client' type='chat'>",
                           "<propose xmlns='urn:xmpp:jingle-message:0' id='sid-1'>",
@@ -201,3 +213,89 @@ oversized_registrations_are_refused_test() ->
     Large = xml(["<x xmlns='jabber:x:data' type='submit'><field var='pushModule'><value>",
                  binary:copy(<<"m">>, 4096), "</value></field></x>"]),
     ?assert(mod_apush_bridge_stanza:is_oversized_registration(<<"t">>, Large)).
+
+oversized_is_measured_as_sent_escaped_test() ->
+    %% 1000 apostrophes are 6000 bytes once fxml writes each as &apos;.
+    Form = xml(["<x xmlns='jabber:x:data' type='submit'><field var='pushModule'><value>",
+                binary:copy(<<"&apos;">>, 1000), "</value></field></x>"]),
+    ?assert(mod_apush_bridge_stanza:is_oversized_registration(<<"t">>, Form)),
+    ?assert(mod_apush_bridge_stanza:is_oversized_registration(binary:copy(<<"'">>, 400), undefined)).
+
+-define(COMPONENT, <<"apush.example.org">>).
+-define(FORM, xml("<x xmlns='jabber:x:data' type='submit'><field var='pushModule'><value>fcm</value></field></x>")).
+
+refusal(LService, Node, Form) ->
+    mod_apush_bridge_stanza:enable_refusal(LService, ?COMPONENT, Node, Form).
+
+an_enable_towards_the_component_with_a_form_is_accepted_test() ->
+    ?assertEqual(none, refusal({<<>>, ?COMPONENT, <<>>}, <<"tok">>, ?FORM)).
+
+another_jid_of_the_components_domain_is_refused_test() ->
+    ?assertMatch(<<_/binary>>, refusal({<<"x">>, ?COMPONENT, <<>>}, <<"tok">>, ?FORM)),
+    ?assertMatch(<<_/binary>>, refusal({<<>>, ?COMPONENT, <<"x">>}, <<"tok">>, ?FORM)).
+
+an_enable_towards_the_component_without_a_form_is_refused_test() ->
+    ?assertMatch(<<_/binary>>, refusal({<<>>, ?COMPONENT, <<>>}, <<"tok">>, undefined)).
+
+the_caps_apply_to_every_service_test() ->
+    Large = xml(["<x xmlns='jabber:x:data' type='submit'><field var='p'><value>", binary:copy(<<"m">>, 4096),
+                 "</value></field></x>"]),
+    ?assertEqual(none, refusal({<<>>, <<"push.example.net">>, <<>>}, <<"tok">>, undefined)),
+    ?assertMatch(<<_/binary>>, refusal({<<>>, <<"push.example.net">>, <<>>}, <<"tok">>, Large)),
+    ?assertMatch(<<_/binary>>, refusal({<<>>, <<"push.example.net">>, <<>>}, binary:copy(<<"t">>, 2049), undefined)).
+
+%%% The component's answers
+
+echo(Type, Condition, Registered) ->
+    xml(["<message xmlns='jabber:component:accept' type='error' from='apush.example.org' to='example.org' id='r1'>",
+         Registered, "<error type='", Type, "'><", Condition, " xmlns='urn:ietf:params:xml:ns:xmpp-stanzas'/></error>",
+         "</message>"]).
+
+-define(REGISTERED, "<registered xmlns='urn:xmpp:apush:bridge:0' account='alice@example.org'>"
+                    "<enable xmlns='urn:xmpp:push:0' jid='apush.example.org' node='TOKEN'/></registered>").
+
+a_refused_registration_names_its_account_and_token_test() ->
+    ?assertEqual({<<"alice@example.org">>, <<"TOKEN">>},
+                 mod_apush_bridge_stanza:refused_registration(echo("modify", "not-acceptable", ?REGISTERED))),
+    ?assertEqual({<<"alice@example.org">>, <<"TOKEN">>},
+                 mod_apush_bridge_stanza:refused_registration(echo("cancel", "item-not-found", ?REGISTERED))).
+
+a_wait_error_refuses_nothing_test() ->
+    ?assertEqual(none, mod_apush_bridge_stanza:refused_registration(echo("wait", "resource-constraint", ?REGISTERED))).
+
+an_echo_without_account_or_token_refuses_nothing_test() ->
+    ?assertEqual(none, mod_apush_bridge_stanza:refused_registration(
+                         echo("modify", "not-acceptable", "<registered xmlns='urn:xmpp:apush:bridge:0'>"
+                              "<enable xmlns='urn:xmpp:push:0' jid='apush.example.org' node='T'/></registered>"))),
+    ?assertEqual(none, mod_apush_bridge_stanza:refused_registration(
+                         echo("modify", "not-acceptable", "<registered xmlns='urn:xmpp:apush:bridge:0' account='a@example.org'>"
+                              "<enable xmlns='urn:xmpp:push:0' jid='apush.example.org'/></registered>"))),
+    ?assertEqual(none, mod_apush_bridge_stanza:refused_registration(echo("modify", "not-acceptable", ""))),
+    ?assertEqual(none, mod_apush_bridge_stanza:refused_registration(
+                         xml(["<message xmlns='jabber:component:accept' from='apush.example.org'>", ?REGISTERED,
+                              "</message>"]))).
+
+a_token_is_logged_as_its_fingerprint_test() ->
+    %% The component's own: "#" and the first 8 hex digits of its SHA-256.
+    ?assertEqual(<<"#2c26b46b">>, mod_apush_bridge_stanza:fingerprint(<<"foo">>)).
+
+%%% The accounts query
+
+accounts(Jids) ->
+    xml(["<accounts xmlns='urn:xmpp:apush:bridge:0'>", [["<account jid='", J, "'/>"] || J <- Jids], "</accounts>"]).
+
+the_asked_accounts_are_listed_in_order_test() ->
+    ?assertEqual({ok, [<<"b@example.org">>, <<"a@example.org">>]},
+                 mod_apush_bridge_stanza:asked_accounts(accounts(["b@example.org", "a@example.org"]), 100)),
+    ?assertEqual({ok, [<<>>]}, mod_apush_bridge_stanza:asked_accounts(
+                                 xml("<accounts xmlns='urn:xmpp:apush:bridge:0'><account/></accounts>"), 100)).
+
+more_accounts_than_the_cap_are_refused_test() ->
+    Jids = [["u", integer_to_list(N), "@example.org"] || N <- lists:seq(1, 101)],
+    ?assertEqual(too_many, mod_apush_bridge_stanza:asked_accounts(accounts(Jids), 100)),
+    ?assertMatch({ok, [_ | _]}, mod_apush_bridge_stanza:asked_accounts(accounts(tl(Jids)), 100)).
+
+the_answer_says_whether_each_exists_test() ->
+    ?assertEqual(<<"<accounts xmlns='urn:xmpp:apush:bridge:0'><account jid='a@example.org' exists='true'/>",
+                   "<account jid='g@example.org' exists='false'/></accounts>">>,
+                 text(mod_apush_bridge_stanza:accounts_answer([{<<"a@example.org">>, true}, {<<"g@example.org">>, false}]))).

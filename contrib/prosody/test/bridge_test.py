@@ -14,17 +14,21 @@ prosody, prosody-modules) and may run as root (the config sets run_as_root).
 
 import argparse
 import os
+import re
 import shutil
+import socket
 import signal
 import subprocess
 import sys
 import tempfile
+import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 MODULE_DIR = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(os.path.dirname(MODULE_DIR), "bridge-test"))
 import bridge_wire  # noqa: E402
-from bridge_wire import COMPONENT, DOMAIN, PASSWORD, SECRET, free_port, run_checks, scenarios, wait_for_port  # noqa: E402
+from bridge_wire import (COMPONENT, DOMAIN, NS_COMPONENT, NS_PUBSUB, PASSWORD, SECRET, USERS, Client,  # noqa: E402
+                         check, enable, free_port, q, refusal, run_checks, scenarios, wait_for_port)
 
 
 def write_config(base, c2s_port, component_port):
@@ -36,7 +40,7 @@ log = {{ debug = "{base}/prosody.log"; error = "{base}/prosody.err" }}
 interfaces = {{ "127.0.0.1" }}; c2s_ports = {{ {c2s_port} }}
 component_ports = {{ {component_port} }}; component_interfaces = {{ "127.0.0.1" }}
 http_ports = {{}}; https_ports = {{}}; c2s_direct_tls_ports = {{}}; s2s_ports = {{}}
-modules_enabled = {{ "roster"; "saslauth"; "disco"; "ping"; "carbons"; "mam"; "smacks"; "pep"; "offline"; "cloud_notify" }}
+modules_enabled = {{ "roster"; "saslauth"; "disco"; "ping"; "carbons"; "mam"; "smacks"; "pep"; "offline"; "register"; "cloud_notify" }}
 modules_disabled = {{ "s2s"; "s2s_auth_certs" }}
 authentication = "internal_hashed"; storage = "internal"
 c2s_require_encryption = false; allow_unencrypted_plain_auth = true
@@ -56,6 +60,41 @@ Component "{COMPONENT}"
     for sub in ("data", "certs"):
         os.makedirs(os.path.join(base, sub), exist_ok=True)
     return path
+
+
+def stored_nodes(base, user):
+    """The nodes of the user's registrations in mod_cloud_notify's store (storage "internal": a Lua table
+    per user, written at once on every change)."""
+    path = os.path.join(base, "data", DOMAIN, "cloud_notify", f"{user}.dat")
+    if not os.path.exists(path):
+        return []
+    with open(path) as f:
+        return re.findall(r'\["node"\] = "([^"]*)"', f.read())
+
+
+def prosody_scenarios(c2s_port, component):
+    """What is Prosody's own: mod_cloud_notify pushes for a hibernated session from the registration the
+    session holds, not from its store."""
+    def refused_while_held():
+        tablet = Client(c2s_port, "carol", "tablet")
+        tablet.send("<enable xmlns='urn:xmpp:sm:3' resume='true'/>")
+        tablet.expect(lambda e: e.tag == "{urn:xmpp:sm:3}enabled", "stream management")
+        assert tablet.iq("set", enable(COMPONENT, "tokHeld")).get("type") == "result"
+        component.bridge_message("registered")
+        component.send(refusal(f"carol@{DOMAIN}", "tokHeld"))
+        time.sleep(0.5)
+        tablet.sock.shutdown(socket.SHUT_RDWR)  # no </stream:stream>: the session hibernates
+        tablet.sock.close()
+        time.sleep(1.0)
+        bob = Client(c2s_port, "bob", "desk")
+        bob.send(f"<message to='carol@{DOMAIN}/tablet' type='chat' id='h1'><body>to the tablet</body></message>")
+        nodes = {iq.find(f"{q(NS_PUBSUB, 'pubsub')}/{q(NS_PUBSUB, 'publish')}").get("node")
+                 for iq in component.collect(2.5) if iq.tag == q(NS_COMPONENT, "iq") and iq.get("type") == "set"}
+        assert "tokHeld" not in nodes, nodes
+        bob.close()
+    check("a refused registration is not pushed to for the session that made it, once it hibernates",
+          refused_while_held)
+    return component
 
 
 def module_log_errors(base):
@@ -79,15 +118,20 @@ def main():
     base = tempfile.mkdtemp(prefix="apush-bridge-")
     c2s_port, component_port = free_port(), free_port()
     config = write_config(base, c2s_port, component_port)
-    for user in ("alice", "bob"):
+    def register(user):
         subprocess.run(["prosodyctl", "--config", config, "register", user, DOMAIN, PASSWORD],
                        check=True, stdout=subprocess.DEVNULL)
+    for user in USERS:
+        register(user)
     prosody = subprocess.Popen(["prosody", "--config", config, "-F"],
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         wait_for_port(c2s_port, prosody, "Prosody")
         wait_for_port(component_port, prosody, "Prosody")
-        return run_checks(base, component_port, lambda component: scenarios(c2s_port, component) or component)
+        def checks(component):
+            scenarios(c2s_port, component, register, lambda user: stored_nodes(base, user))
+            return prosody_scenarios(c2s_port, component)
+        return run_checks(base, component_port, checks)
     finally:
         prosody.send_signal(signal.SIGTERM)
         try:

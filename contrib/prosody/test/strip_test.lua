@@ -157,6 +157,20 @@ do
 end
 
 do
+	-- XEP-0372: only a mention is read (who is mentioned); a data reference carries a file's or a
+	-- link's URL, which is the message's content.
+	local copy = stripped("<message xmlns='jabber:client' from='bob@localhost/laptop' type='chat'><body>see</body>"
+		.."<reference xmlns='urn:xmpp:reference:0' type='data' uri='https://files.example/secret.jpg'/>"
+		.."<reference xmlns='urn:xmpp:reference:0' uri='xmpp:carol@localhost'/>"
+		.."<reference xmlns='urn:xmpp:reference:0' type='mention' uri='xmpp:alice@localhost'/></message>");
+	local kept = {};
+	for reference in copy:childtags("reference", "urn:xmpp:reference:0") do kept[#kept + 1] = reference; end
+	check("a reference other than a mention is dropped", #kept == 1 and kept[1].attr.type == "mention"
+		and kept[1].attr.uri == "xmpp:alice@localhost", tostring(copy));
+	check("no URL of a data reference is left", not tostring(copy):find("secret", 1, true), tostring(copy));
+end
+
+do
 	local large = stripped("<message xmlns='jabber:client' from='bob@localhost/laptop' to='alice@localhost' type='chat' id='big'><body>"
 		..string.rep("x", 250 * 1024).."</body></message>");
 	check("a message with a 250 KiB body becomes a copy of a few hundred bytes", large and #tostring(large) < 300,
