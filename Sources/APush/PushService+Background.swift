@@ -95,7 +95,7 @@ extension PushService {
             guard verdict == .deliver else { return (.withheld(verdict), nil) }
             let push = OutgoingPush.message(
                 account: account, chat: window.chat, notice: held, count: count,
-                policy: policy)
+                generation: state?.generation ?? 0, policy: policy)
             return (.push, self.outboxItem(push, registrationID: registration.id, at: at, dueAt: at))
         }
         switch ended {
@@ -130,9 +130,9 @@ extension PushService {
                 logger.error("stored push \(item.id) has a kind this build does not know (column kind of retries)")
                 return
             }
-            if push.kind == .message, let chat = item.collapseChat, let count = Summary.count(in: item.summary) {
+            if push.kind == .message, let chat = item.collapseChat {
                 let state = try await store.updateChat(registrationID: registration.id, chat: chat) { $0 }
-                guard ChatCoalescer.isCurrent(count: count, in: state) else {
+                guard ChatCoalescer.isCurrent(generation: item.generation, in: state) else {
                     statistics.count(.push(.message, .superseded))
                     try await store.deleteRetry(id: item.id)
                     return

@@ -195,6 +195,14 @@ extension PostgreSQLPushStore {
                 CREATE INDEX test_pushes_by_account ON test_pushes (account, at);
                 CREATE INDEX test_pushes_by_time ON test_pushes (at);
                 """),
+        // Issue 20, item 4, as SQLite's migration 9: each chat's generation, and the one a message push
+        // in the outbox was decided at.
+        Migration(
+            version: 6,
+            sql: """
+                ALTER TABLE chats ADD COLUMN generation BIGINT NOT NULL DEFAULT 0;
+                ALTER TABLE retries ADD COLUMN generation BIGINT NOT NULL DEFAULT 0;
+                """),
     ]
 
     /// A total kept by the `sizes` triggers, its row locked until the transaction ends: the check of a

@@ -215,6 +215,16 @@ extension SQLitePushStore {
                 CREATE INDEX test_pushes_by_account ON test_pushes (account, at);
                 CREATE INDEX test_pushes_by_time ON test_pushes (at);
                 """),
+        // Issue 20, item 4: each chat counts its decisions (`generation`, which never goes back as the
+        // count does after a read), and a message push in the outbox keeps the one it was decided at,
+        // so a retry is dropped once its chat moved on even when the count came back to its value.
+        // Rows from before start at 0 on both sides: current until their chat's next decision.
+        Migration(
+            version: 9,
+            sql: """
+                ALTER TABLE chats ADD COLUMN generation INTEGER NOT NULL DEFAULT 0;
+                ALTER TABLE retries ADD COLUMN generation INTEGER NOT NULL DEFAULT 0;
+                """),
     ]
 
     /// A total kept by the `sizes` triggers.
