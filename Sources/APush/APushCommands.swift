@@ -286,9 +286,20 @@ struct APushCommands: Sendable {
         var totals = try await service.store.counters()
         for (name, amount) in service.statistics.unflushed { totals[name, default: 0] += amount }
         let registrations = try await service.store.countRegistrations(matching: RegistrationFilter())
+        let stock = try await service.store.countRegistrationsWithoutAccount()
+        let limits = service.settings.storeLimits
         var fields: [DataForm.Field] = [
             .init(
                 variable: "registrations", type: .textSingle, label: "Registrations", values: [String(registrations)]),
+            .init(
+                variable: "registrations-limit", type: .textSingle, label: "Cap of registrations",
+                values: [String(limits.registrations)]),
+            .init(
+                variable: "stock-registrations", type: .textSingle, label: "Registrations with no account",
+                values: [String(stock)]),
+            .init(
+                variable: "stock-registrations-limit", type: .textSingle, label: "Cap of registrations with no account",
+                values: [String(limits.registrationsWithoutAccount)]),
             .init(
                 variable: "in-flight", type: .textSingle, label: "Publishes in flight",
                 values: [String(service.publishesInFlight)]),

@@ -179,8 +179,23 @@ extension PushService {
             sightingsBefore: at - Timestamp(settings.dedupeMinutes) * 60_000,
             callsBefore: at - 3_600_000, unknownAnswersBefore: at - 3_600_000,
             quietChatsBefore: at - 30 * Self.day)
+        try await expireUnusedRegistrations(at: at)
         try await flushStatistics()
     }
+
+    /// Removes the registrations unused for `registrationExpiryDays`, a bounded batch at a time (each
+    /// chore takes the next), so no transaction grows with the store.
+    private func expireUnusedRegistrations(at: Timestamp) async throws {
+        let expired = try await store.expireRegistrations(
+            unusedBefore: at - Timestamp(settings.registrationExpiryDays) * Self.day, limit: Self.expiryBatch)
+        if expired > 0 {
+            statistics.count(.registrationExpired, by: Int64(expired))
+            logger.info("expired \(expired) registrations unused for \(settings.registrationExpiryDays) days")
+        }
+    }
+
+    /// The most registrations one maintenance chore expires.
+    static let expiryBatch = 10_000
 
     func flushStatistics() async throws {
         let counts = statistics.takeUnflushed()

@@ -203,6 +203,33 @@ extension PostgreSQLPushStore {
                 ALTER TABLE chats ADD COLUMN generation BIGINT NOT NULL DEFAULT 0;
                 ALTER TABLE retries ADD COLUMN generation BIGINT NOT NULL DEFAULT 0;
                 """),
+        // Issue 20, item 7, as SQLite's migration 10: each registration's last use, indexed, and the
+        // total of registrations with no account.
+        Migration(
+            version: 7,
+            sql: """
+                ALTER TABLE registrations ADD COLUMN last_used_at bigint NOT NULL DEFAULT 0;
+                UPDATE registrations SET last_used_at = greatest(updated_at, coalesce(last_push_at, 0));
+                CREATE INDEX registrations_by_last_use ON registrations (last_used_at);
+                INSERT INTO sizes (name, count)
+                    SELECT 'registrations-without-account', count(*) FROM registrations WHERE account IS NULL;
+                CREATE FUNCTION count_registrations_without_account() RETURNS trigger LANGUAGE plpgsql AS $$
+                BEGIN
+                    IF TG_OP IN ('DELETE', 'UPDATE') AND OLD.account IS NULL THEN
+                        PERFORM count_size('registrations-without-account', -1);
+                    END IF;
+                    IF TG_OP IN ('INSERT', 'UPDATE') AND NEW.account IS NULL THEN
+                        PERFORM count_size('registrations-without-account', 1);
+                    END IF;
+                    RETURN NULL;
+                END
+                $$;
+                CREATE TRIGGER registrations_counted_without_account AFTER INSERT OR DELETE ON registrations
+                    FOR EACH ROW EXECUTE FUNCTION count_registrations_without_account();
+                CREATE TRIGGER registrations_moved_account AFTER UPDATE OF account ON registrations
+                    FOR EACH ROW WHEN ((OLD.account IS NULL) IS DISTINCT FROM (NEW.account IS NULL))
+                    EXECUTE FUNCTION count_registrations_without_account();
+                """),
     ]
 
     /// A total kept by the `sizes` triggers, its row locked until the transaction ends: the check of a

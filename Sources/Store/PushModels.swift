@@ -56,13 +56,16 @@ public struct Registration: Sendable, Equatable {
     public var lastWakeAt: Timestamp?
     public var pushCount: Int64
     public var errorCount: Int64
+    /// When it was last registered, renewed (to within `StoreLimits.renewalResolution`) or pushed: one
+    /// unused for `push.registrationExpiryDays` is expired.
+    public var lastUsedAt: Timestamp
 
     public init(
         id: Int64, domain: String, token: String, pushModule: String, account: String?,
         deviceKey: [UInt8], calls: CallsMode, wantsReads: Bool, collapseKey: [UInt8],
         createdAt: Timestamp, lastPushAt: Timestamp? = nil, lastError: String? = nil,
         lastErrorAt: Timestamp? = nil, lastWakeAt: Timestamp? = nil, pushCount: Int64 = 0,
-        errorCount: Int64 = 0
+        errorCount: Int64 = 0, lastUsedAt: Timestamp? = nil
     ) {
         self.id = id
         self.domain = domain
@@ -80,6 +83,7 @@ public struct Registration: Sendable, Equatable {
         self.lastWakeAt = lastWakeAt
         self.pushCount = pushCount
         self.errorCount = errorCount
+        self.lastUsedAt = lastUsedAt ?? createdAt
     }
 
     public var takesMessages: Bool { calls != .only }

@@ -225,6 +225,31 @@ extension SQLitePushStore {
                 ALTER TABLE chats ADD COLUMN generation INTEGER NOT NULL DEFAULT 0;
                 ALTER TABLE retries ADD COLUMN generation INTEGER NOT NULL DEFAULT 0;
                 """),
+        // Issue 20, item 7: each registration's last use (registered, renewed, pushed), indexed, so the
+        // maintenance chore finds those unused for `push.registrationExpiryDays` without a scan (rows
+        // from before: their last change or push); and the total of registrations with no account,
+        // kept like the others, for their cap.
+        Migration(
+            version: 10,
+            sql: """
+                ALTER TABLE registrations ADD COLUMN last_used_at INTEGER NOT NULL DEFAULT 0;
+                UPDATE registrations SET last_used_at = max(updated_at, ifnull(last_push_at, 0));
+                CREATE INDEX registrations_by_last_use ON registrations (last_used_at);
+                INSERT INTO sizes (name, count)
+                    SELECT 'registrations-without-account', count(*) FROM registrations WHERE account IS NULL;
+                CREATE TRIGGER registrations_added_without_account AFTER INSERT ON registrations
+                    WHEN NEW.account IS NULL
+                    BEGIN UPDATE sizes SET count = count + 1 WHERE name = 'registrations-without-account'; END;
+                CREATE TRIGGER registrations_removed_without_account AFTER DELETE ON registrations
+                    WHEN OLD.account IS NULL
+                    BEGIN UPDATE sizes SET count = count - 1 WHERE name = 'registrations-without-account'; END;
+                CREATE TRIGGER registrations_account_changed AFTER UPDATE OF account ON registrations
+                    WHEN (OLD.account IS NULL) IS NOT (NEW.account IS NULL)
+                    BEGIN
+                        UPDATE sizes SET count = count + (CASE WHEN NEW.account IS NULL THEN 1 ELSE -1 END)
+                        WHERE name = 'registrations-without-account';
+                    END;
+                """),
     ]
 
     /// A total kept by the `sizes` triggers.

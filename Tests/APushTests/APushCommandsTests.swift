@@ -444,7 +444,8 @@ import XMPPTesting
     @Test func adminRegistrationsPagesByFifty() async throws {
         let setup = try Setup()
         for index in 0..<120 {
-            try await setup.register("token-\(index)", account: "user\(index % 6)@localhost")
+            // Eight to an account: each account's cap.
+            try await setup.register("token-\(index)", account: "user\(index % 15)@localhost")
         }
         func page(_ number: String) async throws -> DataForm {
             let reply = try await setup.run(APushCommands.adminRegistrations, as: Self.carol, .value("page", number))
@@ -699,6 +700,9 @@ import XMPPTesting
 
         let form = try await stats(setup)
         #expect(form.value("registrations") == "1")
+        #expect(form.value("registrations-limit") == "1000000")
+        #expect(form.value("stock-registrations") == "0")
+        #expect(form.value("stock-registrations-limit") == "250000")
         #expect(form.value("in-flight") == "0")
         #expect(form.value("since-start.pushes.message.accepted") == "3")
         #expect(form.value("total.pushes.message.accepted") == "8")

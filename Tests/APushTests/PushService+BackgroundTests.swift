@@ -422,6 +422,28 @@ import XMPPTesting
         #expect(try await harness.store.nextRetry() == nil)
     }
 
+    /// Issue 20, item 7: the maintenance chore removes a registration nobody registered, renewed or
+    /// pushed for `registrationExpiryDays`; one pushed since stays.
+    @Test func maintenanceExpiresARegistrationUnusedForTheConfiguredDays() async throws {
+        var settings = APushSettings()
+        settings.registrationExpiryDays = 30
+        let harness = try Harness(settings: settings)
+        try await harness.publishBridged(Stanzas.chat(id: "m1"), node: "idle")
+        try await harness.publishBridged(Stanzas.chat(id: "m1"), node: "busy")
+        harness.clock.advance(seconds: 20 * 86_400)
+        try await harness.publishBridged(Stanzas.chat(id: "m2"), node: "busy")
+        harness.clock.advance(seconds: 10 * 86_400 - 1)
+        try await harness.service.maintain()
+        #expect(try await harness.store.countRegistrations(matching: RegistrationFilter()) == 2, "not yet")
+        harness.clock.advance(seconds: 2)
+        try await harness.service.maintain()
+        #expect(
+            try await harness.store.registration(domain: "localhost", token: "idle", account: "alice@localhost") == nil)
+        #expect(
+            try await harness.store.registration(domain: "localhost", token: "busy", account: "alice@localhost") != nil)
+        #expect(harness.service.statistics.sinceStart["registrations.expired"] == 1)
+    }
+
     @Test func maintenanceStoresTheCountersAndForgetsOldTombstones() async throws {
         let harness = try Harness()
         harness.sender.script(.error(type: "cancel", condition: "item-not-found"))
