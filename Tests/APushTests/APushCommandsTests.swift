@@ -441,6 +441,25 @@ import XMPPTesting
         }
     }
 
+    /// Issue 20, item 13: user commands share the handler cap and the store with publishes, so each
+    /// account may run only so many: past its burst it is answered `wait`, saying when to come back,
+    /// until its bucket fills again. Another account, and the admins' commands, are not held up.
+    @Test func anAccountsCommandsPastItsRateAreAnsweredWait() async throws {
+        let setup = try Setup()
+        let burst = APushCommands.userCommandBurst
+        for _ in 0..<burst {
+            #expect(try await setup.execute(APushCommands.policy, as: Self.alice).status == "executing")
+        }
+        let refused = await Self.stanzaError { try await setup.execute(APushCommands.policy, as: Self.alice) }
+        #expect(refused?.condition == .resourceConstraint)
+        #expect(refused?.type == .wait)
+        #expect(refused?.text?.contains("too many commands") == true, "\(String(describing: refused?.text))")
+        #expect(try await setup.execute(APushCommands.policy, as: Self.bob).status == "executing")
+        #expect(try await setup.execute(APushCommands.adminStats, as: Self.carol).status == "completed")
+        setup.harness.clock.advance(milliseconds: APushCommands.userCommandInterval)
+        #expect(try await setup.execute(APushCommands.policy, as: Self.alice).status == "executing")
+    }
+
     @Test func adminRegistrationsPagesByFifty() async throws {
         let setup = try Setup()
         for index in 0..<120 {
