@@ -230,6 +230,42 @@ extension PostgreSQLPushStore {
                     FOR EACH ROW WHEN ((OLD.account IS NULL) IS DISTINCT FROM (NEW.account IS NULL))
                     EXECUTE FUNCTION count_registrations_without_account();
                 """),
+        // Issue 20, item 13, as SQLite's migration 11: each policy generation logs the account it
+        // changed, row by row (a TRUNCATE logs `''`: every policy), keeping the latest 1,024.
+        Migration(
+            version: 8,
+            sql: """
+                CREATE TABLE policy_changes (generation bigint PRIMARY KEY, account text NOT NULL);
+                DROP TRIGGER policies_changed ON policies;
+                DROP FUNCTION count_policy_generation();
+                CREATE FUNCTION log_policy_change(account text) RETURNS void LANGUAGE plpgsql AS $$
+                DECLARE
+                    changed bigint;
+                BEGIN
+                    UPDATE policy_generation SET value = value + 1 RETURNING value INTO changed;
+                    INSERT INTO policy_changes (generation, account) VALUES (changed, account);
+                    DELETE FROM policy_changes WHERE generation <= changed - 1024;
+                END
+                $$;
+                CREATE FUNCTION policy_changed() RETURNS trigger LANGUAGE plpgsql AS $$
+                BEGIN
+                    IF TG_OP = 'TRUNCATE' THEN
+                        PERFORM log_policy_change('');
+                    ELSIF TG_OP = 'INSERT' THEN
+                        PERFORM log_policy_change(NEW.account);
+                    ELSIF TG_OP = 'DELETE' THEN
+                        PERFORM log_policy_change(OLD.account);
+                    ELSE
+                        PERFORM log_policy_change(CASE WHEN OLD.account = NEW.account THEN NEW.account ELSE '' END);
+                    END IF;
+                    RETURN NULL;
+                END
+                $$;
+                CREATE TRIGGER policies_changed AFTER INSERT OR UPDATE OR DELETE ON policies
+                    FOR EACH ROW EXECUTE FUNCTION policy_changed();
+                CREATE TRIGGER policies_truncated AFTER TRUNCATE ON policies
+                    FOR EACH STATEMENT EXECUTE FUNCTION policy_changed();
+                """),
     ]
 
     /// A total kept by the `sizes` triggers, its row locked until the transaction ends: the check of a

@@ -250,6 +250,40 @@ extension SQLitePushStore {
                         WHERE name = 'registrations-without-account';
                     END;
                 """),
+        // Issue 20, item 13: each policy generation logs the account whose policy it changed (`''` for
+        // the defaults, which every account's policy starts from, or an account renamed by hand), so an
+        // instance forgets only those accounts' cached policies. The log keeps the latest 1,024
+        // (`StoreLimits.policyChangesKept`); an instance further behind forgets them all.
+        Migration(
+            version: 11,
+            sql: """
+                CREATE TABLE policy_changes (generation INTEGER PRIMARY KEY, account TEXT NOT NULL);
+                DROP TRIGGER policies_added;
+                DROP TRIGGER policies_changed;
+                DROP TRIGGER policies_removed;
+                CREATE TRIGGER policies_added AFTER INSERT ON policies
+                    BEGIN
+                        UPDATE policy_generation SET value = value + 1;
+                        INSERT INTO policy_changes (generation, account)
+                            SELECT value, NEW.account FROM policy_generation;
+                        DELETE FROM policy_changes WHERE generation <= (SELECT value - 1024 FROM policy_generation);
+                    END;
+                CREATE TRIGGER policies_changed AFTER UPDATE ON policies
+                    BEGIN
+                        UPDATE policy_generation SET value = value + 1;
+                        INSERT INTO policy_changes (generation, account)
+                            SELECT value, CASE WHEN OLD.account = NEW.account THEN NEW.account ELSE '' END
+                            FROM policy_generation;
+                        DELETE FROM policy_changes WHERE generation <= (SELECT value - 1024 FROM policy_generation);
+                    END;
+                CREATE TRIGGER policies_removed AFTER DELETE ON policies
+                    BEGIN
+                        UPDATE policy_generation SET value = value + 1;
+                        INSERT INTO policy_changes (generation, account)
+                            SELECT value, OLD.account FROM policy_generation;
+                        DELETE FROM policy_changes WHERE generation <= (SELECT value - 1024 FROM policy_generation);
+                    END;
+                """),
     ]
 
     /// A total kept by the `sizes` triggers.

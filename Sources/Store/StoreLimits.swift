@@ -18,6 +18,8 @@
 ///   `wait` and the bridge's `registered` gets `resource-constraint`): evicting would let one user's
 ///   registrations push out everyone else's.
 /// * counter names: a new name past the cap is not stored (names come from fixed sets; this is a guard).
+/// * the log of policy changes (which account's policy each generation changed): the latest
+///   `policyChangesKept`; an instance further behind forgets every cached policy instead.
 public struct StoreLimits: Sendable, Equatable {
     public static let defaultRegistrations = 1_000_000
     public static let defaultRegistrationsPerAccount = 8
@@ -44,6 +46,10 @@ public struct StoreLimits: Sendable, Equatable {
     /// A registration's last use is written again when it is renewed at most this often (a day), so a
     /// publish that finds it unchanged writes nothing; its expiry is counted in days.
     public static let renewalResolution: Timestamp = 86_400_000
+
+    /// The policy changes the store's log keeps (the number is in the triggers of both engines'
+    /// migration that made it).
+    public static let policyChangesKept: Int64 = 1024
 
     public init(
         registrations: Int = Self.defaultRegistrations,
