@@ -102,18 +102,11 @@ public struct PushPolicy: Sendable, Equatable, Codable {
     }
 
     /// Bare, normalised, de-duplicated and sorted; the first bad JID is the error. A list past the
-    /// bounds (`maximumMutedChats` entries, `maximumMutedBytes`) is refused before any entry is prepared.
+    /// bounds (`maximumMutedChats` entries, `maximumMutedBytes`) is refused before any entry is prepared,
+    /// and again once prepared (preparing may lengthen a JID a little), so a list accepted is within
+    /// them as it is kept, and its own form or its stored document is accepted again.
     static func normalisedChats(_ chats: [String]) -> Result<[String], PolicyError> {
-        guard chats.count <= maximumMutedChats else {
-            return .failure(
-                PolicyError(field: "muted", reason: "\(chats.count) chats, more than the \(maximumMutedChats) allowed"))
-        }
-        let bytes = chats.reduce(0) { $0 + $1.utf8.count }
-        guard bytes <= maximumMutedBytes else {
-            return .failure(
-                PolicyError(
-                    field: "muted", reason: "\(bytes) bytes of chats, more than the \(maximumMutedBytes) allowed"))
-        }
+        if let error = boundsError(of: chats) { return .failure(error) }
         var result = Set<String>()
         for chat in chats where !chat.trimmed.isEmpty {
             guard let jid = try? JID(chat.trimmed) else {
@@ -121,7 +114,22 @@ public struct PushPolicy: Sendable, Equatable, Codable {
             }
             result.insert(jid.bare.description)
         }
-        return .success(result.sorted())
+        let normalised = result.sorted()
+        if let error = boundsError(of: normalised) { return .failure(error) }
+        return .success(normalised)
+    }
+
+    private static func boundsError(of chats: [String]) -> PolicyError? {
+        guard chats.count <= maximumMutedChats else {
+            return PolicyError(
+                field: "muted", reason: "\(chats.count) chats, more than the \(maximumMutedChats) allowed")
+        }
+        let bytes = chats.reduce(0) { $0 + $1.utf8.count }
+        guard bytes <= maximumMutedBytes else {
+            return PolicyError(
+                field: "muted", reason: "\(bytes) bytes of chats, more than the \(maximumMutedBytes) allowed")
+        }
+        return nil
     }
 
     public func isMuted(_ chat: String) -> Bool {

@@ -133,6 +133,18 @@ import XMPP
         #expect(error.reason.contains("more than"))
     }
 
+    /// Preparing may lengthen a JID (`ⅷ` becomes `viii`): a list within the bounds as submitted but past
+    /// them once prepared is refused too, so the policy kept always comes back through its own form.
+    @Test func aMutedListThatPreparingTakesPastItsBoundIsRefused() throws {
+        let numeral = String(repeating: "\u{2177}", count: 16)
+        let chats = (0..<PushPolicy.maximumMutedChats).map { String(format: "%04d", $0) + numeral + "@localhost" }
+        #expect(chats.reduce(0) { $0 + $1.utf8.count } <= PushPolicy.maximumMutedBytes)
+        let error = try #require(throws: PolicyError.self) {
+            try Self.applying(Self.submit(.init(variable: "muted", type: .jidMulti, values: chats)))
+        }
+        #expect(error.reason.contains("bytes of chats"), "\(error.reason)")
+    }
+
     @Test func mutedHoldsAtMostTheBoundOfChats() throws {
         func muting(_ count: Int) -> DataForm {
             Self.submit(.init(variable: "muted", type: .jidMulti, values: (0..<count).map { "c\($0)@localhost" }))
