@@ -280,9 +280,6 @@ extension SQLitePushStore {
 }
 
 extension Registration {
-    /// The registration as `request` (from `account`, nil for none) leaves it, nil when it changes
-    /// nothing (the server echoes the same options on every publish: most calls change nothing). A
-    /// changed device key gets `freshCollapseKey`; a request with no account keeps the registration's.
     /// Registered again unchanged, a day or more since its last use was written: written again.
     func isDueForRenewal(at now: Timestamp) -> Bool {
         now - lastUsedAt >= StoreLimits.renewalResolution
@@ -294,6 +291,9 @@ extension Registration {
         return renewed
     }
 
+    /// The registration as `request` (from `account`, nil for none) leaves it, nil when it changes
+    /// nothing (the server echoes the same options on every publish: most calls change nothing). A
+    /// changed device key gets `freshCollapseKey`; a request with no account keeps the registration's.
     func updated(by request: RegistrationRequest, account: String?, freshCollapseKey: [UInt8]) -> Registration? {
         if pushModule == request.pushModule, deviceKey == request.deviceKey, calls == request.calls,
             wantsReads == request.wantsReads, account == nil || account == self.account
