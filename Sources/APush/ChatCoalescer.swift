@@ -28,7 +28,10 @@ enum ChatCoalescer {
         _ state: inout ChatState?, registrationID: Int64, chat: String, notice: HeldNotice, now: Timestamp,
         window: Timestamp, readsVisible: Bool, silenced: Bool, urgent: Bool = false
     ) -> MessageDecision {
-        var current = state ?? ChatState(registrationID: registrationID, chat: chat, windowMilliseconds: window)
+        // A new chat counts its generations from when it begins, so a push decided in an earlier life of
+        // the chat (forgotten since) is not taken for one of this life.
+        var current =
+            state ?? ChatState(registrationID: registrationID, chat: chat, windowMilliseconds: window, generation: now)
         if !readsVisible, let last = current.lastMessageAt, now - last >= countLifetimeWithoutReads {
             current.count = 0
         }
@@ -53,8 +56,8 @@ enum ChatCoalescer {
     /// window's end, or silenced) or a read moved the generation on; sent anyway, the old notice would
     /// land after the newer one and, by its collapse tag, replace it on the device. The count cannot
     /// tell: after a read and a new message it is back to the old push's. A chat forgotten and begun
-    /// again has a generation of its own, older or newer: stale too. A chat forgotten since (its state
-    /// evicted) cannot tell: the push goes.
+    /// again counts from when it began: a push of its earlier life is stale too. A chat forgotten since
+    /// (its state evicted) cannot tell: the push goes.
     static func isCurrent(generation: Int64, in state: ChatState?) -> Bool {
         state.map { $0.generation == generation } ?? true
     }

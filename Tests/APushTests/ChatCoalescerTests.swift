@@ -208,9 +208,14 @@ import Testing
         #expect(seen == [1, 2, 3, 4, 4, 5])
     }
 
-    @Test func aStoredMessagePushOfAForgottenChatGoes() {
+    @Test func aStoredMessagePushOfAForgottenChatGoesAndOneOfItsEarlierLifeDoesNot() {
         #expect(ChatCoalescer.isCurrent(generation: 1, in: nil), "a forgotten chat cannot tell")
-        let recreated = ChatState(registrationID: 1, chat: "bob@localhost", count: 1, generation: 1)
-        #expect(!ChatCoalescer.isCurrent(generation: 7, in: recreated), "a chat forgotten and begun again")
+        // Its earlier life decided one push at 0 (generation 1); forgotten, it begins again at 5 s.
+        var state: ChatState?
+        _ = ChatCoalescer.message(
+            &state, registrationID: 1, chat: "bob@localhost", notice: Self.notice(5), now: Self.ms(5),
+            window: Self.window, readsVisible: true, silenced: false)
+        #expect(!ChatCoalescer.isCurrent(generation: 1, in: state), "a push of the chat's earlier life")
+        #expect(ChatCoalescer.isCurrent(generation: state?.generation ?? 0, in: state))
     }
 }
