@@ -26,16 +26,27 @@ struct APushCommands: Sendable {
 
     /// How many `#test` pushes one account may ask for in a minute: enough to try each kind.
     static let testPushesPerMinute = 5
+    /// The stages of user commands one account may run at once (a command is two or three), then one
+    /// more every `userCommandInterval`: enough for a person, not for a script.
+    static let userCommandBurst = 20
+    static let userCommandInterval: Timestamp = 3000
 
     var all: [AdHocCommand] {
         let context = context
         let isUser: @Sendable (JID) -> Bool = { $0.localpart != nil && context.isServed($0) }
         let isAdmin: @Sendable (JID) -> Bool = { $0.localpart != nil && context.isAdmin($0) }
-        return [
+        let users = [
             AdHocCommand(
                 node: Self.registrations, name: "My push registrations", isAllowed: isUser, handler: registrations),
             AdHocCommand(node: Self.policy, name: "My push policy", isAllowed: isUser, handler: policy),
             AdHocCommand(node: Self.test, name: "Send me a test push", isAllowed: isUser, handler: test),
+        ].map { command in
+            AdHocCommand(node: command.node, name: command.name, isAllowed: command.isAllowed) { [self] request in
+                try admit(request.requester)
+                return try await command.handler(request)
+            }
+        }
+        let admins = [
             AdHocCommand(
                 node: Self.adminRegistrations, name: "List push registrations", isAllowed: isAdmin,
                 handler: adminRegistrations),
@@ -46,7 +57,8 @@ struct APushCommands: Sendable {
                 node: Self.adminPolicy, name: "Push policy of an account, or the defaults",
                 isAllowed: isAdmin, handler: adminPolicy),
             AdHocCommand(node: Self.adminStats, name: "Push statistics", isAllowed: isAdmin, handler: adminStats),
-        ].map { command in
+        ]
+        return (users + admins).map { command in
             AdHocCommand(node: command.node, name: command.name, isAllowed: command.isAllowed) { [service] request in
                 try await service.answeringStoreFaults(during: "a command") { try await command.handler(request) }
             }
@@ -54,6 +66,20 @@ struct APushCommands: Sendable {
     }
 
     private var bounds: (Int, Int) { (service.settings.coalesceMinSeconds, service.settings.coalesceMaxSeconds) }
+
+    /// Counts one stage of a user command against its account's rate, before it costs anything; past
+    /// the rate, `wait` saying when to come back.
+    private func admit(_ requester: JID) throws {
+        let now = service.now()
+        guard let allowedAt = service.commandRates.withLock({ $0.take(requester.bare.description, at: now) }) else {
+            return
+        }
+        let seconds = (allowedAt - now + 999) / 1000
+        throw StanzaError(
+            .resourceConstraint, type: .wait,
+            text: "too many commands: at most \(Self.userCommandBurst) at once, then one every "
+                + "\(Self.userCommandInterval / 1000) s; try again in \(seconds) s")
+    }
 
     // MARK: Users
 
@@ -286,9 +312,20 @@ struct APushCommands: Sendable {
         var totals = try await service.store.counters()
         for (name, amount) in service.statistics.unflushed { totals[name, default: 0] += amount }
         let registrations = try await service.store.countRegistrations(matching: RegistrationFilter())
+        let stock = try await service.store.countRegistrationsWithoutAccount()
+        let limits = service.settings.storeLimits
         var fields: [DataForm.Field] = [
             .init(
                 variable: "registrations", type: .textSingle, label: "Registrations", values: [String(registrations)]),
+            .init(
+                variable: "registrations-limit", type: .textSingle, label: "Cap of registrations",
+                values: [String(limits.registrations)]),
+            .init(
+                variable: "stock-registrations", type: .textSingle, label: "Registrations with no account",
+                values: [String(stock)]),
+            .init(
+                variable: "stock-registrations-limit", type: .textSingle, label: "Cap of registrations with no account",
+                values: [String(limits.registrationsWithoutAccount)]),
             .init(
                 variable: "in-flight", type: .textSingle, label: "Publishes in flight",
                 values: [String(service.publishesInFlight)]),

@@ -36,16 +36,25 @@ public struct APushSettings: Sendable, Equatable, Decodable {
     public var paddingBucket: Int = 128
     /// Registrations in all; past it a new one is refused (`wait`), never another's evicted.
     public var maxRegistrations: Int = StoreLimits.defaultRegistrations
+    /// Registrations with no account (stock mode), a share of `maxRegistrations`: past it a new one is
+    /// refused, so stock mode cannot fill the store for the bridged accounts.
+    public var maxStockRegistrations: Int = StoreLimits.defaultRegistrationsWithoutAccount
+    /// A registration not registered, renewed or pushed for this long is removed (apps register again
+    /// when they start).
+    public var registrationExpiryDays: Int = 90
 
     /// What the store may hold, as these settings say.
-    public var storeLimits: StoreLimits { StoreLimits(registrations: maxRegistrations) }
+    public var storeLimits: StoreLimits {
+        StoreLimits(registrations: maxRegistrations, registrationsWithoutAccount: maxStockRegistrations)
+    }
 
     public init() {}
 
     enum CodingKeys: String, CodingKey, CaseIterable {
         case defaults, coalesceMinSeconds, coalesceMaxSeconds, coalesceSeconds, wakeIntervalSeconds
         case upstreamTimeoutSeconds, maxInFlight, maxBackgroundDeliveries, retryMessageSeconds, retryCallSeconds
-        case unknownNodeCancelsPerHour, dedupeMinutes, paddingBucket, maxRegistrations
+        case unknownNodeCancelsPerHour, dedupeMinutes, paddingBucket, maxRegistrations, maxStockRegistrations
+        case registrationExpiryDays
     }
 
     /// Each key absent from the section keeps the default declared above; one present must lie in its range.
@@ -76,5 +85,7 @@ public struct APushSettings: Sendable, Equatable, Decodable {
         try read(.dedupeMinutes, into: \.dedupeMinutes, 1...1440)
         try read(.paddingBucket, into: \.paddingBucket, 0...2048)
         try read(.maxRegistrations, into: \.maxRegistrations, 1...100_000_000)
+        try read(.maxStockRegistrations, into: \.maxStockRegistrations, 0...100_000_000)
+        try read(.registrationExpiryDays, into: \.registrationExpiryDays, 1...3650)
     }
 }

@@ -28,11 +28,15 @@ enum ChatCoalescer {
         _ state: inout ChatState?, registrationID: Int64, chat: String, notice: HeldNotice, now: Timestamp,
         window: Timestamp, readsVisible: Bool, silenced: Bool, urgent: Bool = false
     ) -> MessageDecision {
-        var current = state ?? ChatState(registrationID: registrationID, chat: chat, windowMilliseconds: window)
+        // A new chat counts its generations from when it begins, so a push decided in an earlier life of
+        // the chat (forgotten since) is not taken for one of this life.
+        var current =
+            state ?? ChatState(registrationID: registrationID, chat: chat, windowMilliseconds: window, generation: now)
         if !readsVisible, let last = current.lastMessageAt, now - last >= countLifetimeWithoutReads {
             current.count = 0
         }
         current.count += 1
+        current.generation += 1
         current.lastMessageAt = now
         current.windowMilliseconds = window
         defer { state = current }
@@ -47,13 +51,15 @@ enum ChatCoalescer {
         return .push(count: current.count)
     }
 
-    /// Whether a stored message push that says `count` may still be sent (again, after a crash or a
-    /// `wait`): only while the chat's count is what it said. A later message (pushed, or held for its
-    /// window's end) raised it, a read since reset it; sent anyway, the old count or the withdrawn notice
-    /// would land after the newer state and, by its collapse tag, replace it on the device. A chat
-    /// forgotten since (its state evicted) cannot tell: the push goes.
-    static func isCurrent(count: Int, in state: ChatState?) -> Bool {
-        state.map { $0.count == count } ?? true
+    /// Whether a stored message push decided at `generation` may still be sent (again, after a crash or
+    /// a `wait`): only while its chat has decided nothing since. A later message (pushed, held for its
+    /// window's end, or silenced) or a read moved the generation on; sent anyway, the old notice would
+    /// land after the newer one and, by its collapse tag, replace it on the device. The count cannot
+    /// tell: after a read and a new message it is back to the old push's. A chat forgotten and begun
+    /// again counts from when it began: a push of its earlier life is stale too. A chat forgotten since
+    /// (its state evicted) cannot tell: the push goes.
+    static func isCurrent(generation: Int64, in state: ChatState?) -> Bool {
+        state.map { $0.generation == generation } ?? true
     }
 
     static func windowEnded(_ state: inout ChatState?, now: Timestamp) -> WindowDecision {
@@ -66,6 +72,7 @@ enum ChatCoalescer {
         current.held = nil
         current.windowEndsAt = now + current.windowMilliseconds
         current.noticedSinceRead = true
+        current.generation += 1
         return .push(held, count: current.count)
     }
 
@@ -75,6 +82,7 @@ enum ChatCoalescer {
         guard var current = state else { return false }
         defer { state = current }
         current.count = 0
+        current.generation += 1
         current.held = nil
         current.windowEndsAt = nil
         guard current.noticedSinceRead else { return false }

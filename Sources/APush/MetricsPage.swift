@@ -1,4 +1,5 @@
 import ComponentHost
+import Store
 import XMPP
 
 /// The /metrics page (docs/wire-contract.md, Operations), written from figures already gathered: the
@@ -11,6 +12,10 @@ struct MetricsPage: Sendable {
     var inFlightLimit: Int
     /// Registrations by domain; nil when the store did not answer.
     var registrations: [String: Int]?
+    /// Registrations with no account (stock mode); nil when the store did not answer.
+    var stockRegistrations: Int? = nil
+    /// The caps the registrations are held to, shown beside them so an alert can compare the two.
+    var limits = StoreLimits()
     var linkUp: Bool
     var linkReconnects: Int
     var httpAcceptFailures: Int
@@ -63,6 +68,24 @@ struct MetricsPage: Sendable {
             for domain in registrations.keys.sorted() {
                 page.sample("apush_registrations", labels: [("domain", domain)], Int64(registrations[domain] ?? 0))
             }
+        }
+        if let stockRegistrations {
+            page.family("apush_stock_registrations", .gauge, help: "Registrations with no account (stock mode).")
+            page.sample("apush_stock_registrations", Int64(stockRegistrations))
+        }
+        for (name, limit, help) in [
+            ("apush_registrations_limit", limits.registrations, "The cap of registrations in all (maxRegistrations)."),
+            (
+                "apush_stock_registrations_limit", limits.registrationsWithoutAccount,
+                "The cap of registrations with no account (maxStockRegistrations)."
+            ),
+            (
+                "apush_account_registrations_limit", limits.registrationsPerAccount,
+                "Registrations one account keeps; a new one removes its least recently used."
+            ),
+        ] {
+            page.family(name, .gauge, help: help)
+            page.sample(name, Int64(limit))
         }
         page.family("apush_link_up", .gauge, help: "1 while the component link to the server is up.")
         page.sample("apush_link_up", Int64(linkUp ? 1 : 0))

@@ -6,6 +6,8 @@ struct OutgoingPush: Sendable, Equatable {
     var json: String
     var account: String
     var collapseChat: String?
+    /// A message's: its chat's generation when it was decided (`ChatState.generation`).
+    var generation: Int64 = 0
     /// Its item in the store (the outbox), once it is stored: kept until its answer is recorded.
     var stored: RetryItem?
 
@@ -23,12 +25,13 @@ struct OutgoingPush: Sendable, Equatable {
         json = retry.summary
         self.account = account
         collapseChat = retry.collapseChat
+        generation = retry.generation
         stored = retry
     }
 
     /// A message notice; with the sender hidden it says only that there is something, in no chat.
     static func message(
-        account: String, chat: String, notice: HeldNotice, count: Int, policy: PushPolicy,
+        account: String, chat: String, notice: HeldNotice, count: Int, generation: Int64, policy: PushPolicy,
         missedCall: Summary.Call? = nil
     ) -> OutgoingPush {
         var summary = Summary(
@@ -47,7 +50,9 @@ struct OutgoingPush: Sendable, Equatable {
             summary.mention = false
             summary.call = nil
         }
-        return OutgoingPush(summary: summary, collapseChat: chat)
+        var push = OutgoingPush(summary: summary, collapseChat: chat)
+        push.generation = generation
+        return push
     }
 
     /// apushKind: absent for a message, `voip` for a call.

@@ -1,7 +1,9 @@
 /// Resolved policies by account (the defaults under ""), valid for one policy generation of the store
 /// (`PushTransaction.policyGeneration`, which every change of a stored policy counts, whichever
-/// instance made it). A lookup at a newer generation forgets every entry; a resolution made at another
-/// generation than the kept one is not kept, so a policy read before a change never outlives it.
+/// instance made it). `advance` moves the entries to a newer generation forgetting only the accounts it
+/// changed (all of them when the defaults changed, or the changes are not known); a lookup at a newer
+/// generation than the kept one forgets every entry; a resolution made at another generation than the
+/// kept one is not kept, so a policy read before a change never outlives it.
 ///
 /// At most `capacity` accounts are kept: one entry per account ever pushed to would grow with the
 /// store. Past it a new entry takes the place of any other account's, never the defaults' (a miss only
@@ -22,6 +24,19 @@ struct PolicyCache: Sendable {
             self.generation = generation
         }
         return entries[key]
+    }
+
+    /// Moves the entries resolved at `from` to `to`, forgetting those of the accounts `changed` names
+    /// (every entry when it is nil or names the defaults); nothing when they are no longer at `from`
+    /// (another lookup moved them first).
+    mutating func advance(from: Int64, to: Int64, forgetting changed: Set<String>?) {
+        guard generation == from, to > from else { return }
+        if let changed, !changed.contains("") {
+            for account in changed { entries[account] = nil }
+        } else {
+            entries.removeAll()
+        }
+        generation = to
     }
 
     mutating func store(_ policy: PushPolicy, for key: String, resolvedAt generation: Int64) {

@@ -67,12 +67,7 @@ extension PushPolicy {
         }
         policy.groupchat = try choice("groupchat", GroupchatMode.self) ?? policy.groupchat
         if form.field("muted") != nil {
-            let muted = try Self.normalisedChats(form.values("muted")).get()
-            guard muted.count <= Self.maximumMutedChats else {
-                throw PolicyError(
-                    field: "muted", reason: "\(muted.count) chats, more than the \(Self.maximumMutedChats) allowed")
-            }
-            policy.muted = muted
+            policy.muted = try Self.normalisedChats(form.values("muted")).get()
         }
         if let value = form.value("quiet-hours") ?? form.field("quiet-hours").map({ _ in "" }) {
             if value.trimmed.isEmpty {

@@ -41,6 +41,9 @@ public struct PushPolicy: Sendable, Equatable, Codable {
     /// The most chats a submitted policy form may mute, so one account cannot grow its stored
     /// policy (read on every event) without end.
     static let maximumMutedChats = 1000
+    /// The most bytes of chats a muted list may hold, checked with the count before any entry is
+    /// prepared: preparing a JID (stringprep) is the cost a long list would make the component pay.
+    static let maximumMutedBytes = 64 * 1024
 
     enum CodingKeys: String, CodingKey, CaseIterable {
         case messages, calls, reads, wakes, coalesceSeconds, groupchat, muted, quietHours, quietMessages, timezone,
@@ -98,8 +101,12 @@ public struct PushPolicy: Sendable, Equatable, Codable {
         try container.encode(sender, forKey: .sender)
     }
 
-    /// Bare, normalised, de-duplicated and sorted; the first bad JID is the error.
+    /// Bare, normalised, de-duplicated and sorted; the first bad JID is the error. A list past the
+    /// bounds (`maximumMutedChats` entries, `maximumMutedBytes`) is refused before any entry is prepared,
+    /// and again once prepared (preparing may lengthen a JID a little), so a list accepted is within
+    /// them as it is kept, and its own form or its stored document is accepted again.
     static func normalisedChats(_ chats: [String]) -> Result<[String], PolicyError> {
+        if let error = boundsError(of: chats) { return .failure(error) }
         var result = Set<String>()
         for chat in chats where !chat.trimmed.isEmpty {
             guard let jid = try? JID(chat.trimmed) else {
@@ -107,7 +114,22 @@ public struct PushPolicy: Sendable, Equatable, Codable {
             }
             result.insert(jid.bare.description)
         }
-        return .success(result.sorted())
+        let normalised = result.sorted()
+        if let error = boundsError(of: normalised) { return .failure(error) }
+        return .success(normalised)
+    }
+
+    private static func boundsError(of chats: [String]) -> PolicyError? {
+        guard chats.count <= maximumMutedChats else {
+            return PolicyError(
+                field: "muted", reason: "\(chats.count) chats, more than the \(maximumMutedChats) allowed")
+        }
+        let bytes = chats.reduce(0) { $0 + $1.utf8.count }
+        guard bytes <= maximumMutedBytes else {
+            return PolicyError(
+                field: "muted", reason: "\(bytes) bytes of chats, more than the \(maximumMutedBytes) allowed")
+        }
+        return nil
     }
 
     public func isMuted(_ chat: String) -> Bool {

@@ -95,7 +95,7 @@ extension PushService {
             guard verdict == .deliver else { return (.withheld(verdict), nil) }
             let push = OutgoingPush.message(
                 account: account, chat: window.chat, notice: held, count: count,
-                policy: policy)
+                generation: state?.generation ?? 0, policy: policy)
             return (.push, self.outboxItem(push, registrationID: registration.id, at: at, dueAt: at))
         }
         switch ended {
@@ -130,9 +130,9 @@ extension PushService {
                 logger.error("stored push \(item.id) has a kind this build does not know (column kind of retries)")
                 return
             }
-            if push.kind == .message, let chat = item.collapseChat, let count = Summary.count(in: item.summary) {
+            if push.kind == .message, let chat = item.collapseChat {
                 let state = try await store.updateChat(registrationID: registration.id, chat: chat) { $0 }
-                guard ChatCoalescer.isCurrent(count: count, in: state) else {
+                guard ChatCoalescer.isCurrent(generation: item.generation, in: state) else {
                     statistics.count(.push(.message, .superseded))
                     try await store.deleteRetry(id: item.id)
                     return
@@ -179,8 +179,23 @@ extension PushService {
             sightingsBefore: at - Timestamp(settings.dedupeMinutes) * 60_000,
             callsBefore: at - 3_600_000, unknownAnswersBefore: at - 3_600_000,
             quietChatsBefore: at - 30 * Self.day)
+        try await expireUnusedRegistrations(at: at)
         try await flushStatistics()
     }
+
+    /// Removes the registrations unused for `registrationExpiryDays`, a bounded batch at a time (each
+    /// chore takes the next), so no transaction grows with the store.
+    private func expireUnusedRegistrations(at: Timestamp) async throws {
+        let expired = try await store.expireRegistrations(
+            unusedBefore: at - Timestamp(settings.registrationExpiryDays) * Self.day, limit: Self.expiryBatch)
+        if expired > 0 {
+            statistics.count(.registrationExpired, by: Int64(expired))
+            logger.info("expired \(expired) registrations unused for \(settings.registrationExpiryDays) days")
+        }
+    }
+
+    /// The most registrations one maintenance chore expires.
+    static let expiryBatch = 10_000
 
     func flushStatistics() async throws {
         let counts = statistics.takeUnflushed()

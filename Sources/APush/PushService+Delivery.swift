@@ -99,7 +99,7 @@ extension PushService {
         return RetryItem(
             registrationID: registrationID, summary: push.json, kind: push.kind.rawValue,
             collapseChat: push.collapseChat, attempts: 0, nextAt: dueAt,
-            deadline: at + Timestamp(seconds) * 1000)
+            deadline: at + Timestamp(seconds) * 1000, generation: push.generation)
     }
 
     /// How long a push in flight is leased: past the upstream timeout, so it is never sent again while

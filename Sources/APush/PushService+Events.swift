@@ -144,9 +144,9 @@ extension PushService {
     ) throws -> (decision: ChatCoalescer.MessageDecision, pushes: [OutgoingPush]) {
         let registrationID = target.registration.id
         let leaseEnd = target.at + leaseMilliseconds
-        let push = { (count: Int) in
+        let push = { (count: Int, generation: Int64) in
             OutgoingPush.message(
-                account: target.account, chat: chat, notice: held, count: count,
+                account: target.account, chat: chat, notice: held, count: count, generation: generation,
                 policy: target.policy, missedCall: missedCall)
         }
         let ((decision, decided), stored) = try transaction.updateChatAndEnqueue(
@@ -159,7 +159,7 @@ extension PushService {
                 urgent: missedCall != nil)
             guard case .push(let count) = decision else { return ((decision, nil), nil) }
             // Its summary is written once, for the outbox and for the seal alike.
-            let outgoing = push(count)
+            let outgoing = push(count, state?.generation ?? 0)
             return (
                 (decision, outgoing),
                 self.outboxItem(outgoing, registrationID: registrationID, at: target.at, dueAt: leaseEnd)

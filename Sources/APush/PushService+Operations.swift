@@ -24,7 +24,8 @@ extension PushService {
         let page = MetricsPage(
             counters: statistics.sinceStartByStatistic, upstream: statistics.histogram(.upstream),
             publish: statistics.histogram(.publish), inFlight: publishesInFlight, inFlightLimit: settings.maxInFlight,
-            registrations: registrations, linkUp: host.linkIsUp, linkReconnects: host.linkReconnects,
+            registrations: registrations, stockRegistrations: try? await store.countRegistrationsWithoutAccount(),
+            limits: settings.storeLimits, linkUp: host.linkIsUp, linkReconnects: host.linkReconnects,
             httpAcceptFailures: host.httpAcceptFailures, process: ProcessMetrics.current())
         return HTTPResponse(.ok, contentType: MetricsText.contentType, body: page.text)
     }

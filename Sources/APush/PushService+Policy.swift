@@ -10,10 +10,15 @@ extension PushService {
 
     /// `policy(for:)` within a transaction, as a publish resolves it. Kept in memory once resolved
     /// (decoding it cost more than a store round trip, on every event) for as long as the store's policy
-    /// generation says no policy changed, here or in another instance sharing the store.
+    /// generation says no policy changed, here or in another instance sharing the store; when it has
+    /// moved on, only the entries of the accounts it changed are forgotten.
     func policy(for account: String?, in transaction: any PushTransaction) throws -> PushPolicy {
         let key = account ?? ""
         let generation = try transaction.policyGeneration()
+        if let kept = policies.withLock({ $0.generation }), kept < generation {
+            let changed = try transaction.accountsWithPolicyChanged(after: kept, through: generation)
+            policies.withLock { $0.advance(from: kept, to: generation, forgetting: changed) }
+        }
         if let known = policies.withLock({ $0.policy(for: key, at: generation) }) { return known }
         let resolved = try resolvePolicy(for: account, in: transaction)
         policies.withLock { $0.store(resolved, for: key, resolvedAt: generation) }

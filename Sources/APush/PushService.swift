@@ -30,6 +30,10 @@ final class PushService: Sendable {
     let background = Mutex(0)
     let backgroundDeliveryEnded: Doorbell
     let policies = Mutex(PolicyCache())
+    /// Each account's user commands, at most a burst and then one per interval (`APushCommands`).
+    let commandRates = Mutex(
+        CommandRateLimiter(
+            burst: APushCommands.userCommandBurst, interval: APushCommands.userCommandInterval, capacity: 4096))
     /// Ephemeral keys made while there is time to spare, so a seal on the push path does one scalar
     /// multiplication instead of two.
     let ephemeralKeys = EphemeralKeyPool()

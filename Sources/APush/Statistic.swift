@@ -43,6 +43,8 @@ enum Statistic: Sendable, Equatable {
     case testPush(PushService.TestKind)
     case registered
     case unregistered
+    /// A registration removed by the maintenance chore: unused for `push.registrationExpiryDays`.
+    case registrationExpired
 
     /// What became of one push.
     enum PushFate: String, Sendable {
@@ -91,6 +93,7 @@ enum Statistic: Sendable, Equatable {
         case .testPush(let kind): "tests.\(kind.rawValue)"
         case .registered: "registrations.registered"
         case .unregistered: "registrations.unregistered"
+        case .registrationExpired: "registrations.expired"
         }
     }
 
@@ -120,6 +123,7 @@ enum Statistic: Sendable, Equatable {
         case .testPush(let kind): CounterSeries(.testPushes, ["kind": kind.rawValue])
         case .registered: CounterSeries(.registrationChanges, ["change": "registered"])
         case .unregistered: CounterSeries(.registrationChanges, ["change": "unregistered"])
+        case .registrationExpired: CounterSeries(.registrationChanges, ["change": "expired"])
         }
     }
 
@@ -167,7 +171,7 @@ struct CounterSeries: Hashable, Sendable {
             case .inFlightCap: "Pushes kept for later: the cap of publishes awaiting the App Server was reached."
             case .upstreamRefused: "Pushes the App Server refused, by error condition."
             case .testPushes: "Test pushes sent by the #test command, by kind."
-            case .registrationChanges: "Registrations made or removed through the bridge."
+            case .registrationChanges: "Registrations made or removed through the bridge, or expired unused."
             }
         }
     }

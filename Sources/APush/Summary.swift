@@ -1,4 +1,3 @@
-import Foundation
 import Logging
 import Store
 
@@ -46,11 +45,6 @@ struct Summary: Sendable, Equatable {
         if test { writer.add("test", true) }
         writer.add("ts", Int(ts))
         return writer.finish()
-    }
-
-    /// The `count` of a summary's JSON, as a stored push keeps it; nil when it has none.
-    static func count(in json: String) -> Int? {
-        (try? JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any])?["count"] as? Int
     }
 
     /// JSON padded with trailing spaces to a multiple of `bucket` bytes (still valid JSON), so the

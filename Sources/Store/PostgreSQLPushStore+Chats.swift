@@ -51,17 +51,18 @@ extension PostgreSQLPushStore {
         try connection.execute(
             """
             INSERT INTO chats (registration_id, chat, count, last_message_at, window_ends_at, window_ms, held,
-                noticed_since_read, last_read_push_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+                noticed_since_read, last_read_push_at, generation) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
             ON CONFLICT (registration_id, chat) DO UPDATE SET count = EXCLUDED.count,
                 last_message_at = EXCLUDED.last_message_at, window_ends_at = EXCLUDED.window_ends_at,
                 window_ms = EXCLUDED.window_ms, held = EXCLUDED.held,
-                noticed_since_read = EXCLUDED.noticed_since_read, last_read_push_at = EXCLUDED.last_read_push_at
+                noticed_since_read = EXCLUDED.noticed_since_read, last_read_push_at = EXCLUDED.last_read_push_at,
+                generation = EXCLUDED.generation
             """,
             [
                 .integer(state.registrationID), .text(state.chat), .integer(Int64(state.count)),
                 SQLitePushStore.optional(state.lastMessageAt), SQLitePushStore.optional(state.windowEndsAt),
                 .integer(state.windowMilliseconds), held ?? .null, SQLValue(state.noticedSinceRead),
-                SQLitePushStore.optional(state.lastReadPushAt),
+                SQLitePushStore.optional(state.lastReadPushAt), .integer(state.generation),
             ])
     }
 

@@ -155,6 +155,12 @@ extension PostgreSQLPushTransaction {
     func policyGeneration() throws -> Int64 {
         try connection.queryOne("SELECT value FROM policy_generation").decode("value", \.int64Value)
     }
+
+    func accountsWithPolicyChanged(after: Int64, through: Int64) throws -> Set<String>? {
+        try SQLitePushStore.accountsWithPolicyChanged(after: after, through: through) { sql in
+            try connection.query(sql, [.integer(after), .integer(through)])
+        }
+    }
 }
 
 extension PostgreSQLPushStore {

@@ -27,16 +27,23 @@ extension PostgreSQLPushStore {
             domain: request.domain, token: request.token, account: account,
             deviceKey: request.deviceKey, in: connection)
         {
-            guard let updated = old.updated(by: request, account: account, freshCollapseKey: freshCollapseKey) else {
-                return old
+            guard var updated = old.updated(by: request, account: account, freshCollapseKey: freshCollapseKey)
+            else {
+                guard old.isDueForRenewal(at: now) else { return old }
+                try connection.execute(
+                    "UPDATE registrations SET last_used_at = greatest(last_used_at, $1) WHERE id = $2",
+                    [.integer(now), .integer(old.id)])
+                return old.renewed(at: now)
             }
             if old.account == nil, let account {
                 try makeRoom(forAccount: account, limits: limits, in: connection)
             }
+            updated.lastUsedAt = now
             try connection.execute(
                 """
                 UPDATE registrations SET push_module = $1, account = $2, device_key = $3, calls = $4,
-                    wants_reads = $5, collapse_key = $6, updated_at = $7 WHERE id = $8
+                    wants_reads = $5, collapse_key = $6, updated_at = $7, last_used_at = greatest(last_used_at, $7)
+                WHERE id = $8
                 """,
                 [
                     .text(updated.pushModule), SQLitePushStore.optional(updated.account), .blob(updated.deviceKey),
@@ -51,11 +58,17 @@ extension PostgreSQLPushStore {
         guard try lockedSize("registrations", in: connection) < limits.registrations else {
             throw StoreCapacityError(collection: "registrations", limit: limits.registrations)
         }
+        if account == nil,
+            try lockedSize(SQLitePushStore.withoutAccount, in: connection) >= limits.registrationsWithoutAccount
+        {
+            throw StoreCapacityError(
+                collection: "registrations without an account", limit: limits.registrationsWithoutAccount)
+        }
         let id = try connection.queryOne(
             """
             INSERT INTO registrations (domain, token, push_module, account, device_key, calls, wants_reads,
-                collapse_key, created_at, updated_at, fingerprint)
-            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9, $10) RETURNING id
+                collapse_key, created_at, updated_at, last_used_at, fingerprint)
+            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9, $9, $10) RETURNING id
             """,
             [
                 .text(request.domain), .text(request.token), .text(request.pushModule),
@@ -80,7 +93,7 @@ extension PostgreSQLPushStore {
         try connection.execute(
             """
             DELETE FROM registrations WHERE id IN (SELECT id FROM registrations WHERE account = $1
-                ORDER BY greatest(updated_at, coalesce(last_push_at, 0)), id LIMIT $2)
+                ORDER BY last_used_at, id LIMIT $2)
             """, [.text(account), .integer(excess)])
     }
 
@@ -141,6 +154,26 @@ extension PostgreSQLPushStore {
                 try connection.queryOne(
                     "SELECT count(*) AS n FROM registrations \(Self.filterClause)", Self.filterParameters(filter)
                 ).decode("n", \.int64Value))
+        }
+    }
+
+    public func countRegistrationsWithoutAccount() async throws -> Int {
+        try await run { connection in
+            Int(
+                try connection.queryOne(
+                    "SELECT count FROM sizes WHERE name = $1", [.text(SQLitePushStore.withoutAccount)]
+                )
+                .decode("count", \.int64Value))
+        }
+    }
+
+    public func expireRegistrations(unusedBefore: Timestamp, limit: Int) async throws -> Int {
+        try await run { connection in
+            try connection.execute(
+                """
+                DELETE FROM registrations WHERE id IN
+                    (SELECT id FROM registrations WHERE last_used_at < $1 ORDER BY last_used_at LIMIT $2)
+                """, [.integer(unusedBefore), .integer(Int64(limit))])
         }
     }
 
@@ -249,7 +282,10 @@ extension PostgreSQLPushTransaction {
                 """, [.text(error), .integer(at), .integer(registrationID)])
         } else {
             try connection.execute(
-                "UPDATE registrations SET last_push_at = greatest(last_push_at, $1), push_count = push_count + 1 WHERE id = $2",
+                """
+                UPDATE registrations SET last_push_at = greatest(last_push_at, $1),
+                    last_used_at = greatest(last_used_at, $1), push_count = push_count + 1 WHERE id = $2
+                """,
                 [.integer(at), .integer(registrationID)])
         }
         if let retryID {

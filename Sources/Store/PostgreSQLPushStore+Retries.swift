@@ -14,13 +14,13 @@ extension PostgreSQLPushStore {
         else { return nil }
         return try connection.queryOne(
             """
-            INSERT INTO retries (registration_id, summary, kind, collapse_chat, attempts, next_at, deadline)
-            VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id
+            INSERT INTO retries (registration_id, summary, kind, collapse_chat, attempts, next_at, deadline,
+                generation) VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id
             """,
             [
                 .integer(item.registrationID), .text(item.summary), .text(item.kind),
                 SQLitePushStore.optional(item.collapseChat), .integer(Int64(item.attempts)), .integer(item.nextAt),
-                .integer(item.deadline),
+                .integer(item.deadline), .integer(item.generation),
             ]
         ).decode("id", \.int64Value)
     }

@@ -195,6 +195,77 @@ extension PostgreSQLPushStore {
                 CREATE INDEX test_pushes_by_account ON test_pushes (account, at);
                 CREATE INDEX test_pushes_by_time ON test_pushes (at);
                 """),
+        // Issue 20, item 4, as SQLite's migration 9: each chat's generation, and the one a message push
+        // in the outbox was decided at.
+        Migration(
+            version: 6,
+            sql: """
+                ALTER TABLE chats ADD COLUMN generation BIGINT NOT NULL DEFAULT 0;
+                ALTER TABLE retries ADD COLUMN generation BIGINT NOT NULL DEFAULT 0;
+                """),
+        // Issue 20, item 7, as SQLite's migration 10: each registration's last use, indexed, and the
+        // total of registrations with no account.
+        Migration(
+            version: 7,
+            sql: """
+                ALTER TABLE registrations ADD COLUMN last_used_at bigint NOT NULL DEFAULT 0;
+                UPDATE registrations SET last_used_at = greatest(updated_at, coalesce(last_push_at, 0));
+                CREATE INDEX registrations_by_last_use ON registrations (last_used_at);
+                INSERT INTO sizes (name, count)
+                    SELECT 'registrations-without-account', count(*) FROM registrations WHERE account IS NULL;
+                CREATE FUNCTION count_registrations_without_account() RETURNS trigger LANGUAGE plpgsql AS $$
+                BEGIN
+                    IF TG_OP IN ('DELETE', 'UPDATE') AND OLD.account IS NULL THEN
+                        PERFORM count_size('registrations-without-account', -1);
+                    END IF;
+                    IF TG_OP IN ('INSERT', 'UPDATE') AND NEW.account IS NULL THEN
+                        PERFORM count_size('registrations-without-account', 1);
+                    END IF;
+                    RETURN NULL;
+                END
+                $$;
+                CREATE TRIGGER registrations_counted_without_account AFTER INSERT OR DELETE ON registrations
+                    FOR EACH ROW EXECUTE FUNCTION count_registrations_without_account();
+                CREATE TRIGGER registrations_moved_account AFTER UPDATE OF account ON registrations
+                    FOR EACH ROW WHEN ((OLD.account IS NULL) IS DISTINCT FROM (NEW.account IS NULL))
+                    EXECUTE FUNCTION count_registrations_without_account();
+                """),
+        // Issue 20, item 13, as SQLite's migration 11: each policy generation logs the account it
+        // changed, row by row (a TRUNCATE logs `''`: every policy), keeping the latest 1,024.
+        Migration(
+            version: 8,
+            sql: """
+                CREATE TABLE policy_changes (generation bigint PRIMARY KEY, account text NOT NULL);
+                DROP TRIGGER policies_changed ON policies;
+                DROP FUNCTION count_policy_generation();
+                CREATE FUNCTION log_policy_change(account text) RETURNS void LANGUAGE plpgsql AS $$
+                DECLARE
+                    changed bigint;
+                BEGIN
+                    UPDATE policy_generation SET value = value + 1 RETURNING value INTO changed;
+                    INSERT INTO policy_changes (generation, account) VALUES (changed, account);
+                    DELETE FROM policy_changes WHERE generation <= changed - 1024;
+                END
+                $$;
+                CREATE FUNCTION policy_changed() RETURNS trigger LANGUAGE plpgsql AS $$
+                BEGIN
+                    IF TG_OP = 'TRUNCATE' THEN
+                        PERFORM log_policy_change('');
+                    ELSIF TG_OP = 'INSERT' THEN
+                        PERFORM log_policy_change(NEW.account);
+                    ELSIF TG_OP = 'DELETE' THEN
+                        PERFORM log_policy_change(OLD.account);
+                    ELSE
+                        PERFORM log_policy_change(CASE WHEN OLD.account = NEW.account THEN NEW.account ELSE '' END);
+                    END IF;
+                    RETURN NULL;
+                END
+                $$;
+                CREATE TRIGGER policies_changed AFTER INSERT OR UPDATE OR DELETE ON policies
+                    FOR EACH ROW EXECUTE FUNCTION policy_changed();
+                CREATE TRIGGER policies_truncated AFTER TRUNCATE ON policies
+                    FOR EACH STATEMENT EXECUTE FUNCTION policy_changed();
+                """),
     ]
 
     /// A total kept by the `sizes` triggers, its row locked until the transaction ends: the check of a

@@ -56,13 +56,16 @@ public struct Registration: Sendable, Equatable {
     public var lastWakeAt: Timestamp?
     public var pushCount: Int64
     public var errorCount: Int64
+    /// When it was last registered, renewed (to within `StoreLimits.renewalResolution`) or pushed: one
+    /// unused for `push.registrationExpiryDays` is expired.
+    public var lastUsedAt: Timestamp
 
     public init(
         id: Int64, domain: String, token: String, pushModule: String, account: String?,
         deviceKey: [UInt8], calls: CallsMode, wantsReads: Bool, collapseKey: [UInt8],
         createdAt: Timestamp, lastPushAt: Timestamp? = nil, lastError: String? = nil,
         lastErrorAt: Timestamp? = nil, lastWakeAt: Timestamp? = nil, pushCount: Int64 = 0,
-        errorCount: Int64 = 0
+        errorCount: Int64 = 0, lastUsedAt: Timestamp? = nil
     ) {
         self.id = id
         self.domain = domain
@@ -80,6 +83,7 @@ public struct Registration: Sendable, Equatable {
         self.lastWakeAt = lastWakeAt
         self.pushCount = pushCount
         self.errorCount = errorCount
+        self.lastUsedAt = lastUsedAt ?? createdAt
     }
 
     public var takesMessages: Bool { calls != .only }
@@ -123,11 +127,14 @@ public struct ChatState: Sendable, Equatable {
     /// A notice was pushed since the last read: a read push has something to withdraw.
     public var noticedSinceRead: Bool
     public var lastReadPushAt: Timestamp?
+    /// Counts every decision on the chat (a message, a read, a held notice's follow-up) and never goes
+    /// back, unlike `count`: a stored push decided at an older generation is stale.
+    public var generation: Int64
 
     public init(
         registrationID: Int64, chat: String, count: Int = 0, lastMessageAt: Timestamp? = nil,
         windowEndsAt: Timestamp? = nil, windowMilliseconds: Int64 = 10_000, held: HeldNotice? = nil,
-        noticedSinceRead: Bool = false, lastReadPushAt: Timestamp? = nil
+        noticedSinceRead: Bool = false, lastReadPushAt: Timestamp? = nil, generation: Int64 = 0
     ) {
         self.registrationID = registrationID
         self.chat = chat
@@ -138,6 +145,7 @@ public struct ChatState: Sendable, Equatable {
         self.held = held
         self.noticedSinceRead = noticedSinceRead
         self.lastReadPushAt = lastReadPushAt
+        self.generation = generation
     }
 }
 
@@ -173,10 +181,12 @@ public struct RetryItem: Sendable, Equatable {
     public var attempts: Int
     public var nextAt: Timestamp
     public var deadline: Timestamp
+    /// For a message push: its chat's `ChatState.generation` when it was decided.
+    public var generation: Int64
 
     public init(
         id: Int64 = 0, registrationID: Int64, summary: String, kind: String, collapseChat: String?,
-        attempts: Int, nextAt: Timestamp, deadline: Timestamp
+        attempts: Int, nextAt: Timestamp, deadline: Timestamp, generation: Int64 = 0
     ) {
         self.id = id
         self.registrationID = registrationID
@@ -186,6 +196,7 @@ public struct RetryItem: Sendable, Equatable {
         self.attempts = attempts
         self.nextAt = nextAt
         self.deadline = deadline
+        self.generation = generation
     }
 }
 

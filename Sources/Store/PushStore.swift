@@ -55,6 +55,12 @@ public protocol PushStore: Sendable {
     func countRegistrations(matching filter: RegistrationFilter) async throws -> Int
     /// How many registrations each domain has, from kept totals (no table is counted).
     func registrationsByDomain() async throws -> [String: Int]
+    /// How many registrations have no account (stock mode), from a kept total.
+    func countRegistrationsWithoutAccount() async throws -> Int
+    /// Removes up to `limit` registrations not registered, renewed or pushed since `unusedBefore`, with
+    /// everything kept for them, and no tombstone (an app that comes back registers again); returns
+    /// how many.
+    func expireRegistrations(unusedBefore: Timestamp, limit: Int) async throws -> Int
     /// Removes an account's registrations (all of them, or the one with `token`); returns them. No
     /// tombstone: the account disabled push, the token is not dead.
     func removeRegistrations(domain: String, account: String, token: String?) async throws -> [Registration]

@@ -64,6 +64,10 @@ public protocol PushTransaction {
     /// Counts every change of a stored policy, by this process or any other sharing the store: policies
     /// resolved at an older generation are stale.
     func policyGeneration() throws -> Int64
+    /// The accounts whose stored policy the generations after `after` up to `through` changed (`""`:
+    /// the defaults, or a change the log cannot name), or nil when the log no longer holds all of them
+    /// (it keeps the latest `StoreLimits.policyChangesKept`): then any policy may have changed.
+    func accountsWithPolicyChanged(after: Int64, through: Int64) throws -> Set<String>?
 }
 
 extension PushTransaction {
@@ -155,5 +159,9 @@ extension PushStore {
 
     public func policy(account: String?) async throws -> String? {
         try await transaction { try $0.policy(account: account) }
+    }
+
+    public func accountsWithPolicyChanged(after: Int64, through: Int64) async throws -> Set<String>? {
+        try await transaction { try $0.accountsWithPolicyChanged(after: after, through: through) }
     }
 }

@@ -83,13 +83,14 @@ extension SQLitePushStore {
         try database.execute(
             """
             INSERT OR REPLACE INTO chats (registration_id, chat, count, last_message_at, window_ends_at, window_ms,
-                held, noticed_since_read, last_read_push_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+                held, noticed_since_read, last_read_push_at, generation) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """,
             [
                 .integer(state.registrationID), .text(state.chat), .integer(Int64(state.count)),
                 Self.optional(state.lastMessageAt), Self.optional(state.windowEndsAt),
                 .integer(state.windowMilliseconds),
                 held ?? .null, SQLValue(state.noticedSinceRead), Self.optional(state.lastReadPushAt),
+                .integer(state.generation),
             ])
     }
 
@@ -109,7 +110,8 @@ extension SQLitePushStore {
             windowEndsAt: try row.decodeIfPresent("window_ends_at", \.int64Value),
             windowMilliseconds: try row.decode("window_ms", \.int64Value), held: held,
             noticedSinceRead: try row.decode("noticed_since_read", \.boolValue),
-            lastReadPushAt: try row.decodeIfPresent("last_read_push_at", \.int64Value))
+            lastReadPushAt: try row.decodeIfPresent("last_read_push_at", \.int64Value),
+            generation: try row.decode("generation", \.int64Value))
     }
 }
 

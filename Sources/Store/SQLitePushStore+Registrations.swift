@@ -29,16 +29,21 @@ extension SQLitePushStore {
             domain: request.domain, token: request.token, account: account,
             deviceKey: request.deviceKey, in: database)
         {
-            guard let updated = old.updated(by: request, account: account, freshCollapseKey: freshCollapseKey) else {
-                return old
+            guard var updated = old.updated(by: request, account: account, freshCollapseKey: freshCollapseKey)
+            else {
+                guard old.isDueForRenewal(at: now) else { return old }
+                try database.execute(
+                    "UPDATE registrations SET last_used_at = ? WHERE id = ?", [.integer(now), .integer(old.id)])
+                return old.renewed(at: now)
             }
             if old.account == nil, let account {
                 try makeRoom(forAccount: account, limits: limits, in: database)
             }
+            updated.lastUsedAt = now
             try database.execute(
                 """
                 UPDATE registrations SET push_module = ?, account = ?, device_key = ?, calls = ?,
-                    wants_reads = ?, collapse_key = ?, updated_at = ? WHERE id = ?
+                    wants_reads = ?, collapse_key = ?, updated_at = ?7, last_used_at = ?7 WHERE id = ?8
                 """,
                 [
                     .text(updated.pushModule), Self.optional(updated.account), .blob(updated.deviceKey),
@@ -53,15 +58,20 @@ extension SQLitePushStore {
         guard try size("registrations", in: database) < limits.registrations else {
             throw StoreCapacityError(collection: "registrations", limit: limits.registrations)
         }
+        if account == nil, try size(withoutAccount, in: database) >= limits.registrationsWithoutAccount {
+            throw StoreCapacityError(
+                collection: "registrations without an account", limit: limits.registrationsWithoutAccount)
+        }
         try database.execute(
             """
             INSERT INTO registrations (domain, token, push_module, account, device_key, calls, wants_reads,
-                collapse_key, created_at, updated_at, fingerprint) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                collapse_key, created_at, updated_at, last_used_at, fingerprint)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?9, ?9, ?9, ?)
             """,
             [
                 .text(request.domain), .text(request.token), .text(request.pushModule),
                 Self.optional(account), .blob(request.deviceKey), .text(request.calls.rawValue),
-                SQLValue(request.wantsReads), .blob(freshCollapseKey), .integer(now), .integer(now),
+                SQLValue(request.wantsReads), .blob(freshCollapseKey), .integer(now),
                 .text(Fingerprint.of(request.token)),
             ])
         return Registration(
@@ -80,7 +90,7 @@ extension SQLitePushStore {
         try database.execute(
             """
             DELETE FROM registrations WHERE id IN (SELECT id FROM registrations WHERE account = ?
-                ORDER BY max(updated_at, ifnull(last_push_at, 0)), id LIMIT ?)
+                ORDER BY last_used_at, id LIMIT ?)
             """, [.text(account), .integer(excess)])
     }
 
@@ -121,6 +131,24 @@ extension SQLitePushStore {
             if filter == RegistrationFilter() { return try Self.size("registrations", in: database) }
             let query = Self.counting(filter)
             return Int(try database.queryOne(query.sql, query.bindings).decode("n", \.int64Value))
+        }
+    }
+
+    /// The name of the kept total of registrations with no account.
+    static let withoutAccount = "registrations-without-account"
+
+    public func countRegistrationsWithoutAccount() async throws -> Int {
+        try await run { database in try Self.size(Self.withoutAccount, in: database) }
+    }
+
+    public func expireRegistrations(unusedBefore: Timestamp, limit: Int) async throws -> Int {
+        try await run { database in
+            try database.execute(
+                """
+                DELETE FROM registrations WHERE id IN
+                    (SELECT id FROM registrations WHERE last_used_at < ? ORDER BY last_used_at LIMIT ?)
+                """, [.integer(unusedBefore), .integer(Int64(limit))])
+            return database.changes
         }
     }
 
@@ -223,7 +251,8 @@ extension SQLitePushStore {
         } else {
             try database.execute(
                 """
-                UPDATE registrations SET last_push_at = ?, push_count = push_count + 1 WHERE id = ?
+                UPDATE registrations SET last_push_at = ?1, last_used_at = max(last_used_at, ?1),
+                    push_count = push_count + 1 WHERE id = ?2
                 """, [.integer(at), .integer(registrationID)])
         }
     }
@@ -245,11 +274,23 @@ extension SQLitePushStore {
             lastErrorAt: try row.decodeIfPresent("last_error_at", \.int64Value),
             lastWakeAt: try row.decodeIfPresent("last_wake_at", \.int64Value),
             pushCount: try row.decode("push_count", \.int64Value),
-            errorCount: try row.decode("error_count", \.int64Value))
+            errorCount: try row.decode("error_count", \.int64Value),
+            lastUsedAt: try row.decode("last_used_at", \.int64Value))
     }
 }
 
 extension Registration {
+    /// Registered again unchanged, a day or more since its last use was written: written again.
+    func isDueForRenewal(at now: Timestamp) -> Bool {
+        now - lastUsedAt >= StoreLimits.renewalResolution
+    }
+
+    func renewed(at now: Timestamp) -> Registration {
+        var renewed = self
+        renewed.lastUsedAt = now
+        return renewed
+    }
+
     /// The registration as `request` (from `account`, nil for none) leaves it, nil when it changes
     /// nothing (the server echoes the same options on every publish: most calls change nothing). A
     /// changed device key gets `freshCollapseKey`; a request with no account keeps the registration's.

@@ -16,12 +16,13 @@ extension SQLitePushStore {
         else { return nil }
         try database.execute(
             """
-            INSERT INTO retries (registration_id, summary, kind, collapse_chat, attempts, next_at, deadline)
-            VALUES (?, ?, ?, ?, ?, ?, ?)
+            INSERT INTO retries (registration_id, summary, kind, collapse_chat, attempts, next_at, deadline,
+                generation) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
             """,
             [
                 .integer(item.registrationID), .text(item.summary), .text(item.kind), optional(item.collapseChat),
                 .integer(Int64(item.attempts)), .integer(item.nextAt), .integer(item.deadline),
+                .integer(item.generation),
             ])
         return database.lastInsertRowID
     }
@@ -52,7 +53,8 @@ extension SQLitePushStore {
             summary: try row.decode("summary", \.stringValue), kind: try row.decode("kind", \.stringValue),
             collapseChat: try row.decodeIfPresent("collapse_chat", \.stringValue),
             attempts: Int(try row.decode("attempts", \.int64Value)),
-            nextAt: try row.decode("next_at", \.int64Value), deadline: try row.decode("deadline", \.int64Value))
+            nextAt: try row.decode("next_at", \.int64Value), deadline: try row.decode("deadline", \.int64Value),
+            generation: try row.decode("generation", \.int64Value))
     }
 
     public func claimDueRetries(at now: Timestamp, limit: Int, leaseUntil: Timestamp) async throws -> [RetryItem] {

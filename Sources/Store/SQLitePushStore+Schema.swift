@@ -215,6 +215,75 @@ extension SQLitePushStore {
                 CREATE INDEX test_pushes_by_account ON test_pushes (account, at);
                 CREATE INDEX test_pushes_by_time ON test_pushes (at);
                 """),
+        // Issue 20, item 4: each chat counts its decisions (`generation`, which never goes back as the
+        // count does after a read), and a message push in the outbox keeps the one it was decided at,
+        // so a retry is dropped once its chat moved on even when the count came back to its value.
+        // Rows from before start at 0 on both sides: current until their chat's next decision.
+        Migration(
+            version: 9,
+            sql: """
+                ALTER TABLE chats ADD COLUMN generation INTEGER NOT NULL DEFAULT 0;
+                ALTER TABLE retries ADD COLUMN generation INTEGER NOT NULL DEFAULT 0;
+                """),
+        // Issue 20, item 7: each registration's last use (registered, renewed, pushed), indexed, so the
+        // maintenance chore finds those unused for `push.registrationExpiryDays` without a scan (rows
+        // from before: their last change or push); and the total of registrations with no account,
+        // kept like the others, for their cap.
+        Migration(
+            version: 10,
+            sql: """
+                ALTER TABLE registrations ADD COLUMN last_used_at INTEGER NOT NULL DEFAULT 0;
+                UPDATE registrations SET last_used_at = max(updated_at, ifnull(last_push_at, 0));
+                CREATE INDEX registrations_by_last_use ON registrations (last_used_at);
+                INSERT INTO sizes (name, count)
+                    SELECT 'registrations-without-account', count(*) FROM registrations WHERE account IS NULL;
+                CREATE TRIGGER registrations_added_without_account AFTER INSERT ON registrations
+                    WHEN NEW.account IS NULL
+                    BEGIN UPDATE sizes SET count = count + 1 WHERE name = 'registrations-without-account'; END;
+                CREATE TRIGGER registrations_removed_without_account AFTER DELETE ON registrations
+                    WHEN OLD.account IS NULL
+                    BEGIN UPDATE sizes SET count = count - 1 WHERE name = 'registrations-without-account'; END;
+                CREATE TRIGGER registrations_account_changed AFTER UPDATE OF account ON registrations
+                    WHEN (OLD.account IS NULL) IS NOT (NEW.account IS NULL)
+                    BEGIN
+                        UPDATE sizes SET count = count + (CASE WHEN NEW.account IS NULL THEN 1 ELSE -1 END)
+                        WHERE name = 'registrations-without-account';
+                    END;
+                """),
+        // Issue 20, item 13: each policy generation logs the account whose policy it changed (`''` for
+        // the defaults, which every account's policy starts from, or an account renamed by hand), so an
+        // instance forgets only those accounts' cached policies. The log keeps the latest 1,024
+        // (`StoreLimits.policyChangesKept`); an instance further behind forgets them all.
+        Migration(
+            version: 11,
+            sql: """
+                CREATE TABLE policy_changes (generation INTEGER PRIMARY KEY, account TEXT NOT NULL);
+                DROP TRIGGER policies_added;
+                DROP TRIGGER policies_changed;
+                DROP TRIGGER policies_removed;
+                CREATE TRIGGER policies_added AFTER INSERT ON policies
+                    BEGIN
+                        UPDATE policy_generation SET value = value + 1;
+                        INSERT INTO policy_changes (generation, account)
+                            SELECT value, NEW.account FROM policy_generation;
+                        DELETE FROM policy_changes WHERE generation <= (SELECT value - 1024 FROM policy_generation);
+                    END;
+                CREATE TRIGGER policies_changed AFTER UPDATE ON policies
+                    BEGIN
+                        UPDATE policy_generation SET value = value + 1;
+                        INSERT INTO policy_changes (generation, account)
+                            SELECT value, CASE WHEN OLD.account = NEW.account THEN NEW.account ELSE '' END
+                            FROM policy_generation;
+                        DELETE FROM policy_changes WHERE generation <= (SELECT value - 1024 FROM policy_generation);
+                    END;
+                CREATE TRIGGER policies_removed AFTER DELETE ON policies
+                    BEGIN
+                        UPDATE policy_generation SET value = value + 1;
+                        INSERT INTO policy_changes (generation, account)
+                            SELECT value, OLD.account FROM policy_generation;
+                        DELETE FROM policy_changes WHERE generation <= (SELECT value - 1024 FROM policy_generation);
+                    END;
+                """),
     ]
 
     /// A total kept by the `sizes` triggers.

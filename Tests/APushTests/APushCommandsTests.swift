@@ -441,10 +441,30 @@ import XMPPTesting
         }
     }
 
+    /// Issue 20, item 13: user commands share the handler cap and the store with publishes, so each
+    /// account may run only so many: past its burst it is answered `wait`, saying when to come back,
+    /// until its bucket fills again. Another account, and the admins' commands, are not held up.
+    @Test func anAccountsCommandsPastItsRateAreAnsweredWait() async throws {
+        let setup = try Setup()
+        let burst = APushCommands.userCommandBurst
+        for _ in 0..<burst {
+            #expect(try await setup.execute(APushCommands.policy, as: Self.alice).status == "executing")
+        }
+        let refused = await Self.stanzaError { try await setup.execute(APushCommands.policy, as: Self.alice) }
+        #expect(refused?.condition == .resourceConstraint)
+        #expect(refused?.type == .wait)
+        #expect(refused?.text?.contains("too many commands") == true, "\(String(describing: refused?.text))")
+        #expect(try await setup.execute(APushCommands.policy, as: Self.bob).status == "executing")
+        #expect(try await setup.execute(APushCommands.adminStats, as: Self.carol).status == "completed")
+        setup.harness.clock.advance(milliseconds: APushCommands.userCommandInterval)
+        #expect(try await setup.execute(APushCommands.policy, as: Self.alice).status == "executing")
+    }
+
     @Test func adminRegistrationsPagesByFifty() async throws {
         let setup = try Setup()
         for index in 0..<120 {
-            try await setup.register("token-\(index)", account: "user\(index % 6)@localhost")
+            // Eight to an account: each account's cap.
+            try await setup.register("token-\(index)", account: "user\(index % 15)@localhost")
         }
         func page(_ number: String) async throws -> DataForm {
             let reply = try await setup.run(APushCommands.adminRegistrations, as: Self.carol, .value("page", number))
@@ -699,6 +719,9 @@ import XMPPTesting
 
         let form = try await stats(setup)
         #expect(form.value("registrations") == "1")
+        #expect(form.value("registrations-limit") == "1000000")
+        #expect(form.value("stock-registrations") == "0")
+        #expect(form.value("stock-registrations-limit") == "250000")
         #expect(form.value("in-flight") == "0")
         #expect(form.value("since-start.pushes.message.accepted") == "3")
         #expect(form.value("total.pushes.message.accepted") == "8")

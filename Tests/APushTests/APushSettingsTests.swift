@@ -1,4 +1,5 @@
 import Foundation
+import Store
 import Testing
 
 @testable import APush
@@ -18,6 +19,16 @@ import Testing
         #expect(settings.maxBackgroundDeliveries == 64)
         #expect(settings.unknownNodeCancelsPerHour == 5)
         #expect(settings.paddingBucket == 128)
+        #expect(settings.registrationExpiryDays == 90)
+        #expect(settings.maxStockRegistrations == 250_000)
+        #expect(settings.storeLimits.registrationsWithoutAccount == 250_000)
+    }
+
+    /// Issue 20, item 7.
+    @Test func readsTheRegistrationsExpiryAndTheCapOfThoseWithNoAccount() throws {
+        let settings = try Self.decode(#"{"registrationExpiryDays": 30, "maxStockRegistrations": 1000}"#)
+        #expect(settings.registrationExpiryDays == 30)
+        #expect(settings.storeLimits.registrationsWithoutAccount == 1000)
     }
 
     @Test func readsEveryKey() throws {
@@ -45,6 +56,7 @@ import Testing
         #"{"upstreamTimeoutSeconds": 31}"#, #"{"maxInFlight": 0}"#, #"{"maxBackgroundDeliveries": 0}"#,
         #"{"retryCallSeconds": 121}"#,
         #"{"dedupeMinutes": 0}"#, #"{"paddingBucket": 4096}"#,
+        #"{"registrationExpiryDays": 0}"#, #"{"registrationExpiryDays": 3651}"#, #"{"maxStockRegistrations": -1}"#,
     ])
     func refusesAValueOutOfItsBounds(_ json: String) {
         let error = #expect(throws: DecodingError.self) { try Self.decode(json) }

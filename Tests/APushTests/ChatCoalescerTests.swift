@@ -162,11 +162,60 @@ import Testing
         #expect(state?.noticedSinceRead == true)
     }
 
-    @Test func aStoredMessagePushIsCurrentOnlyWhileItsChatsCountIsWhatItSays() {
-        let chat = ChatState(registrationID: 1, chat: "bob@localhost", count: 3)
-        #expect(ChatCoalescer.isCurrent(count: 3, in: chat))
-        #expect(!ChatCoalescer.isCurrent(count: 2, in: chat), "a later message raised the count")
-        #expect(!ChatCoalescer.isCurrent(count: 4, in: chat), "a read reset it")
-        #expect(ChatCoalescer.isCurrent(count: 1, in: nil), "a forgotten chat cannot tell")
+    /// Issue 20, item 4: M1 is pushed (count 1) and waits for a retry; the chat is read (count 0) and M2
+    /// comes (count 1 again). The count says M1 is current; the generation, which only grows, says not.
+    @Test func aStoredMessagePushIsStaleOnceItsChatDecidedAnythingElseEvenWhenTheCountCameBack() {
+        var state: ChatState?
+        _ = ChatCoalescer.message(
+            &state, registrationID: 1, chat: "bob@localhost", notice: Self.notice(0), now: 0,
+            window: Self.window, readsVisible: true, silenced: false)
+        let m1 = state?.generation ?? 0
+        #expect(ChatCoalescer.isCurrent(generation: m1, in: state))
+        _ = ChatCoalescer.read(&state, now: Self.ms(1), window: Self.window)
+        #expect(!ChatCoalescer.isCurrent(generation: m1, in: state), "a read since")
+        let decision = ChatCoalescer.message(
+            &state, registrationID: 1, chat: "bob@localhost", notice: Self.notice(2), now: Self.ms(2),
+            window: Self.window, readsVisible: true, silenced: false)
+        #expect(decision == .push(count: 1), "the count came back to M1's")
+        let m2 = state?.generation ?? 0
+        #expect(m2 > m1)
+        #expect(!ChatCoalescer.isCurrent(generation: m1, in: state), "M1's retry would overwrite M2")
+        #expect(ChatCoalescer.isCurrent(generation: m2, in: state))
+    }
+
+    @Test func everyDecisionOnAChatMovesItsGenerationOnAndAQuietWindowEndDoesNot() {
+        var state: ChatState?
+        var seen: [Int64] = []
+        let record = { (state: ChatState?) in seen.append(state?.generation ?? -1) }
+        _ = ChatCoalescer.message(
+            &state, registrationID: 1, chat: "c", notice: Self.notice(0), now: 0, window: Self.window,
+            readsVisible: true, silenced: false)
+        record(state)
+        _ = ChatCoalescer.message(
+            &state, registrationID: 1, chat: "c", notice: Self.notice(1), now: Self.ms(1), window: Self.window,
+            readsVisible: true, silenced: false)
+        record(state)  // held
+        _ = ChatCoalescer.windowEnded(&state, now: Self.ms(10))
+        record(state)  // the held notice's follow-up
+        _ = ChatCoalescer.message(
+            &state, registrationID: 1, chat: "c", notice: Self.notice(11), now: Self.ms(11), window: Self.window,
+            readsVisible: true, silenced: true)
+        record(state)  // silenced: the count moved
+        _ = ChatCoalescer.windowEnded(&state, now: Self.ms(20))
+        record(state)  // nothing held: the window closes, nothing decided
+        _ = ChatCoalescer.read(&state, now: Self.ms(21), window: Self.window)
+        record(state)
+        #expect(seen == [1, 2, 3, 4, 4, 5])
+    }
+
+    @Test func aStoredMessagePushOfAForgottenChatGoesAndOneOfItsEarlierLifeDoesNot() {
+        #expect(ChatCoalescer.isCurrent(generation: 1, in: nil), "a forgotten chat cannot tell")
+        // Its earlier life decided one push at 0 (generation 1); forgotten, it begins again at 5 s.
+        var state: ChatState?
+        _ = ChatCoalescer.message(
+            &state, registrationID: 1, chat: "bob@localhost", notice: Self.notice(5), now: Self.ms(5),
+            window: Self.window, readsVisible: true, silenced: false)
+        #expect(!ChatCoalescer.isCurrent(generation: 1, in: state), "a push of the chat's earlier life")
+        #expect(ChatCoalescer.isCurrent(generation: state?.generation ?? 0, in: state))
     }
 }

@@ -1,5 +1,6 @@
 import ComponentHost
 import Foundation
+import Store
 import Testing
 import XMPP
 
@@ -64,11 +65,41 @@ import XMPP
         #expect(exposition.value("apush_publish_seconds_count", [:]) == 2)
     }
 
+    /// Issue 20, item 7: the registrations beside each cap they are held to, so an operator can alert
+    /// before a cap refuses new ones.
+    @Test func theRegistrationsAreShownBesideTheirCaps() throws {
+        var limits = StoreLimits(registrations: 1_000, registrationsWithoutAccount: 250)
+        limits.registrationsPerAccount = 8
+        let page = MetricsPage(
+            counters: [(.registrationExpired, 4)], upstream: LatencyHistogram(), publish: LatencyHistogram(),
+            inFlight: 0, inFlightLimit: 512, registrations: ["example.org": 300, "other.org": 2],
+            stockRegistrations: 120, limits: limits, linkUp: true, linkReconnects: 0, httpAcceptFailures: 0,
+            process: nil
+        ).text
+        let exposition = try Exposition(page)
+        for name in [
+            "apush_registrations_limit", "apush_stock_registrations", "apush_stock_registrations_limit",
+            "apush_account_registrations_limit",
+        ] {
+            #expect(exposition.types[name] == "gauge", "\(name)")
+        }
+        #expect(exposition.value("apush_registrations_limit", [:]) == 1_000)
+        #expect(exposition.value("apush_stock_registrations", [:]) == 120)
+        #expect(exposition.value("apush_stock_registrations_limit", [:]) == 250)
+        #expect(exposition.value("apush_account_registrations_limit", [:]) == 8)
+        #expect(exposition.value("apush_registration_changes_total", ["change": "expired"]) == 4)
+        // A store that did not answer: no count, the caps still.
+        let failed = try Exposition(Self.page(registrations: nil))
+        #expect(failed.types["apush_stock_registrations"] == nil)
+        #expect(failed.value("apush_registrations_limit", [:]) == Double(StoreLimits.defaultRegistrations))
+    }
+
     /// Every counter's series is in a family the page declares, so none is written without its type.
     @Test func everyStatisticShowsAsACounter() throws {
         let statistics: [Statistic] = [
             .tombstoneAnswer, .quietHoursWake, .upstreamInFlightCap, .upstreamRefused(.init(rawValue: "made-up")),
             .testPush(.read), .registered, .unregistered, .push(nil, .superseded), .push(.read, .unsealable),
+            .registrationExpired,
         ]
         let exposition = try Exposition(Self.page(counters: statistics.map { ($0, 1) }))
         for statistic in statistics {

@@ -11,8 +11,9 @@ import Testing
     @Test func aMessageNamesItsChatAndCollapsesUnderIt() {
         let push = OutgoingPush.message(
             account: "alice@localhost", chat: "bob@localhost", notice: Self.notice,
-            count: 3, policy: PushPolicy())
+            count: 3, generation: 7, policy: PushPolicy())
         #expect(push.kind == .message)
+        #expect(push.generation == 7)
         #expect(push.collapseChat == "bob@localhost")
         #expect(
             push.json
@@ -25,13 +26,20 @@ import Testing
         policy.sender = .hidden
         let push = OutgoingPush.message(
             account: "alice@localhost", chat: "bob@localhost", notice: Self.notice,
-            count: 3, policy: policy, missedCall: .init(sid: "c1", media: ["audio"]))
+            count: 3, generation: 7, policy: policy, missedCall: .init(sid: "c1", media: ["audio"]))
         #expect(
             push.json
                 == #"{"v":2,"kind":"message","account":"alice@localhost","chat":"","count":3,"missed":true,"ts":1764430000}"#
         )
         // Its collapse tag still keeps one notice per chat on the device.
         #expect(push.collapseChat == "bob@localhost")
+    }
+
+    @Test func aStoredRetryKeepsTheGenerationItWasDecidedAt() {
+        let retry = RetryItem(
+            registrationID: 1, summary: "{}", kind: "message", collapseChat: "bob@localhost", attempts: 1,
+            nextAt: 0, deadline: 0, generation: 5)
+        #expect(OutgoingPush(retry: retry, account: "")?.generation == 5)
     }
 
     @Test func aStoredRetryOfAnUnknownKindIsNoPush() {

@@ -27,6 +27,30 @@ import Testing
         #expect(cache.generation == 4)
     }
 
+    /// Issue 20, item 13: moving to a newer generation forgets only the accounts it changed, every
+    /// entry when it changed the defaults or the changes are not known, and nothing when another lookup
+    /// moved the entries first.
+    @Test func advancingForgetsOnlyTheAccountsThatChanged() {
+        var cache = PolicyCache()
+        _ = cache.policy(for: "", at: 3)
+        for key in ["", "alice@localhost", "bob@localhost"] { cache.store(muted, for: key, resolvedAt: 3) }
+        cache.advance(from: 3, to: 5, forgetting: ["alice@localhost"])
+        #expect(cache.generation == 5)
+        #expect(cache.policy(for: "alice@localhost", at: 5) == nil)
+        #expect(cache.policy(for: "bob@localhost", at: 5) == muted)
+        #expect(cache.policy(for: "", at: 5) == muted)
+
+        cache.advance(from: 3, to: 6, forgetting: ["bob@localhost"])
+        #expect(cache.generation == 5, "another lookup moved on first")
+        #expect(cache.policy(for: "bob@localhost", at: 5) == muted)
+
+        cache.advance(from: 5, to: 6, forgetting: [""])
+        #expect(cache.policy(for: "bob@localhost", at: 6) == nil, "the defaults changed: every entry goes")
+        cache.store(muted, for: "bob@localhost", resolvedAt: 6)
+        cache.advance(from: 6, to: 9, forgetting: nil)
+        #expect(cache.policy(for: "bob@localhost", at: 9) == nil, "changes not known: every entry goes")
+    }
+
     /// A publish began reading the old policy; another saw the change meanwhile: the old resolution is
     /// not kept, and the slow publish's older generation neither finds nor forgets the new entries.
     @Test func aPolicyResolvedAtAnOlderGenerationIsNotKept() {

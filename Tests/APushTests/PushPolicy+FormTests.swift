@@ -117,6 +117,34 @@ import XMPP
         #expect(try Self.applying(Self.submit(.init(variable: "muted")), to: PushPolicyTests.changed).muted == [])
     }
 
+    /// Issue 20, item 13: the bound is checked before any entry is prepared (stringprep is the cost), so
+    /// a list of 40,000 JIDs, or a few huge ones, is refused without preparing one: here the first entry
+    /// is no JID, and the error is still the bound's.
+    @Test(arguments: [(entries: 40_000, localLength: 3), (entries: 100, localLength: 1000)])
+    func aMutedListPastItsBoundIsRefusedBeforeAnyEntryIsPrepared(entries: Int, localLength: Int) throws {
+        let chat = String(repeating: "b", count: localLength) + "@localhost"
+        let form = Self.submit(
+            .init(
+                variable: "muted", type: .jidMulti,
+                values: ["not a jid@@"] + Array(repeating: chat, count: entries)))
+        let error = try #require(throws: PolicyError.self) { try Self.applying(form) }
+        #expect(error.field == "muted")
+        #expect(!error.reason.contains("not a valid JID"), "an entry was prepared first: \(error.reason)")
+        #expect(error.reason.contains("more than"))
+    }
+
+    /// Preparing may lengthen a JID (`ⅷ` becomes `viii`): a list within the bounds as submitted but past
+    /// them once prepared is refused too, so the policy kept always comes back through its own form.
+    @Test func aMutedListThatPreparingTakesPastItsBoundIsRefused() throws {
+        let numeral = String(repeating: "\u{2177}", count: 16)
+        let chats = (0..<PushPolicy.maximumMutedChats).map { String(format: "%04d", $0) + numeral + "@localhost" }
+        #expect(chats.reduce(0) { $0 + $1.utf8.count } <= PushPolicy.maximumMutedBytes)
+        let error = try #require(throws: PolicyError.self) {
+            try Self.applying(Self.submit(.init(variable: "muted", type: .jidMulti, values: chats)))
+        }
+        #expect(error.reason.contains("bytes of chats"), "\(error.reason)")
+    }
+
     @Test func mutedHoldsAtMostTheBoundOfChats() throws {
         func muting(_ count: Int) -> DataForm {
             Self.submit(.init(variable: "muted", type: .jidMulti, values: (0..<count).map { "c\($0)@localhost" }))
@@ -131,7 +159,7 @@ import XMPP
         let repeated = Self.submit(
             .init(
                 variable: "muted", type: .jidMulti,
-                values: Array(repeating: "bob@localhost", count: 5000)))
+                values: Array(repeating: "bob@localhost", count: PushPolicy.maximumMutedChats)))
         #expect(try Self.applying(repeated).muted == ["bob@localhost"])
     }
 

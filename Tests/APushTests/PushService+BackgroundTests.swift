@@ -403,6 +403,47 @@ import XMPPTesting
         _ = try await dying.value
     }
 
+    /// Issue 20, item 4: M1 is pushed (count 1) and the App Server answers `wait`; the chat is read
+    /// (count 0) and M2 comes (count 1 again) and is pushed. M1's retry says the same count as the chat,
+    /// but it was decided before the read and M2: sent, it would land last under the same collapse tag.
+    @Test func aRetryOfAMessageIsDroppedWhenTheChatWasReadAndWrittenToSinceEvenWithTheSameCount() async throws {
+        let harness = try Harness()
+        harness.sender.script(.error(type: "wait", condition: "resource-constraint"))
+        try await harness.publishBridged(Stanzas.chat(id: "m1"))
+        harness.clock.advance(seconds: 11)
+        try await harness.publishBridged(Stanzas.displayedCarbon())
+        try await harness.publishBridged(Stanzas.chat(id: "m2"))
+        harness.clock.advance(seconds: 60)
+        try await harness.processDueWork()
+        let summaries = try await harness.summaries()
+        #expect(summaries.map { $0["id"] as? String } == ["s-m1", nil, "s-m2"], "M1's retry went after M2")
+        #expect(summaries.map { $0["count"] as? Int } == [1, nil, 1])
+        #expect(harness.service.statistics.sinceStart["pushes.message.superseded"] == 1)
+        #expect(try await harness.store.nextRetry() == nil)
+    }
+
+    /// Issue 20, item 7: the maintenance chore removes a registration nobody registered, renewed or
+    /// pushed for `registrationExpiryDays`; one pushed since stays.
+    @Test func maintenanceExpiresARegistrationUnusedForTheConfiguredDays() async throws {
+        var settings = APushSettings()
+        settings.registrationExpiryDays = 30
+        let harness = try Harness(settings: settings)
+        try await harness.publishBridged(Stanzas.chat(id: "m1"), node: "idle")
+        try await harness.publishBridged(Stanzas.chat(id: "m1"), node: "busy")
+        harness.clock.advance(seconds: 20 * 86_400)
+        try await harness.publishBridged(Stanzas.chat(id: "m2"), node: "busy")
+        harness.clock.advance(seconds: 10 * 86_400 - 1)
+        try await harness.service.maintain()
+        #expect(try await harness.store.countRegistrations(matching: RegistrationFilter()) == 2, "not yet")
+        harness.clock.advance(seconds: 2)
+        try await harness.service.maintain()
+        #expect(
+            try await harness.store.registration(domain: "localhost", token: "idle", account: "alice@localhost") == nil)
+        #expect(
+            try await harness.store.registration(domain: "localhost", token: "busy", account: "alice@localhost") != nil)
+        #expect(harness.service.statistics.sinceStart["registrations.expired"] == 1)
+    }
+
     @Test func maintenanceStoresTheCountersAndForgetsOldTombstones() async throws {
         let harness = try Harness()
         harness.sender.script(.error(type: "cancel", condition: "item-not-found"))

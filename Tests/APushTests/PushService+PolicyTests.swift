@@ -1,4 +1,5 @@
 import Store
+import Synchronization
 import Testing
 
 @testable import APush
@@ -41,6 +42,29 @@ extension PushServiceTests {
             #expect(try await !this.service.policy(for: "alice@localhost").messages)
             try await other.service.store.setPolicy(account: nil, json: #"{"messages":false}"#)
             #expect(try await !this.service.policy(for: "bob@localhost").messages)
+        }
+
+        /// Issue 20, item 13: a change of one account's policy, by any instance, makes the others forget
+        /// that account's entry only; every other account's resolved policy stays cached. A change of the
+        /// defaults, which every account's policy starts from, forgets them all.
+        @Test func aChangeOfOneAccountsPolicyForgetsOnlyThatAccountsEntryOnEveryInstance() async throws {
+            let this = try Harness()
+            let other = try Harness(store: this.store)
+            for account in ["alice@localhost", "bob@localhost", "carol@localhost"] {
+                _ = try await this.service.policy(for: account)
+            }
+            try await other.service.store.setPolicy(account: "alice@localhost", json: #"{"messages":false}"#)
+            #expect(try await !this.service.policy(for: "alice@localhost").messages)
+            let generation = try await this.store.transaction { try $0.policyGeneration() }
+            let kept = this.service.policies.withLock { cache in
+                ["bob@localhost", "carol@localhost"].filter { cache.policy(for: $0, at: generation) != nil }
+            }
+            #expect(kept == ["bob@localhost", "carol@localhost"], "another account's policy was forgotten")
+
+            try await other.service.store.setPolicy(account: nil, json: #"{"wakes":false}"#)
+            #expect(try await !this.service.policy(for: "alice@localhost").wakes)
+            let now = try await this.store.transaction { try $0.policyGeneration() }
+            #expect(this.service.policies.withLock { $0.policy(for: "bob@localhost", at: now) } == nil)
         }
 
         @Test(arguments: [(1, 5), (5, 5), (30, 30), (600, 60)])

@@ -134,6 +134,52 @@ struct CallsAndReadsEndToEndTests {
         }
     }
 
+    /// Issue 20, item 4: M1 is pushed (count 1) and the App Server answers `wait`; the chat is read
+    /// (count 0), then M2 comes (count 1 again) and is pushed. M1's retry says the same count, but its
+    /// chat moved on since: it is dropped, never sent after M2 under the same collapse tag.
+    @Test(arguments: PushTestbed.bridgedServers)
+    func aRetryOfAMessageNeverLandsAfterANewerPushThatSaysTheSameCount(on server: PushTestbed.Server) async throws {
+        try await PushTestbed.with(server, coalesceSeconds: 0) { try await Self.staleRetryIsDropped(on: $0) }
+    }
+
+    /// M1 answered `wait` until its next retry is 8 s away; a read and M2 (the same count) meanwhile:
+    /// M1's retry is dropped and counted, and the device gets the read and M2 in that order.
+    static func staleRetryIsDropped(on bed: PushTestbed) async throws {
+        let key = try await bed.enableDevice(token: "token-stale", reads: true)
+        bed.appServer.script(node: "token-stale", answer: .wait)
+        let bob = try await bed.client("bob")
+        try bed.message(from: bob, to: "alice@localhost", body: "first", id: "m1")
+        // Answered `wait` three times (retried 2 s, then 4 s later): its next retry is 8 s away.
+        var m1: (push: ReceivedPush, summary: [String: Any])?
+        for _ in 1...3 { m1 = try await bed.nextPush(key: key) }
+        let first = try #require(m1)
+        #expect(first.summary["count"] as? Int == 1)
+        bed.appServer.script(node: "token-stale", answer: .result)
+
+        let laptop = try await bed.client("alice", resource: "laptop")
+        try laptop.send(
+            Element.message(
+                type: .chat, id: "seen", to: try JID("bob@localhost"),
+                children: [Element("displayed", namespace: Namespace.chatMarkers, ["id": "m1"])],
+                namespace: Namespace.client))
+        #expect(try await bed.nextPush(key: key).push.kind == "read")
+        await laptop.close()
+        try bed.message(from: bob, to: "alice@localhost", body: "second", id: "m2")
+        let second = try await bed.nextPush(key: key)
+        #expect(second.summary["count"] as? Int == 1, "the count came back to M1's")
+        #expect(second.summary["id"] as? String != first.summary["id"] as? String)
+        #expect(second.push.collapse == first.push.collapse)
+
+        try await waitUntil("M1's retry comes due and is dropped", timeout: .seconds(30)) {
+            bed.statistic("pushes.message.superseded") == 1
+        }
+        await bed.expectNoPush(within: .seconds(1))
+        // What reached the device, in order: the read, then M2, and nothing after it.
+        #expect(bed.appServer.taken.map(\.kind) == ["read", nil])
+        #expect(bed.appServer.taken.last?.envelope == second.push.envelope)
+        await bob.close()
+    }
+
     @Test(arguments: PushTestbed.bridgedServers)
     func duplicatesOfAMessageAndOfACallArePushedOnce(on server: PushTestbed.Server) async throws {
         try await PushTestbed.with(server, coalesceSeconds: 0) { bed in

@@ -69,6 +69,20 @@ struct ExecutableTests {
         #expect(missing.output.contains("component.secret"))
     }
 
+    /// Issue 20, item 7: an expiry of registrations out of its bounds stops the start, naming the key.
+    @Test(arguments: [0, 3651])
+    func aRegistrationExpiryOutOfItsBoundsFailsAtStartNamingTheKey(days: Int) async throws {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("apush-bad-\(UUID().uuidString).json")
+        defer { try? FileManager.default.removeItem(at: file) }
+        try
+            #"{"component": {"jid": "apush.localhost", "secret": "s"}, "domains": ["localhost"], "appServer": "push.localhost", "push": {"registrationExpiryDays": \#(days)}}"#
+            .write(to: file, atomically: true, encoding: .utf8)
+        let result = try await run(["check-config", "--config", file.path])
+        #expect(result.status == 78)
+        #expect(result.output.contains("push.registrationExpiryDays"), "\(result.output)")
+        #expect(result.output.contains("must be from 1 to 3650"), "\(result.output)")
+    }
+
     /// A store that can never work stops the component at start, naming the key; a disk that refuses
     /// for now does not (FaultsEndToEndTests: a read-only store at start is answered wait, then opens).
     @Test func aStoreInADirectoryThatDoesNotExistFailsAtStartNamingTheKey() async throws {

@@ -44,6 +44,22 @@ struct PostgreSQLEndToEndTests {
         await database.stop()
     }
 
+    /// Issue 20, item 4 on PostgreSQL: the chat's generation and the one a stored push was decided at
+    /// are kept there, so M1's retry after a read and M2 (the same count) is dropped, not sent last.
+    @Test func aStaleRetryIsDroppedOnAPostgreSQLStore() async throws {
+        let database = try PostgreSQLServer()
+        try await database.start()
+        do {
+            try await PushTestbed.with(.prosodyBridged, coalesceSeconds: 0, storeURL: database.url) { bed in
+                try await CallsAndReadsEndToEndTests.staleRetryIsDropped(on: bed)
+            }
+        } catch {
+            await database.stop()
+            throw error
+        }
+        await database.stop()
+    }
+
     /// A burst is open (its first message pushed, the next held for the window) when the database
     /// stops: publishes meanwhile are answered `wait`, the window ends while the store is away, and once
     /// it is back the held push goes out once with the count of what was taken; new publishes push again.

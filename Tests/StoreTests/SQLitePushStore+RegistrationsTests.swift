@@ -385,6 +385,66 @@ extension SQLitePushStoreTests.Registrations {
         }
     }
 
+    /// Issue 20, item 7: apps register each device once, so one account keeps a handful, not 32.
+    @Test func anAccountKeepsAHandfulOfRegistrations() {
+        #expect(StoreLimits().registrationsPerAccount == 8)
+    }
+
+    /// Issue 20, item 7: a registration not registered, renewed or pushed since the cutoff is removed
+    /// with what is kept for it; one renewed (registered again unchanged) or pushed since stays.
+    @Test(arguments: StoreKind.allCases)
+    func aRegistrationUnusedSinceTheCutoffExpiresAndOneRenewedOrPushedStays(kind: StoreKind) async throws {
+        try await withStore(kind) { store in
+            let day = StoreLimits.renewalResolution
+            let idle = try await store.register(request(token: "t1"), freshCollapseKey: collapseKeyA, now: 0)
+            let renewed = try await store.register(request(token: "t2"), freshCollapseKey: collapseKeyA, now: 0)
+            let pushed = try await store.register(
+                request(token: "t3", account: nil), freshCollapseKey: collapseKeyA, now: 0)
+            try await store.enqueueRetry(retry(idle.id, nextAt: 100))
+            // Registered again unchanged within a day: nothing is written, so it still dates from 0.
+            _ = try await store.register(request(token: "t1"), freshCollapseKey: collapseKeyA, now: day - 1)
+            let again = try await store.register(request(token: "t2"), freshCollapseKey: collapseKeyA, now: 2 * day)
+            #expect(again.id == renewed.id)
+            #expect(again.lastUsedAt == 2 * day)
+            try await store.recordPush(registrationID: pushed.id, at: 3 * day, error: nil)
+
+            #expect(try await store.expireRegistrations(unusedBefore: day, limit: 100) == 1)
+            #expect(try await store.registration(id: idle.id) == nil)
+            #expect(try await store.nextRetry() == nil, "its stored pushes went with it")
+            #expect(try await store.registration(id: renewed.id)?.lastUsedAt == 2 * day)
+            #expect(try await store.registration(id: pushed.id)?.lastUsedAt == 3 * day)
+            #expect(try await store.countRegistrations(matching: RegistrationFilter()) == 2)
+
+            #expect(try await store.expireRegistrations(unusedBefore: 4 * day, limit: 1) == 1, "a bounded batch")
+            #expect(try await store.expireRegistrations(unusedBefore: 4 * day, limit: 1) == 1)
+            #expect(try await store.countRegistrations(matching: RegistrationFilter()) == 0)
+            #expect(try await store.countRegistrationsWithoutAccount() == 0)
+        }
+    }
+
+    /// Issue 20, item 7: registrations with no account (stock mode) have a cap of their own, so they
+    /// cannot fill the store for the bridged accounts.
+    @Test(arguments: StoreKind.allCases)
+    func registrationsWithNoAccountHaveACapOfTheirOwn(kind: StoreKind) async throws {
+        try await withStore(kind, limits: changedLimits { $0.registrationsWithoutAccount = 2 }) { store async throws in
+            let first = try await registered(store, token: "t1", account: nil)
+            _ = try await registered(store, token: "t2", account: nil)
+            #expect(try await store.countRegistrationsWithoutAccount() == 2)
+            await #expect(
+                throws: StoreCapacityError(collection: "registrations without an account", limit: 2)
+            ) {
+                try await registered(store, token: "t3", account: nil)
+            }
+            _ = try await registered(store, token: "t3", account: "bob@example.org")
+            // An account adopts the first: one place is free again.
+            let adopted = try await registered(store, token: "t1", account: "alice@example.org")
+            #expect(adopted.id == first.id)
+            #expect(try await store.countRegistrationsWithoutAccount() == 1)
+            _ = try await registered(store, token: "t4", account: nil)
+            #expect(try await store.countRegistrationsWithoutAccount() == 2)
+        }
+    }
+
     @Test(arguments: StoreKind.allCases)
     func aNewRegistrationPastTheCapInAllIsRefused(kind: StoreKind) async throws {
         try await withStore(kind, limits: changedLimits { $0.registrations = 2 }) { store async throws in

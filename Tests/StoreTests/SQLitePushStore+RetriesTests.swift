@@ -100,6 +100,28 @@ extension SQLitePushStoreTests.Retries {
         }
     }
 
+    /// Issue 20, item 4: a message push in the outbox keeps the generation of its chat it was decided
+    /// at, and the chat keeps its own, so a claimed retry can be compared with the chat as it is now.
+    @Test(arguments: StoreKind.allCases)
+    func aStoredPushAndItsChatKeepTheirGenerations(kind: StoreKind) async throws {
+        try await withStore(kind) { store in
+            let id = try await registered(store).id
+            var decided = retry(id, nextAt: 100)
+            decided.generation = 41
+            let item = decided
+            _ = try await store.updateChatAndEnqueue(registrationID: id, chat: "bob@example.org") { state in
+                state = ChatState(registrationID: id, chat: "bob@example.org", count: 1, generation: 41)
+                return ((), item)
+            }
+            _ = try await store.updateChat(registrationID: id, chat: "bob@example.org") { state in
+                state?.generation = 42
+            }
+            let claimed = try await store.claimDueRetries(at: 100, limit: 10, leaseUntil: 200)
+            #expect(claimed.map(\.generation) == [41])
+            #expect(try await store.chats(registrationID: id).map(\.generation) == [42])
+        }
+    }
+
     /// The answer is in: the push is counted and its stored item goes, together.
     @Test(arguments: StoreKind.allCases)
     func recordPushRemovingItsRetryDoesBoth(kind: StoreKind) async throws {

@@ -42,8 +42,10 @@ extension SQLitePushStoreTests.Schema {
             #expect(alice.account == "alice@example.org" && alice.token == "shared" && alice.calls == .also)
             #expect(alice.deviceKey == [0x01] && alice.collapseKey == [0xA1] && alice.pushCount == 4)
             #expect(alice.lastPushAt == 150 && alice.wantsReads)
+            #expect(alice.lastUsedAt == 150, "its last push, the later of its change and its push")
             let stock = try #require(try await store.registration(id: 2))
             #expect(stock.account == nil && stock.token == "stock")
+            #expect(stock.lastUsedAt == 200)
             #expect(try await store.chats(registrationID: 1).map(\.count) == [2])
             #expect(try await !store.firstSighting(registrationID: 1, key: "m/1", at: 130, since: 0))
             #expect(try await store.takeCall(registrationID: 2, sid: "c1", chat: nil)?.media == ["audio"])
@@ -72,7 +74,11 @@ extension SQLitePushStoreTests.Schema {
                 #expect(try database.query("PRAGMA foreign_key_check").isEmpty)
                 let sizes = try database.query("SELECT name, count FROM sizes ORDER BY name")
                     .map { row in try "\(row.decode("name", \.stringValue))=\(row.decode("count", \.int64Value))" }
-                #expect(sizes == ["registrations=2", "registrations@example.org=2", "retries=1"])
+                #expect(
+                    sizes == [
+                        "registrations=2", "registrations-without-account=1", "registrations@example.org=2",
+                        "retries=1",
+                    ])
             }
         }
     }

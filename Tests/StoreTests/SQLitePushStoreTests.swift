@@ -181,6 +181,7 @@ extension SQLitePushStoreTests {
                 try await store.recordPush(registrationID: registration.id, at: 1_100, error: nil)
                 registration.pushCount = 1
                 registration.lastPushAt = 1_100
+                registration.lastUsedAt = 1_100
                 let notice = HeldNotice(from: "bob@example.org", id: "m2", groupchat: false, mention: false, at: 1_200)
                 chat = ChatState(
                     registrationID: registration.id, chat: "bob@example.org", count: 2,
