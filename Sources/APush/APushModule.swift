@@ -23,7 +23,8 @@ public struct APushModule: HostedModule {
         upstreamTimeout = .seconds(settings.upstreamTimeoutSeconds)
         service = PushService(store: store, settings: settings, logger: logger.child(label: "apush"), clock: clock)
         relay = StoreAnswerRelay(
-            store: store, appServer: appServer, logger: logger.child(label: "relay"), clock: clock)
+            store: store, appServer: appServer, logger: logger.child(label: "relay"), clock: clock,
+            rejected: { [service] in service.notificationRejected(on: "peers") })
     }
 
     /// Answers to another instance's requests go to it through the store they share.
@@ -124,7 +125,9 @@ public struct APushModule: HostedModule {
         // Work another instance stored (and may not live to send) wakes this loop too.
         let announcements: (any StoreWatch)?
         do {
-            announcements = try service.store.watchDueWork { [service] due in service.workCameDue(at: due) }
+            announcements = try service.store.watchDueWork(
+                { [service] due in service.workCameDue(at: due) },
+                rejected: { [service] in service.notificationRejected(on: "due") })
         } catch {
             announcements = nil
             context.logger.error("cannot hear the due work of other instances: \(error)")

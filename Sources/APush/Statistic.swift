@@ -44,6 +44,10 @@ enum Statistic: Sendable, Equatable {
     case registered
     case unregistered
 
+    // The store.
+    /// A notification between instances, on the shared store's channels, that did not verify: dropped.
+    case notificationRejected
+
     /// What became of one push.
     enum PushFate: String, Sendable {
         case accepted
@@ -91,6 +95,7 @@ enum Statistic: Sendable, Equatable {
         case .testPush(let kind): "tests.\(kind.rawValue)"
         case .registered: "registrations.registered"
         case .unregistered: "registrations.unregistered"
+        case .notificationRejected: "store.notifications-rejected"
         }
     }
 
@@ -120,6 +125,7 @@ enum Statistic: Sendable, Equatable {
         case .testPush(let kind): CounterSeries(.testPushes, ["kind": kind.rawValue])
         case .registered: CounterSeries(.registrationChanges, ["change": "registered"])
         case .unregistered: CounterSeries(.registrationChanges, ["change": "unregistered"])
+        case .notificationRejected: CounterSeries(.rejectedNotifications)
         }
     }
 
@@ -153,6 +159,7 @@ struct CounterSeries: Hashable, Sendable {
         case upstreamRefused = "apush_upstream_refused_total"
         case testPushes = "apush_test_pushes_total"
         case registrationChanges = "apush_registration_changes_total"
+        case rejectedNotifications = "apush_store_notifications_rejected_total"
 
         var help: String {
             switch self {
@@ -168,6 +175,8 @@ struct CounterSeries: Hashable, Sendable {
             case .upstreamRefused: "Pushes the App Server refused, by error condition."
             case .testPushes: "Test pushes sent by the #test command, by kind."
             case .registrationChanges: "Registrations made or removed through the bridge."
+            case .rejectedNotifications:
+                "Notifications on the shared store's channels that did not verify, dropped unread."
             }
         }
     }

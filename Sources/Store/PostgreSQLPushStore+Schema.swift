@@ -195,6 +195,32 @@ extension PostgreSQLPushStore {
                 CREATE INDEX test_pushes_by_account ON test_pushes (account, at);
                 CREATE INDEX test_pushes_by_time ON test_pushes (at);
                 """),
+        // Notifications are signed (PostgreSQLPushStore+Announcements): anyone who may connect may
+        // notify. `notify_signed` sends `<hex HMAC-SHA256(channel ␠ body)> ␠ <body>` under the key whose
+        // HMAC pads the session setting `apush.notification_key` holds (inner then outer, 128 bytes in
+        // hex), which only the store's own sessions set; a session without it notifies nothing. The due
+        // times the triggers announce are signed so.
+        Migration(
+            version: 6,
+            sql: """
+                CREATE FUNCTION notify_signed(channel text, body text) RETURNS void LANGUAGE plpgsql AS $$
+                DECLARE
+                    pads bytea := decode(coalesce(current_setting('apush.notification_key', true), ''), 'hex');
+                BEGIN
+                    IF length(pads) = 128 THEN
+                        PERFORM pg_notify(channel, encode(sha256(substr(pads, 65, 64)
+                            || sha256(substr(pads, 1, 64) || convert_to(channel || ' ' || body, 'UTF8'))), 'hex')
+                            || ' ' || body);
+                    END IF;
+                END
+                $$;
+                CREATE OR REPLACE FUNCTION announce_due() RETURNS trigger LANGUAGE plpgsql AS $$
+                BEGIN
+                    PERFORM notify_signed('apush_due', to_jsonb(NEW) ->> TG_ARGV[0]);
+                    RETURN NULL;
+                END
+                $$;
+                """),
     ]
 
     /// A total kept by the `sizes` triggers, its row locked until the transaction ends: the check of a

@@ -4,12 +4,14 @@ import Foundation
 /// PostgreSQL database, anything else an SQLite file.
 public enum PushStoreSetting {
     /// Opens the store the setting names. One that cannot be reached or opened for now is returned
-    /// all the same, with why (`unavailableAtStart`): it is tried again on use.
-    public static func open(_ setting: String, limits: StoreLimits) async throws(UnusableStoreError) -> (
-        store: any PushStore, unavailableAtStart: StoreUnavailableError?
-    ) {
+    /// all the same, with why (`unavailableAtStart`): it is tried again on use. The instances sharing a
+    /// PostgreSQL store authenticate what they tell each other with a key derived from `componentSecret`.
+    public static func open(_ setting: String, limits: StoreLimits, componentSecret: String)
+        async throws(UnusableStoreError) -> (store: any PushStore, unavailableAtStart: StoreUnavailableError?)
+    {
         if isPostgreSQL(setting) {
-            let store = try await PostgreSQLPushStore.open(url: setting, limits: limits)
+            let store = try await PostgreSQLPushStore.open(
+                url: setting, componentSecret: componentSecret, limits: limits)
             return (store, store.unavailableAtStart)
         }
         let store = try SQLitePushStore(.file(path: setting), limits: limits)

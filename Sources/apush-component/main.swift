@@ -65,7 +65,8 @@ case .run(let file):
     let store: any PushStore
     let unavailableAtStart: StoreUnavailableError?
     do {
-        (store, unavailableAtStart) = try await PushStoreSetting.open(configuration.store, limits: settings.storeLimits)
+        (store, unavailableAtStart) = try await PushStoreSetting.open(
+            configuration.store, limits: settings.storeLimits, componentSecret: configuration.component.secret)
     } catch {
         fail("\(ConfigurationError(key: "store", reason: error.reason))", code: ExitCode.configuration)
     }

@@ -164,13 +164,17 @@ extension APushModuleTests {
         try await database.start()
         let clock = ManualClock()
         let survivor = try Self.module(
-            store: try await PushStoreSetting.open(database.url, limits: StoreLimits()).store, clock: clock)
+            store: try await PushStoreSetting.open(
+                database.url, limits: StoreLimits(), componentSecret: testComponentSecret
+            ).store, clock: clock)
         let survivorSender = RecordingSender()
         let background = Task { try await survivor.run(context: try Self.context(survivorSender)) }
         try await clock.waitForSleepers()
 
         let other = try Self.module(
-            store: try await PushStoreSetting.open(database.url, limits: StoreLimits()).store, clock: clock)
+            store: try await PushStoreSetting.open(
+                database.url, limits: StoreLimits(), componentSecret: testComponentSecret
+            ).store, clock: clock)
         let otherSender = RecordingSender()
         let device = try await Self.publishTwoMessages(to: other, context: try Self.context(otherSender))
         #expect(otherSender.requests.count == 1)
@@ -257,7 +261,9 @@ extension APushModuleTests {
     @Test func aHeldPushGoesOutOnceTheStoreIsBackNotAtTheNextChore() async throws {
         let database = try PostgreSQLServer()
         try await database.start()
-        let store = try await PushStoreSetting.open(database.url, limits: StoreLimits()).store
+        let store = try await PushStoreSetting.open(
+            database.url, limits: StoreLimits(), componentSecret: testComponentSecret
+        ).store
         let (module, clock, sender, context, device) = try await Self.windowCameDue(on: store)
         await database.stop()
         let background = Task { try await module.run(context: context) }

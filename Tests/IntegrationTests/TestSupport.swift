@@ -169,7 +169,9 @@ final class PushTestbed: Sendable {
             let configuration = try Configuration.load(file: nil, environment: environment, schema: .apushComponent)
             let logger = Logger(label: "apush", level: .debug, sink: logSink)
             let module = try APushModule(
-                store: try await PushStoreSetting.open(storeSetting, limits: StoreLimits()).store, settings: settings,
+                store: try await PushStoreSetting.open(
+                    storeSetting, limits: StoreLimits(), componentSecret: componentSecret
+                ).store, settings: settings,
                 logger: logger)
             let service = try ComponentService(
                 configuration: configuration, modules: [module], logger: logger, httpSettings: httpSettings)
