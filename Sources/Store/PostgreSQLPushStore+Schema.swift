@@ -221,6 +221,22 @@ extension PostgreSQLPushStore {
                 END
                 $$;
                 """),
+        // A btree entry holds at most 2,704 bytes: a 2,048-byte token with an account of about 1 KB did
+        // not fit the unique index on (token, domain, account), nor the tombstones' key, and such a
+        // registration could not be stored. They index the MD5 of the token and of the account (or
+        // scope) instead, and each query by token names `md5(token)` beside the token itself, to use
+        // them. MD5, not SHA-256: it is IMMUTABLE on text, as an index needs (a text's bytes are not).
+        // Two values with one MD5 must both be crafted, by one user for his own account: the most a
+        // collision does is refuse his second registration.
+        Migration(
+            version: 7,
+            sql: """
+                DROP INDEX registrations_by_token;
+                CREATE UNIQUE INDEX registrations_by_token
+                    ON registrations (md5(token), domain, md5(coalesce(account, '')));
+                ALTER TABLE tombstones DROP CONSTRAINT tombstones_pkey;
+                CREATE UNIQUE INDEX tombstones_by_token ON tombstones (md5(token), push_module, md5(scope));
+                """),
     ]
 
     /// A total kept by the `sizes` triggers, its row locked until the transaction ends: the check of a

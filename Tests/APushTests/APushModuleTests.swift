@@ -343,3 +343,35 @@ extension APushModuleTests {
         #expect(module.orderingKey(of: try Element.parse(Stanzas.unregistered(token: "tok123"))) == nil)
     }
 }
+
+extension APushModuleTests {
+    /// The longest registration the component takes, a 2,048-byte token for an account whose localpart
+    /// has the 1,023 bytes a JID allows, registers and is pushed on PostgreSQL, whose btree entry holds
+    /// 2,704 bytes: the publish is answered `result`, not `wait` with an error line.
+    @Test func theLongestTokenForTheLongestAccountIsPushedOnPostgreSQL() async throws {
+        let characters = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
+        let token = String((0..<RegistrationOptions.maximumTokenLength).map { _ in characters.randomElement()! })
+        let account =
+            String((0..<JID.maximumPartLength).map { _ in characters.randomElement()! }).lowercased() + "@localhost"
+        let database = try PostgreSQLServer()
+        try await database.start()
+        let store = try await PushStoreSetting.open(
+            database.url, limits: StoreLimits(), componentSecret: testComponentSecret
+        )
+        .store
+        let module = try Self.module(store: store, clock: ManualClock())
+        let sender = RecordingSender()
+        let device = KeyPair.generate()
+        let publish = Stanzas.publish(
+            node: token, notification: Stanzas.bridged(Stanzas.chat(id: "m1", to: account), account: account),
+            options: Stanzas.Options(key: Base64.encode(device.publicKey)))
+        do {
+            _ = try await module.iqRoutes[0].handler(try Element.parse(publish), try Self.context(sender))
+        } catch {
+            Issue.record("the publish was answered \(error)")
+        }
+        await database.stop()
+        let summaries = try await sender.requests.map(UpstreamPublish.init).summaries(with: device)
+        #expect(summaries.map { $0["chat"] as? String } == ["bob@localhost"])
+    }
+}
