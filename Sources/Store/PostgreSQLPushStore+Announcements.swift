@@ -111,9 +111,13 @@ extension PostgreSQLPushStore {
     /// The key's pads in hex, as `notify_signed` reads them from the session setting.
     static func notificationKeyValue(_ key: SharedKey) -> String {
         let (inner, outer) = key.hmacPads
+        return hex(inner + outer)
+    }
+
+    /// Lower-case hex digits, as `encode(…, 'hex')` writes them.
+    static func hex(_ bytes: [UInt8]) -> String {
         let digits = Array("0123456789abcdef".utf8)
-        return String(
-            decoding: (inner + outer).flatMap { [digits[Int($0 >> 4)], digits[Int($0 & 0x0f)]] }, as: UTF8.self)
+        return String(decoding: bytes.flatMap { [digits[Int($0 >> 4)], digits[Int($0 & 0x0f)]] }, as: UTF8.self)
     }
 }
 

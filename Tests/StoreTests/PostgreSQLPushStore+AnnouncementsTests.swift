@@ -126,7 +126,7 @@ import SQLite
 
             let forger = try Connection(url)
             let key = SharedKey(secret: TestDatabase.componentSecret, label: PostgreSQLPushStore.notificationKeyLabel)
-            let macForDue = key.mac(Array("apush_due answer forged 4".utf8)).map { String(format: "%02x", $0) }.joined()
+            let macForDue = PostgreSQLPushStore.hex(key.mac(Array("apush_due answer forged 4".utf8)))
             try forger.execute(
                 """
                 SELECT pg_notify('apush_peers', 'answer forged 1'),
@@ -160,7 +160,7 @@ import SQLite
     /// channel, gives its body.
     @Test func aPayloadIsVerifiedBeforeItsBodyIsRead() {
         let key = SharedKey(secret: "secret", label: PostgreSQLPushStore.notificationKeyLabel)
-        let mac = key.mac(Array("apush_peers answer <iq/>".utf8)).map { String(format: "%02x", $0) }.joined()
+        let mac = PostgreSQLPushStore.hex(key.mac(Array("apush_peers answer <iq/>".utf8)))
         let verify = { PostgreSQLPushStore.verifiedBody($0, channel: "apush_peers", key: key) }
         #expect(verify(mac + " answer <iq/>") == "answer <iq/>")
         #expect(PostgreSQLPushStore.verifiedBody(mac + " answer <iq/>", channel: "apush_due", key: key) == nil)
