@@ -13,7 +13,7 @@ import SQLite
 /// `apush.notification_key`, set on each connection of the pool): a notification is
 /// `<64 hex digits of HMAC(channel ␠ body)> ␠ <body>`. The MAC binds the channel, so a message cannot
 /// be moved to another. A valid notification replayed is harmless: a due time only wakes a loop to look
-/// at the store (and the listener hands on one batch per `notificationSpacing`), and an answer is taken
+/// at the store (and the listener hands on one batch per `dueSpacing`), and an answer is taken
 /// only by the request of its id, which is never used twice (ComponentConnection).
 extension PostgreSQLPushStore {
     static let dueChannel = "apush_due"
@@ -22,8 +22,10 @@ extension PostgreSQLPushStore {
     static let notificationKeyLabel = "apush-component PostgreSQL notifications"
     /// The session setting `notify_signed` reads the key from (its HMAC pads, in hex).
     static let notificationKeySetting = "apush.notification_key"
-    /// At most one batch of notifications of a channel is handed on per spacing.
-    static let notificationSpacing: Duration = .milliseconds(50)
+    /// At most one batch of due times is announced per spacing: a flood of them (signed or not) wakes
+    /// the loop at most 20 times a second. Messages to the instances need none: each is handed on
+    /// alone, and its latency matters (an answer awaited), so a batch would only delay it.
+    static let dueSpacing: Duration = .milliseconds(50)
 
     /// After any (re)connection `announce` hears `Timestamp.min`: announcements made meanwhile were
     /// lost, and anything may be due.
@@ -33,7 +35,7 @@ extension PostgreSQLPushStore {
         let key = notificationKey
         return try Listener(
             conninfo: conninfo, channel: Self.dueChannel, reconnectInterval: reconnectInterval,
-            spacing: Self.notificationSpacing, connected: { announce(.min) },
+            spacing: Self.dueSpacing, connected: { announce(.min) },
             heard: { payloads in
                 let bodies = Self.verified(payloads, channel: Self.dueChannel, key: key, rejected: rejected)
                 if let earliest = Self.earliestDue(bodies) { announce(earliest) }
@@ -59,8 +61,7 @@ extension PostgreSQLPushStore {
     {
         let key = notificationKey
         return try Listener(
-            conninfo: conninfo, channel: Self.peerChannel, reconnectInterval: reconnectInterval,
-            spacing: Self.notificationSpacing, connected: {},
+            conninfo: conninfo, channel: Self.peerChannel, reconnectInterval: reconnectInterval, connected: {},
             heard: { payloads in
                 Self.verified(payloads, channel: Self.peerChannel, key: key, rejected: rejected).forEach(hear)
             })
