@@ -163,25 +163,28 @@ extension APushModuleTests {
         let database = try PostgreSQLServer()
         try await database.start()
         let clock = ManualClock()
-        let survivor = try Self.module(
-            store: try await PushStoreSetting.open(
-                database.url, limits: StoreLimits(), componentSecret: testComponentSecret
-            ).store, clock: clock)
+        // Each instance's clock is the database's as measured when it is made, and this hand-moved
+        // clock stands still between their measurements while the database's runs on: the instances
+        // are made one right after the other, so that they agree to the millisecond.
+        let stores = [
+            try await PushStoreSetting.open(database.url, limits: StoreLimits(), componentSecret: testComponentSecret)
+                .store,
+            try await PushStoreSetting.open(database.url, limits: StoreLimits(), componentSecret: testComponentSecret)
+                .store,
+        ]
+        let (survivor, other) = (
+            try Self.module(store: stores[0], clock: clock), try Self.module(store: stores[1], clock: clock)
+        )
         let survivorSender = RecordingSender()
         let background = Task { try await survivor.run(context: try Self.context(survivorSender)) }
         try await clock.waitForSleepers()
 
-        let other = try Self.module(
-            store: try await PushStoreSetting.open(
-                database.url, limits: StoreLimits(), componentSecret: testComponentSecret
-            ).store, clock: clock)
         let otherSender = RecordingSender()
         let device = try await Self.publishTwoMessages(to: other, context: try Self.context(otherSender))
         #expect(otherSender.requests.count == 1)
         try await Task.sleep(for: .milliseconds(500))  // word of the window travels
-        // Past the window's end, well before the survivor's next chore. Each instance's clock is the
-        // database's as measured at its start, and this hand-moved clock stood still between their
-        // measurements while the database's ran on: a second past the end, not to the millisecond.
+        // Past the window's end (by a second: the instances' measurements were not at the same
+        // millisecond), well before the survivor's next chore.
         clock.advance(seconds: 11)
         try await survivorSender.waitForRequests(1)
         background.cancel()
@@ -417,7 +420,7 @@ extension APushModuleTests {
         }
         let burstStart = ContinuousClock.now
         let first = Task { try await behindModule.iqRoutes[0].handler(try publish("m1"), behindContext) }
-        try await waitUntil("the first push is in flight") { behindSender.requests.count == 1 }
+        try await waitUntil("the first push is in flight", timeout: .seconds(30)) { behindSender.requests.count == 1 }
         _ = try await behindModule.iqRoutes[0].handler(try publish("m2"), behindContext)
         try await Task.sleep(for: .seconds(1))  // word of the push and the window reaches the loop ahead
         #expect(aheadSender.requests.isEmpty, "the instance ahead sent a push in flight again, or the held one early")
