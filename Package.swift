@@ -85,7 +85,9 @@ var targets: [Target] = [
     .testTarget(name: "APushTests", dependencies: ["APush", "ComponentHost", "HTTPServer", "SQLite", "XMPPTesting"]),
     .testTarget(
         name: "IntegrationTests",
-        dependencies: ["ComponentHost", "HTTPServer", "APush", "SQLite", "XMPPTesting", "BlockingWork"]),
+        dependencies: [
+            "ComponentHost", "HTTPServer", "APush", "SQLite", "PostgreSQL", "XMPPTesting", "BlockingWork",
+        ]),
 ]
 
 // libFuzzer harnesses (Fuzz/), only when contrib/fuzz.sh asks: they reach internals through `@testable

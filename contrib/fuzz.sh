@@ -14,7 +14,7 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 command -v swift >/dev/null || export PATH="/opt/swift/usr/bin:$PATH"
 
-TARGETS=(stream-parser publish bridge data-form jid configuration http ad-hoc-session)
+TARGETS=(stream-parser publish bridge data-form jid configuration http ad-hoc-session store-notification)
 if [ "$#" -ge 1 ] && [ -n "$1" ]; then
     [[ " ${TARGETS[*]} " == *" $1 "* ]] || { echo "fuzz.sh: unknown target '$1' (${TARGETS[*]})" >&2; exit 2; }
     TARGETS=("$1")

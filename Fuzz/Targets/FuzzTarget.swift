@@ -11,6 +11,7 @@ enum FuzzTarget: String, CaseIterable {
     case configuration
     case http
     case adHocSession = "ad-hoc-session"
+    case storeNotification = "store-notification"
 
     func run(_ input: [UInt8]) {
         switch self {
@@ -22,6 +23,7 @@ enum FuzzTarget: String, CaseIterable {
         case .configuration: fuzzConfiguration(input)
         case .http: fuzzHTTP(input)
         case .adHocSession: fuzzAdHocSession(input)
+        case .storeNotification: fuzzStoreNotification(input)
         }
     }
 

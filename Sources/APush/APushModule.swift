@@ -12,6 +12,8 @@ public import XMPP
 public struct APushModule: HostedModule {
     let service: PushService
     let relay: StoreAnswerRelay
+    /// The store's clock, which every instance sharing it keeps its times on.
+    let sharedClock: SharedClock
     let appServer: JID
     let upstreamTimeout: Duration
 
@@ -21,9 +23,12 @@ public struct APushModule: HostedModule {
         }
         self.appServer = appServer
         upstreamTimeout = .seconds(settings.upstreamTimeoutSeconds)
-        service = PushService(store: store, settings: settings, logger: logger.child(label: "apush"), clock: clock)
+        sharedClock = SharedClock(base: clock, reading: { try await store.clockReading() })
+        service = PushService(
+            store: store, settings: settings, logger: logger.child(label: "apush"), clock: sharedClock.clock)
         relay = StoreAnswerRelay(
-            store: store, appServer: appServer, logger: logger.child(label: "relay"), clock: clock)
+            store: store, appServer: appServer, logger: logger.child(label: "relay"), clock: sharedClock.clock,
+            rejected: { [service] in service.notificationRejected(on: "peers") })
     }
 
     /// Answers to another instance's requests go to it through the store they share.
@@ -77,6 +82,7 @@ public struct APushModule: HostedModule {
     public var iqRoutes: [IQRoute] {
         [
             IQRoute(.set, "pubsub", namespace: Namespace.pubsub) { iq, context in
+                await sharedClock.ready()
                 try await service.handlePublish(iq, servedDomains: context.servedDomains, upstream: upstream(context))
                 return nil
             }
@@ -86,6 +92,7 @@ public struct APushModule: HostedModule {
     public var messageRoutes: [MessageRoute] {
         [
             MessageRoute(namespace: APushNamespace.bridge) { message, context in
+                await sharedClock.ready()
                 try await service.handleBridge(message, servedDomains: context.servedDomains)
             }
         ]
@@ -117,6 +124,7 @@ public struct APushModule: HostedModule {
     /// for the next housekeeping chore, and otherwise sleeps (an idle component uses no CPU). Without a
     /// link it sends nothing: a push would only fail, and on a shared store the active instance sends it.
     public func run(context: ModuleContext) async throws {
+        await sharedClock.ready()
         let upstream = self.upstream(context)
         var maintenance = MaintenanceSchedule(start: service.now())
         // A fault that lasts (a full disk under a due window) fails every turn: one line a minute.
@@ -124,7 +132,9 @@ public struct APushModule: HostedModule {
         // Work another instance stored (and may not live to send) wakes this loop too.
         let announcements: (any StoreWatch)?
         do {
-            announcements = try service.store.watchDueWork { [service] due in service.workCameDue(at: due) }
+            announcements = try service.store.watchDueWork(
+                { [service] due in service.workCameDue(at: due) },
+                rejected: { [service] in service.notificationRejected(on: "due") })
         } catch {
             announcements = nil
             context.logger.error("cannot hear the due work of other instances: \(error)")

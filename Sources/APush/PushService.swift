@@ -43,6 +43,8 @@ final class PushService: Sendable {
     let storeReading = StoreReading()
     /// A store fault fails every stanza alike while it lasts: logged once per kind and minute.
     private let storeFaults = Mutex(LogLimiter(interval: 60_000, capacity: 32))
+    /// Notifications that do not verify may come in a flood: logged once per channel and minute.
+    private let rejectedNotifications = Mutex(LogLimiter(interval: 60_000, capacity: 2))
 
     init(store: any PushStore, settings: APushSettings, logger: Logger, clock: PushClock = .system) {
         self.store = store
@@ -103,6 +105,17 @@ final class PushService: Sendable {
         }
         return StanzaError(
             .resourceConstraint, type: .wait, text: "the push store is unavailable for now; try again later")
+    }
+
+    /// A notification on the shared store's `channel` did not verify (another of the database's roles
+    /// sent it, or it was damaged): it was dropped unread; counted, and logged once a minute.
+    func notificationRejected(on channel: String) {
+        statistics.count(.notificationRejected)
+        if rejectedNotifications.withLock({ $0.allows(channel, at: now()) }) {
+            logger.warning(
+                "a notification on the store's \(channel) channel did not verify, dropped: another role of the database may be forging them (logged once a minute)"
+            )
+        }
     }
 
     /// Runs a command or a bridge report, answering a store fault as `storeFault` does.

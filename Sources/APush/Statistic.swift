@@ -46,6 +46,10 @@ enum Statistic: Sendable, Equatable {
     /// A registration removed by the maintenance chore: unused for `push.registrationExpiryDays`.
     case registrationExpired
 
+    // The store.
+    /// A notification between instances, on the shared store's channels, that did not verify: dropped.
+    case notificationRejected
+
     /// What became of one push.
     enum PushFate: String, Sendable {
         case accepted
@@ -94,6 +98,7 @@ enum Statistic: Sendable, Equatable {
         case .registered: "registrations.registered"
         case .unregistered: "registrations.unregistered"
         case .registrationExpired: "registrations.expired"
+        case .notificationRejected: "store.notifications-rejected"
         }
     }
 
@@ -124,6 +129,7 @@ enum Statistic: Sendable, Equatable {
         case .registered: CounterSeries(.registrationChanges, ["change": "registered"])
         case .unregistered: CounterSeries(.registrationChanges, ["change": "unregistered"])
         case .registrationExpired: CounterSeries(.registrationChanges, ["change": "expired"])
+        case .notificationRejected: CounterSeries(.rejectedNotifications)
         }
     }
 
@@ -157,6 +163,7 @@ struct CounterSeries: Hashable, Sendable {
         case upstreamRefused = "apush_upstream_refused_total"
         case testPushes = "apush_test_pushes_total"
         case registrationChanges = "apush_registration_changes_total"
+        case rejectedNotifications = "apush_store_notifications_rejected_total"
 
         var help: String {
             switch self {
@@ -172,6 +179,8 @@ struct CounterSeries: Hashable, Sendable {
             case .upstreamRefused: "Pushes the App Server refused, by error condition."
             case .testPushes: "Test pushes sent by the #test command, by kind."
             case .registrationChanges: "Registrations made or removed through the bridge, or expired unused."
+            case .rejectedNotifications:
+                "Notifications on the shared store's channels that did not verify, dropped unread."
             }
         }
     }

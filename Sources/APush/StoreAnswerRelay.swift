@@ -24,12 +24,18 @@ final class StoreAnswerRelay: AnswerRelay {
     private let inFlight = Mutex(0)
     private let dropLog = Mutex(LogLimiter(interval: 60_000, capacity: 2))
     private let clock: PushClock
+    /// Told of each message that did not verify (dropped by the store).
+    private let rejected: @Sendable () -> Void
 
-    init(store: any PushStore, appServer: JID, logger: Logger, clock: PushClock) {
+    init(
+        store: any PushStore, appServer: JID, logger: Logger, clock: PushClock,
+        rejected: @escaping @Sendable () -> Void
+    ) {
         self.store = store
         self.appServer = appServer
         self.logger = logger
         self.clock = clock
+        self.rejected = rejected
     }
 
     /// The module asks only the App Server.
@@ -60,12 +66,14 @@ final class StoreAnswerRelay: AnswerRelay {
     }
 
     func watch(_ deliver: @escaping @Sendable (Element) -> Void) throws -> (any RelayWatch)? {
-        try store.watchPeers { message in
-            guard message.hasPrefix(Self.kind),
-                let answer = try? Element.parse(String(message.dropFirst(Self.kind.count)))
-            else { return }
-            deliver(answer)
-        }.map(StoreRelayWatch.init)
+        try store.watchPeers(
+            { message in
+                guard message.hasPrefix(Self.kind),
+                    let answer = try? Element.parse(String(message.dropFirst(Self.kind.count)))
+                else { return }
+                deliver(answer)
+            }, rejected: rejected
+        ).map(StoreRelayWatch.init)
     }
 
     /// The answer as a message: whole if it fits, else the IQ with only its error (what a requester

@@ -13,10 +13,15 @@ import Synchronization
 /// While the server is away it connects again every `reconnectInterval`. After every (re)connection
 /// it calls `connected`: what was notified while it was not listening is lost, and its owner may look
 /// for it another way. Runs until `stop`.
+///
+/// It hands on at most one batch of notifications per `spacing`: what comes meanwhile waits in the
+/// connection and is handed on with the next batch, so a flood on the channel (anyone who may connect
+/// to the database may notify) costs its owner a bounded number of calls, however fast it comes.
 public final class Listener: Sendable {
     private let conninfo: String
     private let channel: String
     private let reconnectInterval: Duration
+    private let spacing: Duration
     private let connected: @Sendable () -> Void
     private let heard: @Sendable ([String]) -> Void
     /// Written to by `stop`: the thread polls it beside the connection (and in its pauses).
@@ -25,7 +30,7 @@ public final class Listener: Sendable {
 
     /// Starts listening; `heard` gets the payloads of each batch of notifications on `channel`.
     public init(
-        conninfo: String, channel: String, reconnectInterval: Duration,
+        conninfo: String, channel: String, reconnectInterval: Duration, spacing: Duration = .zero,
         connected: @escaping @Sendable () -> Void, heard: @escaping @Sendable ([String]) -> Void
     ) throws {
         var descriptors: [Int32] = [-1, -1]
@@ -34,6 +39,7 @@ public final class Listener: Sendable {
         self.conninfo = conninfo
         self.channel = channel
         self.reconnectInterval = reconnectInterval
+        self.spacing = spacing
         self.connected = connected
         self.heard = heard
         let thread = Thread { [self] in listen() }
@@ -65,19 +71,21 @@ public final class Listener: Sendable {
                 connected()
                 while let notifications = try connection.notifications(unlessReadable: stopPipe.read) {
                     let payloads = notifications.filter { $0.channel == channel }.map(\.payload)
-                    if !payloads.isEmpty { heard(payloads) }
+                    guard !payloads.isEmpty else { continue }
+                    heard(payloads)
+                    guard spacing == .zero || pause(spacing) else { return }
                 }
                 return
             } catch {
-                guard pause() else { return }
+                guard pause(reconnectInterval) else { return }
             }
         }
     }
 
-    /// Waits `reconnectInterval`; false if stopped meanwhile.
-    private func pause() -> Bool {
+    /// Waits `interval`; false if stopped meanwhile.
+    private func pause(_ interval: Duration) -> Bool {
         var descriptor = pollfd(fd: stopPipe.read, events: Int16(POLLIN), revents: 0)
-        _ = poll(&descriptor, 1, Int32(clamping: reconnectInterval.wholeMilliseconds))
+        _ = poll(&descriptor, 1, Int32(clamping: interval.wholeMilliseconds))
         return descriptor.revents == 0
     }
 }

@@ -104,7 +104,7 @@ extension PostgreSQLPushStore {
         try connection.query(
             """
             SELECT * FROM registrations
-            WHERE token = $1 AND domain = $2 AND ($3::text IS NULL OR account = $3 OR account IS NULL)
+            WHERE md5(token) = md5($1) AND token = $1 AND domain = $2 AND ($3::text IS NULL OR account = $3 OR account IS NULL)
             ORDER BY account IS NOT DISTINCT FROM $3 DESC, account IS NULL DESC,
                 device_key IS NOT DISTINCT FROM $4::bytea DESC, updated_at DESC, id DESC
             LIMIT 1
@@ -224,7 +224,7 @@ extension PostgreSQLPushStore {
         try await run { connection in
             try Self.transaction(connection) { connection in
                 let removed = try connection.execute(
-                    "DELETE FROM registrations WHERE token = $1 AND push_module = $2",
+                    "DELETE FROM registrations WHERE md5(token) = md5($1) AND token = $1 AND push_module = $2",
                     [.text(token), .text(pushModule)])
                 try Self.bury(
                     token: token, pushModule: pushModule, scope: SQLitePushStore.everyAccountScope, at: at,
@@ -240,14 +240,14 @@ extension PostgreSQLPushStore {
         try connection.execute(
             """
             INSERT INTO tombstones (token, push_module, scope, buried_at) VALUES ($1, $2, $3, $4)
-            ON CONFLICT (token, push_module, scope) DO UPDATE SET buried_at = EXCLUDED.buried_at
+            ON CONFLICT (md5(token), push_module, md5(scope)) DO UPDATE SET buried_at = EXCLUDED.buried_at
             """, [.text(token), .text(pushModule), .text(scope), .integer(at)])
     }
 
     public func exhume(token: String, pushModule: String, account: String) async throws {
         try await run { connection in
             try connection.execute(
-                "DELETE FROM tombstones WHERE token = $1 AND push_module = $2 AND scope IN ($3, $4)",
+                "DELETE FROM tombstones WHERE md5(token) = md5($1) AND token = $1 AND push_module = $2 AND scope IN ($3, $4)",
                 [.text(token), .text(pushModule), .text(SQLitePushStore.everyAccountScope), .text(account)])
         }
     }
@@ -304,7 +304,7 @@ extension PostgreSQLPushTransaction {
     func isBuried(token: String, pushModule: String?, account: String?, since: Timestamp) throws -> Bool {
         !(try connection.query(
             """
-            SELECT 1 FROM tombstones WHERE token = $1 AND ($2::text IS NULL OR push_module = $2)
+            SELECT 1 FROM tombstones WHERE md5(token) = md5($1) AND token = $1 AND ($2::text IS NULL OR push_module = $2)
                 AND scope IN ($3, $4) AND buried_at >= $5 LIMIT 1
             """,
             [

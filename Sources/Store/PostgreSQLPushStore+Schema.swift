@@ -266,6 +266,48 @@ extension PostgreSQLPushStore {
                 CREATE TRIGGER policies_truncated AFTER TRUNCATE ON policies
                     FOR EACH STATEMENT EXECUTE FUNCTION policy_changed();
                 """),
+        // Notifications are signed (PostgreSQLPushStore+Announcements): anyone who may connect may
+        // notify. `notify_signed` sends `<hex HMAC-SHA256(channel ␠ body)> ␠ <body>` under the key whose
+        // HMAC pads the session setting `apush.notification_key` holds (inner then outer, 128 bytes in
+        // hex), which only the store's own sessions set; a session without it notifies nothing. The due
+        // times the triggers announce are signed so.
+        Migration(
+            version: 9,
+            sql: """
+                CREATE FUNCTION notify_signed(channel text, body text) RETURNS void LANGUAGE plpgsql AS $$
+                DECLARE
+                    pads bytea := decode(coalesce(current_setting('apush.notification_key', true), ''), 'hex');
+                BEGIN
+                    IF length(pads) = 128 THEN
+                        PERFORM pg_notify(channel, encode(sha256(substr(pads, 65, 64)
+                            || sha256(substr(pads, 1, 64) || convert_to(channel || ' ' || body, 'UTF8'))), 'hex')
+                            || ' ' || body);
+                    END IF;
+                END
+                $$;
+                CREATE OR REPLACE FUNCTION announce_due() RETURNS trigger LANGUAGE plpgsql AS $$
+                BEGIN
+                    PERFORM notify_signed('apush_due', to_jsonb(NEW) ->> TG_ARGV[0]);
+                    RETURN NULL;
+                END
+                $$;
+                """),
+        // A btree entry holds at most 2,704 bytes: a 2,048-byte token with an account of about 1 KB did
+        // not fit the unique index on (token, domain, account), nor the tombstones' key, and such a
+        // registration could not be stored. They index the MD5 of the token and of the account (or
+        // scope) instead, and each query by token names `md5(token)` beside the token itself, to use
+        // them. MD5, not SHA-256: it is IMMUTABLE on text, as an index needs (a text's bytes are not).
+        // Two values with one MD5 must both be crafted, by one user for his own account: the most a
+        // collision does is refuse his second registration.
+        Migration(
+            version: 10,
+            sql: """
+                DROP INDEX registrations_by_token;
+                CREATE UNIQUE INDEX registrations_by_token
+                    ON registrations (md5(token), domain, md5(coalesce(account, '')));
+                ALTER TABLE tombstones DROP CONSTRAINT tombstones_pkey;
+                CREATE UNIQUE INDEX tombstones_by_token ON tombstones (md5(token), push_module, md5(scope));
+                """),
     ]
 
     /// A total kept by the `sizes` triggers, its row locked until the transaction ends: the check of a

@@ -1,6 +1,8 @@
 import Dispatch
 import Foundation
 public import PostgreSQL
+import Sealing
+import SQLite
 
 /// The push store on PostgreSQL (`store` = `postgresql://…`): a small pool of connections; a call
 /// that has one runs on a Dispatch thread, never on the cooperative pool (libpq blocks until the
@@ -15,6 +17,9 @@ public import PostgreSQL
 /// pass (`StoreUnavailableError` or a lost connection's `PostgreSQLError`), so a publish is answered
 /// `wait`; a broken connection is dropped and a new one made on a later call, at most one attempt per
 /// `reconnectInterval`. The URL's password is never logged (`target` names the server without it).
+///
+/// The instances sharing the store must share the component's secret: the notifications they send each
+/// other through the database are signed with a key derived from it (PostgreSQLPushStore+Announcements).
 public final class PostgreSQLPushStore: PushStore {
     public let limits: StoreLimits
     /// Where the store's connections go, without the password: for logs.
@@ -24,6 +29,8 @@ public final class PostgreSQLPushStore: PushStore {
 
     let conninfo: String
     let reconnectInterval: Duration
+    /// Signs and verifies the notifications between instances.
+    let notificationKey: SharedKey
     private let statementTimeout: Duration
     /// How many calls run at once, each with a connection of its own on a Dispatch thread.
     private let connections: Int
@@ -42,20 +49,22 @@ public final class PostgreSQLPushStore: PushStore {
     /// Connects and migrates. A server that cannot be reached leaves the store unavailable until it
     /// can (`unavailableAtStart`); a schema this build cannot use is `UnusableStoreError`.
     public init(
-        url: String, limits: StoreLimits = StoreLimits(), connections: Int = 4,
+        url: String, componentSecret: String, limits: StoreLimits = StoreLimits(), connections: Int = 4,
         reconnectInterval: Duration = .seconds(1), statementTimeout: Duration = .seconds(30)
     ) throws(UnusableStoreError) {
         guard url.hasPrefix("postgresql://") || url.hasPrefix("postgres://") else {
             throw UnusableStoreError(reason: "a PostgreSQL store needs a postgresql:// URL")
         }
         conninfo = url
+        notificationKey = SharedKey(secret: componentSecret, label: Self.notificationKeyLabel)
         self.limits = limits
         self.reconnectInterval = reconnectInterval
         self.statementTimeout = statementTimeout
         self.connections = max(1, connections)
         let connection: Connection
         do {
-            connection = try Self.connect(url, migrating: true, statementTimeout: statementTimeout)
+            connection = try Self.connect(
+                url, migrating: true, statementTimeout: statementTimeout, notificationKey: notificationKey)
         } catch let error as PostgreSQLError where error.mayPass {
             let unavailable = StoreUnavailableError(cause: error)
             unavailableAtStart = unavailable
@@ -74,7 +83,7 @@ public final class PostgreSQLPushStore: PushStore {
     /// `init` on a Dispatch thread: connecting and migrating block, and must not hold a thread of the
     /// cooperative pool.
     public static func open(
-        url: String, limits: StoreLimits = StoreLimits(), connections: Int = 4,
+        url: String, componentSecret: String, limits: StoreLimits = StoreLimits(), connections: Int = 4,
         reconnectInterval: Duration = .seconds(1), statementTimeout: Duration = .seconds(30)
     ) async throws(UnusableStoreError) -> PostgreSQLPushStore {
         let opened = await withCheckedContinuation { continuation in
@@ -82,8 +91,8 @@ public final class PostgreSQLPushStore: PushStore {
                 continuation.resume(
                     returning: Result { () throws(UnusableStoreError) in
                         try PostgreSQLPushStore(
-                            url: url, limits: limits, connections: connections, reconnectInterval: reconnectInterval,
-                            statementTimeout: statementTimeout)
+                            url: url, componentSecret: componentSecret, limits: limits, connections: connections,
+                            reconnectInterval: reconnectInterval, statementTimeout: statementTimeout)
                     })
             }
         }
@@ -164,7 +173,8 @@ public final class PostgreSQLPushStore: PushStore {
         if let reusable { return reusable }
         do {
             let connection = try Self.connect(
-                conninfo, migrating: needsMigration, statementTimeout: statementTimeout)
+                conninfo, migrating: needsMigration, statementTimeout: statementTimeout,
+                notificationKey: notificationKey)
             if needsMigration { lock.withLock { isMigrated = true } }
             lock.withLock { lastFailure = nil }
             return connection
@@ -178,12 +188,26 @@ public final class PostgreSQLPushStore: PushStore {
     /// A connection of the pool, after migrating the database if asked. Past the migrations (which may
     /// take long on a big store), a statement that waits longer than `statementTimeout` (on a lock an
     /// operator's session holds, on a stalled disk) fails as a fault that may pass, answered `wait`,
-    /// instead of holding a connection and its publish for ever.
-    private static func connect(_ conninfo: String, migrating: Bool, statementTimeout: Duration) throws -> Connection {
+    /// instead of holding a connection and its publish for ever. The session holds the key that signs
+    /// its notifications (a parameter: no statement text shows it).
+    private static func connect(
+        _ conninfo: String, migrating: Bool, statementTimeout: Duration, notificationKey: SharedKey
+    ) throws -> Connection {
         let connection = try Connection(conninfo)
         if migrating { try connection.migrate(Self.migrations) }
         try connection.execute("SET statement_timeout = \(statementTimeout.wholeMilliseconds)")
+        try connection.execute(
+            "SELECT set_config($1, $2, false)",
+            [.text(notificationKeySetting), .text(notificationKeyValue(notificationKey))])
         return connection
+    }
+
+    /// The database's `clock_timestamp()`, the clock every instance sharing it agrees on.
+    public func clockReading() async throws -> Timestamp? {
+        try await run { connection in
+            try connection.queryOne("SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint AS now")
+                .decode("now", \.int64Value)
+        }
     }
 
     /// A broken connection is dropped with every idle one: the server it lost most likely dropped

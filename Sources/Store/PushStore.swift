@@ -32,13 +32,20 @@ public protocol PushStore: Sendable {
     /// Calls `announce` with the due time of work stored by any instance sharing the store (a window
     /// that ends, a retry, a lease that runs out), or `Timestamp.min` when any may be due, until the
     /// watch is stopped; nil where no other process writes the store (this one rings its own loop).
-    func watchDueWork(_ announce: @escaping @Sendable (Timestamp) -> Void) throws -> (any StoreWatch)?
+    /// An announcement that does not prove it comes from an instance is dropped, and calls `rejected`.
+    func watchDueWork(_ announce: @escaping @Sendable (Timestamp) -> Void, rejected: @escaping @Sendable () -> Void)
+        throws -> (any StoreWatch)?
     /// Passes `message` (at most `peerMessageLimit` bytes of UTF-8) to every instance sharing the store
     /// that watches (`watchPeers`), this one included; nothing where no other process shares it.
     func tellPeers(_ message: String) async throws
     /// Calls `hear` with every message an instance sharing the store tells (`tellPeers`) until the
-    /// watch is stopped; nil where no other process shares the store.
-    func watchPeers(_ hear: @escaping @Sendable (String) -> Void) throws -> (any StoreWatch)?
+    /// watch is stopped; nil where no other process shares the store. A message that does not prove it
+    /// comes from an instance is dropped, and calls `rejected`.
+    func watchPeers(_ hear: @escaping @Sendable (String) -> Void, rejected: @escaping @Sendable () -> Void)
+        throws -> (any StoreWatch)?
+    /// The time on the clock every instance sharing the store agrees on (the database's), in
+    /// milliseconds since 1970; nil where one process alone uses the store: its own clock is the one.
+    func clockReading() async throws -> Timestamp?
 
     // MARK: Registrations
 

@@ -6,13 +6,15 @@ public import SQLite
 public enum PushStoreSetting {
     /// Opens the store the setting names (an SQLite file's commits waiting for the disk as
     /// `synchronous` says). One that cannot be reached or opened for now is returned all the same, with
-    /// why (`unavailableAtStart`): it is tried again on use.
-    public static func open(_ setting: String, limits: StoreLimits, synchronous: Synchronous = .full)
-        async
-        throws(UnusableStoreError) -> (store: any PushStore, unavailableAtStart: StoreUnavailableError?)
+    /// why (`unavailableAtStart`): it is tried again on use. The instances sharing a PostgreSQL store
+    /// authenticate what they tell each other with a key derived from `componentSecret`.
+    public static func open(
+        _ setting: String, limits: StoreLimits, componentSecret: String, synchronous: Synchronous = .full
+    ) async throws(UnusableStoreError) -> (store: any PushStore, unavailableAtStart: StoreUnavailableError?)
     {
         if isPostgreSQL(setting) {
-            let store = try await PostgreSQLPushStore.open(url: setting, limits: limits)
+            let store = try await PostgreSQLPushStore.open(
+                url: setting, componentSecret: componentSecret, limits: limits)
             return (store, store.unavailableAtStart)
         }
         let store = try SQLitePushStore(.file(path: setting), limits: limits, synchronous: synchronous)

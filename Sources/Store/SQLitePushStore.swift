@@ -194,12 +194,19 @@ public final class SQLitePushStore: PushStore {
     }
 
     /// Nil: the store is this process's alone, whose own work rings its loop.
-    public func watchDueWork(_ announce: @escaping @Sendable (Timestamp) -> Void) -> (any StoreWatch)? { nil }
+    public func watchDueWork(
+        _ announce: @escaping @Sendable (Timestamp) -> Void, rejected: @escaping @Sendable () -> Void
+    ) -> (any StoreWatch)? { nil }
 
     /// Nothing: no other process shares the store.
     public func tellPeers(_ message: String) {}
 
-    public func watchPeers(_ hear: @escaping @Sendable (String) -> Void) -> (any StoreWatch)? { nil }
+    public func watchPeers(_ hear: @escaping @Sendable (String) -> Void, rejected: @escaping @Sendable () -> Void)
+        -> (any StoreWatch)?
+    { nil }
+
+    /// Nil: the store is this process's alone, and its clock is the process's.
+    public func clockReading() -> Timestamp? { nil }
 
     public func transactionInBackground(
         _ body: @escaping @Sendable (any PushTransaction) throws -> Void,

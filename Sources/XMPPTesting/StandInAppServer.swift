@@ -77,6 +77,7 @@ public final class StandInAppServer: Sendable {
         var defaultAnswer = Answer.result
         var delay = Duration.zero
         var pushes: [ReceivedPush] = []
+        var requestIDs: [String] = []
         var taken: [ReceivedPush] = []
         var violations: [String] = []
         var observer: (@Sendable (ReceivedPush) -> Void)?
@@ -164,6 +165,9 @@ public final class StandInAppServer: Sendable {
     /// Every well-formed push so far, whatever it was answered, oldest first.
     public var pushes: [ReceivedPush] { state.withLock { $0.pushes } }
 
+    /// The ids of the publishes in `pushes`, in the same order: what an answer to each must carry.
+    public var requestIDs: [String] { state.withLock { $0.requestIDs } }
+
     /// The pushes answered `result`, in the order of their answers: what reached the device.
     public var taken: [ReceivedPush] { state.withLock { $0.taken } }
 
@@ -191,6 +195,7 @@ public final class StandInAppServer: Sendable {
         }
         let (answer, delay, observer) = state.withLock { state in
             state.pushes.append(push)
+            state.requestIDs.append(stanza[attribute: "id"] ?? "")
             let answer = state.answers[push.node] ?? state.defaultAnswer
             // Recorded as taken when the answer is decided: a delayed result is the App Server's word
             // even if the component gave up waiting for it (the at-least-once case).

@@ -217,8 +217,11 @@ enum PostgreSQLBench {
                 }
             }
             var stores: [any PushStore] = []
+            // The instances of one component share its secret.
+            let componentSecret = "bench-\(UInt64.random(in: .min ... .max))"
             for _ in 0..<count {
-                let store = try await PostgreSQLPushStore.open(url: url, connections: connections)
+                let store = try await PostgreSQLPushStore.open(
+                    url: url, componentSecret: componentSecret, connections: connections)
                 if let unavailable = store.unavailableAtStart { throw unavailable }
                 stores.append(store)
             }

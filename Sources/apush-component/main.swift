@@ -79,7 +79,8 @@ case .run(let file):
     let unavailableAtStart: StoreUnavailableError?
     do {
         (store, unavailableAtStart) = try await PushStoreSetting.open(
-            configuration.store, limits: settings.storeLimits, synchronous: synchronous(configuration.storeSynchronous))
+            configuration.store, limits: settings.storeLimits, componentSecret: configuration.component.secret,
+            synchronous: synchronous(configuration.storeSynchronous))
     } catch {
         fail("\(ConfigurationError(key: "store", reason: error.reason))", code: ExitCode.configuration)
     }

@@ -163,19 +163,29 @@ extension APushModuleTests {
         let database = try PostgreSQLServer()
         try await database.start()
         let clock = ManualClock()
-        let survivor = try Self.module(
-            store: try await PushStoreSetting.open(database.url, limits: StoreLimits()).store, clock: clock)
+        // Each instance's clock is the database's as measured when it is made, and this hand-moved
+        // clock stands still between their measurements while the database's runs on: the instances
+        // are made one right after the other, so that they agree to the millisecond.
+        let stores = [
+            try await PushStoreSetting.open(database.url, limits: StoreLimits(), componentSecret: testComponentSecret)
+                .store,
+            try await PushStoreSetting.open(database.url, limits: StoreLimits(), componentSecret: testComponentSecret)
+                .store,
+        ]
+        let (survivor, other) = (
+            try Self.module(store: stores[0], clock: clock), try Self.module(store: stores[1], clock: clock)
+        )
         let survivorSender = RecordingSender()
         let background = Task { try await survivor.run(context: try Self.context(survivorSender)) }
         try await clock.waitForSleepers()
 
-        let other = try Self.module(
-            store: try await PushStoreSetting.open(database.url, limits: StoreLimits()).store, clock: clock)
         let otherSender = RecordingSender()
         let device = try await Self.publishTwoMessages(to: other, context: try Self.context(otherSender))
         #expect(otherSender.requests.count == 1)
         try await Task.sleep(for: .milliseconds(500))  // word of the window travels
-        clock.advance(seconds: 10)  // past the window's end, well before the survivor's next chore
+        // Past the window's end (by a second: the instances' measurements were not at the same
+        // millisecond), well before the survivor's next chore.
+        clock.advance(seconds: 11)
         try await survivorSender.waitForRequests(1)
         background.cancel()
         _ = await background.result
@@ -257,7 +267,9 @@ extension APushModuleTests {
     @Test func aHeldPushGoesOutOnceTheStoreIsBackNotAtTheNextChore() async throws {
         let database = try PostgreSQLServer()
         try await database.start()
-        let store = try await PushStoreSetting.open(database.url, limits: StoreLimits()).store
+        let store = try await PushStoreSetting.open(
+            database.url, limits: StoreLimits(), componentSecret: testComponentSecret
+        ).store
         let (module, clock, sender, context, device) = try await Self.windowCameDue(on: store)
         await database.stop()
         let background = Task { try await module.run(context: context) }
@@ -335,5 +347,99 @@ extension APushModuleTests {
         get[attribute: "type"] = "get"
         #expect(module.orderingKey(of: get) == nil)
         #expect(module.orderingKey(of: try Element.parse(Stanzas.unregistered(token: "tok123"))) == nil)
+    }
+}
+
+extension APushModuleTests {
+    /// The longest registration the component takes, a 2,048-byte token for an account whose localpart
+    /// has the 1,023 bytes a JID allows, registers and is pushed on PostgreSQL, whose btree entry holds
+    /// 2,704 bytes: the publish is answered `result`, not `wait` with an error line.
+    @Test func theLongestTokenForTheLongestAccountIsPushedOnPostgreSQL() async throws {
+        let characters = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
+        let token = String((0..<RegistrationOptions.maximumTokenLength).map { _ in characters.randomElement()! })
+        let account =
+            String((0..<JID.maximumPartLength).map { _ in characters.randomElement()! }).lowercased() + "@localhost"
+        let database = try PostgreSQLServer()
+        try await database.start()
+        let store = try await PushStoreSetting.open(
+            database.url, limits: StoreLimits(), componentSecret: testComponentSecret
+        )
+        .store
+        let module = try Self.module(store: store, clock: ManualClock())
+        let sender = RecordingSender()
+        let device = KeyPair.generate()
+        let publish = Stanzas.publish(
+            node: token, notification: Stanzas.bridged(Stanzas.chat(id: "m1", to: account), account: account),
+            options: Stanzas.Options(key: Base64.encode(device.publicKey)))
+        do {
+            _ = try await module.iqRoutes[0].handler(try Element.parse(publish), try Self.context(sender))
+        } catch {
+            Issue.record("the publish was answered \(error)")
+        }
+        await database.stop()
+        let summaries = try await sender.requests.map(UpstreamPublish.init).summaries(with: device)
+        #expect(summaries.map { $0["chat"] as? String } == ["bob@localhost"])
+    }
+}
+
+extension APushModuleTests {
+    /// Two instances on one PostgreSQL whose own clocks differ by five minutes keep the times they share
+    /// on the database's clock. The one ahead, whose loop runs, neither takes the other's push while its
+    /// answer is awaited (its lease has not run out), nor drops it from the outbox as expired, nor ends
+    /// the other's window early (which pushed the next message at once); it sends the held push once,
+    /// when the window ends.
+    @Test func twoInstancesWhoseClocksDifferByMinutesKeepTheDatabasesTime() async throws {
+        let database = try PostgreSQLServer()
+        try await database.start()
+        var settings = APushSettings()
+        settings.appServer = "push.example.org"
+        settings.coalesceSeconds = 3
+        let skew: Timestamp = 5 * 60_000
+        let ahead = PushClock(
+            now: { PushClock.system.now() + skew }, sleep: { try await PushClock.system.sleep($0 - skew) })
+        let aheadModule = try APushModule(
+            store: try await PushStoreSetting.open(
+                database.url, limits: StoreLimits(), componentSecret: testComponentSecret
+            ).store, settings: settings, logger: .disabled, clock: ahead)
+        let behindStore = try await PushStoreSetting.open(
+            database.url, limits: StoreLimits(), componentSecret: testComponentSecret
+        ).store
+        let behindModule = try APushModule(store: behindStore, settings: settings, logger: .disabled)
+        let aheadSender = RecordingSender()
+        let background = Task { try await aheadModule.run(context: try Self.context(aheadSender)) }
+
+        // The instance behind pushes the first message and awaits the App Server's answer; the second
+        // message is held for the window the first opened.
+        let behindSender = RecordingSender()
+        behindSender.script(.held)
+        let behindContext = try Self.context(behindSender)
+        let device = KeyPair.generate()
+        let options = Stanzas.Options(key: Base64.encode(device.publicKey))
+        let publish: @Sendable (String) throws -> Element = { id in
+            try Element.parse(Stanzas.publish(notification: Stanzas.bridged(Stanzas.chat(id: id)), options: options))
+        }
+        let burstStart = ContinuousClock.now
+        let first = Task { try await behindModule.iqRoutes[0].handler(try publish("m1"), behindContext) }
+        try await waitUntil("the first push is in flight", timeout: .seconds(30)) { behindSender.requests.count == 1 }
+        _ = try await behindModule.iqRoutes[0].handler(try publish("m2"), behindContext)
+        try await Task.sleep(for: .seconds(1))  // word of the push and the window reaches the loop ahead
+        #expect(aheadSender.requests.isEmpty, "the instance ahead sent a push in flight again, or the held one early")
+        #expect(behindSender.requests.count == 1, "the window ended early: the second message was pushed at once")
+        #expect(try await behindStore.nextRetry() != nil, "the push in flight left the outbox before its answer")
+
+        behindSender.release()
+        _ = try await first.value
+        // Past the bound, the checks below say what happened instead.
+        try? await waitUntil("the held push is sent", timeout: .seconds(20)) { !aheadSender.requests.isEmpty }
+        #expect(ContinuousClock.now - burstStart >= .milliseconds(2_800), "sent at the window's end, not before")
+        try await Task.sleep(for: .seconds(1))
+        background.cancel()
+        _ = await background.result
+        await database.stop()
+        let counts = try await aheadSender.requests.map(UpstreamPublish.init).summaries(with: device).map {
+            $0["count"] as? Int
+        }
+        #expect(counts == [2], "the held push, once")
+        #expect(behindSender.requests.count == 1)
     }
 }

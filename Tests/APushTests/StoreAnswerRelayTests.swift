@@ -15,7 +15,8 @@ import XMPPTesting
 
     @Test func itAsksOnlyTheAppServer() throws {
         let relay = StoreAnswerRelay(
-            store: try SQLitePushStore(.memory), appServer: Self.appServer, logger: .disabled, clock: .system)
+            store: try SQLitePushStore(.memory), appServer: Self.appServer, logger: .disabled, clock: .system,
+            rejected: {})
         #expect(relay.asks(Self.appServer))
         #expect(!relay.asks(try JID("mallory@localhost/x")))
     }
@@ -42,8 +43,9 @@ import XMPPTesting
 
     @Test func anSQLiteStoreRelaysNothing() throws {
         let relay = StoreAnswerRelay(
-            store: try SQLitePushStore(.memory), appServer: try JID("push.localhost"), logger: .disabled, clock: .system
-        )
+            store: try SQLitePushStore(.memory), appServer: try JID("push.localhost"), logger: .disabled,
+            clock: .system,
+            rejected: {})
         #expect(try relay.watch { _ in } == nil)
     }
 
@@ -52,11 +54,12 @@ import XMPPTesting
     @Test func anAnswerPassedOnByOneInstanceReachesTheOther() async throws {
         let url = try await PostgreSQLServer.shared.url
         let (first, second) = (
-            try await PostgreSQLPushStore.open(url: url), try await PostgreSQLPushStore.open(url: url)
+            try await PostgreSQLPushStore.open(url: url, componentSecret: testComponentSecret),
+            try await PostgreSQLPushStore.open(url: url, componentSecret: testComponentSecret)
         )
         let heard = Mutex<[Element]>([])
         let relays = [first, second].map {
-            StoreAnswerRelay(store: $0, appServer: Self.appServer, logger: .disabled, clock: .system)
+            StoreAnswerRelay(store: $0, appServer: Self.appServer, logger: .disabled, clock: .system, rejected: {})
         }
         let watch = try #require(try relays[1].watch { answer in heard.withLock { $0.append(answer) } })
         defer { watch.stop() }

@@ -10,6 +10,9 @@ import XMPPTesting
 
 @testable import APush
 
+/// The component secret the instances of a test share: their store's notifications are signed with it.
+let testComponentSecret = "test-component-secret"
+
 extension ManualClock {
     /// The module's clock, read and slept on through this one.
     var pushClock: PushClock { PushClock(now: read, sleep: { try await self.sleep(until: $0) }) }

@@ -1,6 +1,7 @@
 import Foundation
 import HTTPServer
 import Sealing
+import Store
 import Testing
 import XMPP
 import XMPPTesting
@@ -55,6 +56,62 @@ struct ActiveActiveEndToEndTests {
                 throw error
             }
             await second.stop(gracePeriod: .seconds(5))
+        }
+        await database.stop()
+    }
+
+    /// Two instances behind ejabberd on one PostgreSQL, the second's clock five minutes ahead (both in
+    /// this process, so the second's clock can be set): they keep the times they share on the database's
+    /// clock. In each of four chats a burst's first message is pushed at once, the rest are held and
+    /// pushed once, with the burst's count, at the window's end, whichever instance opened the window,
+    /// took a message or ended it; while the App Server is slow to answer, no push goes twice. On their
+    /// own clocks, a window the instance behind opened was ended at once by the one ahead (only a
+    /// window the one ahead opened kept its time): four chats, so that the behind one opens some.
+    @Test func twoInstancesWhoseClocksDifferByMinutesHoldAndSendBurstsOnTime() async throws {
+        let database = try PostgreSQLServer()
+        try await database.start()
+        try await PushTestbed.with(
+            .ejabberdBridged, coalesceSeconds: window, storeURL: database.url,
+            configure: { $0.upstreamTimeoutSeconds = 3 }
+        ) { bed in
+            let skew: Timestamp = 5 * 60_000
+            let ahead = try await bed.startSecondInstanceInProcess(
+                clock: PushClock(
+                    now: { PushClock.system.now() + skew }, sleep: { try await PushClock.system.sleep($0 - skew) }))
+            defer { ahead.cancel() }
+            let key = try await bed.enableDevice(token: "token-skew")
+            bed.appServer.delayAnswers(by: .seconds(2))
+            var senders: [C2SClient] = []
+            for index in 1...4 {
+                try await bed.server.register(user: "sender\(index)", password: "pw-sender\(index)")
+                senders.append(try await bed.client("sender\(index)"))
+            }
+            let burstStart = ContinuousClock.now
+            for sender in senders { try bed.message(from: sender, to: "alice@localhost", body: "burst 1") }
+            for _ in senders {
+                #expect(try await bed.nextPush(key: key, timeout: .seconds(20)).summary["count"] as? Int == 1)
+            }
+            for index in 2...4 {
+                for sender in senders { try bed.message(from: sender, to: "alice@localhost", body: "burst \(index)") }
+            }
+            // Past the bound, the checks below say what came instead.
+            for _ in senders {
+                let held = try? await bed.nextPush(key: key, timeout: .seconds(20))
+                #expect(held?.summary["count"] as? Int == 4, "the held push carries the burst's count")
+                #expect(
+                    ContinuousClock.now - burstStart >= .seconds(window - 1), "sent at its window's end, not before")
+            }
+            await bed.expectNoPush(within: .seconds(6))
+            var received: [String] = []
+            for push in bed.appServer.pushes {
+                let summary = try await bed.open(push, key: key)
+                received.append("\(summary["chat"] as? String ?? "") \(summary["count"] as? Int ?? 0)")
+            }
+            let expected = (1...4).flatMap { ["sender\($0)@localhost 1", "sender\($0)@localhost 4"] }
+            #expect(received.sorted() == expected, "each chat's first and held push, once each")
+            for sender in senders { await sender.close() }
+            ahead.cancel()
+            await ahead.value
         }
         await database.stop()
     }

@@ -1,7 +1,13 @@
+import BlockingWork
 import Foundation
 import HTTPServer
+import Logging
+import PostgreSQL
+import SQLite
 import Testing
 import XMPPTesting
+
+@testable import APush
 
 /// The component binary on a PostgreSQL store (`APUSH_STORE` = its URL) behind a real Prosody.
 @Suite(.serialized, .timeLimit(.minutes(3)), .leftToThePlainRun)
@@ -110,6 +116,64 @@ struct PostgreSQLEndToEndTests {
             #expect(after.summary["count"] as? Int == 3)
             await bed.expectNoPush(within: .seconds(1))
             #expect(!bed.componentLog.contains("token-restart"), "a token reached the log")
+            await bob.close()
+        }
+        await database.stop()
+    }
+
+    /// Another role of the database, with no right on the component's schema (any role may connect
+    /// and NOTIFY unless the operator revokes it), forges the App Server's "dead token" answer to a
+    /// publish in flight, and floods the due channel. Both are dropped unread and counted: the
+    /// registration survives with no tombstone, the server's publish is not answered `cancel`, and
+    /// once the App Server answers again the pushes go through.
+    @Test func aDeadTokenAnswerForgedByAnotherDatabaseRoleIsDropped() async throws {
+        let database = try PostgreSQLServer()
+        try await database.start()
+        let owner = database.url
+        let forgerURL = "postgresql://mallory:mallory-pw@127.0.0.1:\(database.port)/\(database.database)"
+        try await BlockingWork.run { try Connection(owner).execute("CREATE ROLE mallory LOGIN PASSWORD 'mallory-pw'") }
+        try await PushTestbed.with(
+            .prosodyBridged, coalesceSeconds: 0, storeURL: owner, configure: { $0.upstreamTimeoutSeconds = 8 }
+        ) { bed in
+            let key = try await bed.enableDevice(token: "token-forged")
+            bed.appServer.scriptEveryNode(answer: .silence)
+            let bob = try await bed.client("bob")
+            try bed.message(from: bob, to: "alice@localhost", body: "in flight")
+            _ = try await bed.appServer.nextPush(timeout: .seconds(15))
+            let id = try #require(bed.appServer.requestIDs.last)
+            let forged = """
+                answer <iq xmlns='jabber:component:accept' type='error' id='\(id)' from='\(PushTestbed.appServerJID)' \
+                to='\(PushTestbed.componentJID)'><error type='cancel'>\
+                <item-not-found xmlns='urn:ietf:params:xml:ns:xmpp-stanzas'/></error></iq>
+                """
+            try await BlockingWork.run {
+                let forger = try Connection(forgerURL)
+                try forger.execute("SELECT pg_notify('apush_peers', $1)", [.text(forged)])
+                try forger.execute("SELECT pg_notify('apush_due', g::text) FROM generate_series(1, 100) AS g")
+            }
+            // Past the bound, the checks below say what the forgeries did instead.
+            try? await waitUntil("the forgeries are rejected", timeout: .seconds(20)) {
+                bed.statistic("store.notifications-rejected") == 101
+            }
+            #expect(bed.statistic("store.notifications-rejected") == 101)
+            let (registrations, tombstones) = try await BlockingWork.run {
+                let connection = try Connection(owner)
+                return (
+                    try connection.queryOne("SELECT count(*) AS n FROM registrations WHERE token = 'token-forged'")
+                        .decode("n", \.int64Value),
+                    try connection.queryOne("SELECT count(*) AS n FROM tombstones").decode("n", \.int64Value)
+                )
+            }
+            #expect(registrations == 1, "the forged answer retired the registration")
+            #expect(tombstones == 0)
+            #expect(bed.statistic("answers.cancel") == 0, "the server was told the token is dead")
+            #expect(bed.logSink.text.contains("did not verify"))
+
+            // The App Server answers again: the next message is pushed.
+            bed.appServer.scriptEveryNode(answer: .result)
+            try bed.message(from: bob, to: "alice@localhost", body: "after")
+            #expect(
+                try await bed.nextPush(key: key, timeout: .seconds(20)).summary["chat"] as? String == "bob@localhost")
             await bob.close()
         }
         await database.stop()

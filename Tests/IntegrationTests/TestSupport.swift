@@ -169,7 +169,9 @@ final class PushTestbed: Sendable {
             let configuration = try Configuration.load(file: nil, environment: environment, schema: .apushComponent)
             let logger = Logger(label: "apush", level: .debug, sink: logSink)
             let module = try APushModule(
-                store: try await PushStoreSetting.open(storeSetting, limits: StoreLimits()).store, settings: settings,
+                store: try await PushStoreSetting.open(
+                    storeSetting, limits: StoreLimits(), componentSecret: componentSecret
+                ).store, settings: settings,
                 logger: logger)
             let service = try ComponentService(
                 configuration: configuration, modules: [module], logger: logger, httpSettings: httpSettings)
@@ -195,6 +197,22 @@ final class PushTestbed: Sendable {
         var environment = environment
         environment["APUSH_HTTP"] = "127.0.0.1:\(httpPort)"
         return try launchProcess(environment: environment, log: log)
+    }
+
+    /// A second instance in this process, on the same server and store, whose module keeps time on
+    /// `clock` (a machine whose clock is off, say), once it is connected; cancel the task to stop it.
+    func startSecondInstanceInProcess(clock: PushClock) async throws -> Task<Void, Never> {
+        let configuration = try Configuration.load(file: nil, environment: environment, schema: .apushComponent)
+        let logger = Logger(label: "second", level: .debug, sink: logSink)
+        let module = try APushModule(
+            store: try await PushStoreSetting.open(
+                storeSetting, limits: StoreLimits(), componentSecret: componentSecret
+            ).store, settings: settings, logger: logger, clock: clock)
+        let service = try ComponentService(configuration: configuration, modules: [module], logger: logger)
+        let connected = AsyncStream<Void>.makeStream()
+        let task = Task { await service.run { if $0 == .connected { connected.continuation.yield() } } }
+        for await _ in connected.stream { break }
+        return task
     }
 
     /// What the component run as a process (or a second instance, by its `log`) has logged so far.

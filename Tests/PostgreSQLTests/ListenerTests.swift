@@ -38,4 +38,29 @@ import XMPPTesting
         try await Task.sleep(for: .milliseconds(300))
         #expect(heard.withLock { $0 } == ["one", "two"])
     }
+
+    /// A flood on the channel is handed on in batches, at most one per `spacing`, and none of it is lost.
+    @Test func aFloodIsHandedOnInBatchesAtMostOneASpacing() async throws {
+        let url = try await TestServer.url
+        let channel = "test_\(UUID().uuidString.prefix(8).lowercased())"
+        let listening = Mutex(false)
+        let batches = Mutex<[[String]]>([])
+        let listener = try Listener(
+            conninfo: url, channel: channel, reconnectInterval: .milliseconds(100), spacing: .milliseconds(500),
+            connected: { listening.withLock { $0 = true } },
+            heard: { payloads in batches.withLock { $0.append(payloads) } })
+        defer { listener.stop() }
+        try await waitUntil("the listener connected", timeout: .seconds(20)) { listening.withLock { $0 } }
+        let sender = try Connection(url)
+        let started = ContinuousClock.now
+        for index in 0..<200 {
+            try sender.execute("SELECT pg_notify($1, $2)", [.text(channel), .text("\(index)")])
+        }
+        let sent = ContinuousClock.now - started
+        try await waitUntil("all heard", timeout: .seconds(20)) { batches.withLock { $0.joined().count } == 200 }
+        let counts = batches.withLock { $0.map(\.count) }
+        #expect(batches.withLock { Array($0.joined()) } == (0..<200).map(String.init))
+        // One batch at once, then at most one per spacing while the flood lasts, and one after it.
+        #expect(counts.count <= 2 + Int(sent / .milliseconds(500)), "batches of \(counts) in \(sent)")
+    }
 }

@@ -4,6 +4,8 @@ import Testing
 import XMPPTesting
 
 @testable import PostgreSQL
+import Sealing
+import SQLite
 @testable import Store
 
 @Suite struct PostgreSQLPushStoreAnnouncementsTests {
@@ -19,10 +21,11 @@ import XMPPTesting
     @Test func workStoredThroughAnotherStoreIsAnnouncedWithItsTime() async throws {
         try await withOwnPostgreSQLServer { server in
             let url = server.url
-            let writer = try await PostgreSQLPushStore.open(url: url)
-            let watcher = try await PostgreSQLPushStore.open(url: url)
+            let writer = try await PostgreSQLPushStore.open(url: url, componentSecret: TestDatabase.componentSecret)
+            let watcher = try await PostgreSQLPushStore.open(url: url, componentSecret: TestDatabase.componentSecret)
             let heard = Mutex<[Timestamp]>([])
-            let watch = try #require(try watcher.watchDueWork { due in heard.withLock { $0.append(due) } })
+            let watch = try #require(
+                try watcher.watchDueWork({ due in heard.withLock { $0.append(due) } }, rejected: {}))
             defer { watch.stop() }
             try await waitUntil("the watch listens", timeout: .seconds(20)) { heard.withLock { $0.contains(.min) } }
 
@@ -51,9 +54,9 @@ import XMPPTesting
     @Test func aStoppedWatchHearsNothingMore() async throws {
         try await withOwnPostgreSQLServer { server in
             let url = server.url
-            let store = try await PostgreSQLPushStore.open(url: url)
+            let store = try await PostgreSQLPushStore.open(url: url, componentSecret: TestDatabase.componentSecret)
             let heard = Mutex<[Timestamp]>([])
-            let watch = try #require(try store.watchDueWork { due in heard.withLock { $0.append(due) } })
+            let watch = try #require(try store.watchDueWork({ due in heard.withLock { $0.append(due) } }, rejected: {}))
             try await waitUntil("the watch listens", timeout: .seconds(20)) { heard.withLock { $0.contains(.min) } }
             watch.stop()
             watch.stop()
@@ -71,11 +74,12 @@ import XMPPTesting
     @Test func aMessageToldIsHeardByEveryInstanceWatching() async throws {
         try await TestDatabase.withSchema { url in
             let (teller, other) = (
-                try await PostgreSQLPushStore.open(url: url), try await PostgreSQLPushStore.open(url: url)
+                try await PostgreSQLPushStore.open(url: url, componentSecret: TestDatabase.componentSecret),
+                try await PostgreSQLPushStore.open(url: url, componentSecret: TestDatabase.componentSecret)
             )
             let heard = Mutex<[String]>([])
             let watches = try [teller, other].map { store in
-                try #require(try store.watchPeers { message in heard.withLock { $0.append(message) } })
+                try #require(try store.watchPeers({ message in heard.withLock { $0.append(message) } }, rejected: {}))
             }
             defer { watches.forEach { $0.stop() } }
             let message = "answer <iq id='\(UUID().uuidString)'/>"
@@ -90,11 +94,88 @@ import XMPPTesting
         }
     }
 
+    /// Anyone who may connect to the database may notify on its channels, without a right on the
+    /// schema. What another session sends without the store's signature (none, a wrong one, another
+    /// component's, one made for the other channel) is dropped unread and reported, on both channels;
+    /// a session without the key cannot have the database sign for it; what an instance sends, up to
+    /// the longest message, is heard.
+    @Test func aNotificationNotSignedWithTheStoresKeyIsDroppedAndReported() async throws {
+        try await withOwnPostgreSQLServer { server in
+            let url = server.url
+            let store = try await PostgreSQLPushStore.open(url: url, componentSecret: TestDatabase.componentSecret)
+            let stranger = try await PostgreSQLPushStore.open(url: url, componentSecret: "another component's secret")
+            let dueHeard = Mutex<[Timestamp]>([])
+            let peersHeard = Mutex<[String]>([])
+            let rejected = Mutex<[String]>([])
+            let watches = [
+                try #require(
+                    try store.watchDueWork(
+                        { due in dueHeard.withLock { $0.append(due) } },
+                        rejected: { rejected.withLock { $0.append("due") } })),
+                try #require(
+                    try store.watchPeers(
+                        { message in peersHeard.withLock { $0.append(message) } },
+                        rejected: { rejected.withLock { $0.append("peers") } })),
+            ]
+            defer { watches.forEach { $0.stop() } }
+            try await waitUntil("both watches listen", timeout: .seconds(20)) {
+                try? await store.tellPeers("answer listening")
+                return dueHeard.withLock { $0.contains(.min) }
+                    && peersHeard.withLock { $0.contains("answer listening") }
+            }
+
+            let forger = try Connection(url)
+            let key = SharedKey(secret: TestDatabase.componentSecret, label: PostgreSQLPushStore.notificationKeyLabel)
+            let macForDue = PostgreSQLPushStore.hex(key.mac(Array("apush_due answer forged 4".utf8)))
+            try forger.execute(
+                """
+                SELECT pg_notify('apush_peers', 'answer forged 1'),
+                    pg_notify('apush_peers', repeat('0', 64) || ' answer forged 2'),
+                    pg_notify('apush_peers', $1),
+                    pg_notify('apush_due', '1000'),
+                    pg_notify('apush_due', repeat('ab', 32) || ' 2000'),
+                    notify_signed('apush_peers', 'answer forged 5'),
+                    notify_signed('apush_due', '5000')
+                """, [.text(macForDue + " answer forged 4")])
+            try await stranger.tellPeers("answer forged 3")
+            _ = try await stranger.enqueueRetry(retry(try await registered(stranger).id, nextAt: 3000))
+            try await waitUntil("the forgeries are rejected", timeout: .seconds(20)) {
+                rejected.withLock { $0.count } == 7
+            }
+
+            let longest = "answer " + String(repeating: "x", count: peerMessageLimit - 7)
+            try await store.tellPeers(longest)
+            _ = try await store.enqueueRetry(retry(try await registered(store, token: "token-2").id, nextAt: 6000))
+            try await waitUntil("what the instance sent is heard", timeout: .seconds(20)) {
+                peersHeard.withLock { $0.contains(longest) } && dueHeard.withLock { $0.contains(6000) }
+            }
+            #expect(rejected.withLock { $0.sorted() } == ["due", "due", "due", "peers", "peers", "peers", "peers"])
+            #expect(!peersHeard.withLock { $0.contains { $0.contains("forged") } })
+            #expect(
+                dueHeard.withLock { $0.allSatisfy { [.min, 6000].contains($0) } }, "heard \(dueHeard.withLock { $0 })")
+        }
+    }
+
+    /// Only a payload of 64 lower-case hex digits, a space and a body whose MAC they are, for this
+    /// channel, gives its body.
+    @Test func aPayloadIsVerifiedBeforeItsBodyIsRead() {
+        let key = SharedKey(secret: "secret", label: PostgreSQLPushStore.notificationKeyLabel)
+        let mac = PostgreSQLPushStore.hex(key.mac(Array("apush_peers answer <iq/>".utf8)))
+        let verify = { PostgreSQLPushStore.verifiedBody($0, channel: "apush_peers", key: key) }
+        #expect(verify(mac + " answer <iq/>") == "answer <iq/>")
+        #expect(PostgreSQLPushStore.verifiedBody(mac + " answer <iq/>", channel: "apush_due", key: key) == nil)
+        #expect(verify(mac.uppercased() + " answer <iq/>") == nil)
+        #expect(verify(mac + " answer <iq/> ") == nil)
+        #expect(verify(mac + "answer <iq/>") == nil)
+        #expect(verify(String(mac.dropLast(2)) + "zz answer <iq/>") == nil)
+        #expect(verify(mac) == nil && verify(mac + " ") == nil && verify("") == nil && verify("é") == nil)
+    }
+
     @Test(arguments: StoreKind.sqlite)
     func anSQLiteStoreIsThisProcesssAloneAndTellsNothing(kind: StoreKind) async throws {
         try await withStore(kind) { store in
-            let due = try store.watchDueWork { _ in }
-            let peers = try store.watchPeers { _ in }
+            let due = try store.watchDueWork({ _ in }, rejected: {})
+            let peers = try store.watchPeers({ _ in }, rejected: {})
             #expect(due == nil && peers == nil)
             try await store.tellPeers("answer <iq/>")
         }

@@ -16,7 +16,8 @@ import XMPPTesting
 
     @Test func whileTheServerIsAwayCallsFailAsTransientAndTheStoreRecoversAfterARestart() async throws {
         try await withOwnPostgreSQLServer { server in
-            let store = try await PostgreSQLPushStore.open(url: server.url, reconnectInterval: .zero)
+            let store = try await PostgreSQLPushStore.open(
+                url: server.url, componentSecret: TestDatabase.componentSecret, reconnectInterval: .zero)
             #expect(store.unavailableAtStart == nil)
             let alice = try await registered(store)
             // Every connection of the pool is in use once, so each has to notice the restart.
@@ -45,7 +46,8 @@ import XMPPTesting
 
     @Test func aStoreStartedBeforeItsServerIsUnavailableThenMigratedOnFirstUse() async throws {
         let server = try PostgreSQLServer()
-        let store = try await PostgreSQLPushStore.open(url: server.url, reconnectInterval: .zero)
+        let store = try await PostgreSQLPushStore.open(
+            url: server.url, componentSecret: TestDatabase.componentSecret, reconnectInterval: .zero)
         #expect(store.unavailableAtStart != nil)
         #expect(store.unavailableAtStart.map(isTransient) == true)
         await #expect(throws: StoreUnavailableError.self) { try await store.counters() }
@@ -57,7 +59,8 @@ import XMPPTesting
 
     @Test func anUnreachableServerIsTriedAgainAtMostOncePerInterval() async throws {
         let server = try PostgreSQLServer()
-        let store = try await PostgreSQLPushStore.open(url: server.url, reconnectInterval: .seconds(3600))
+        let store = try await PostgreSQLPushStore.open(
+            url: server.url, componentSecret: TestDatabase.componentSecret, reconnectInterval: .seconds(3600))
         try await server.start()
         // Reachable now, but the last try was just now: this call fails without trying.
         await #expect(throws: StoreUnavailableError.self) { try await store.counters() }
@@ -66,7 +69,9 @@ import XMPPTesting
 
     @Test func neitherTheTargetNorAnErrorShowsThePassword() async throws {
         let port = try TestPorts.next()
-        let store = try await PostgreSQLPushStore.open(url: "postgresql://apush:hunter2-secret@127.0.0.1:\(port)/apush")
+        let store = try await PostgreSQLPushStore.open(
+            url: "postgresql://apush:hunter2-secret@127.0.0.1:\(port)/apush",
+            componentSecret: TestDatabase.componentSecret)
         #expect(store.target == "apush@127.0.0.1:\(port)/apush")
         #expect(store.unavailableAtStart.map { "\($0)".contains("hunter2") } == false)
         await #expect { try await store.counters() } throws: { !"\($0)".contains("hunter2") }
@@ -74,7 +79,8 @@ import XMPPTesting
 
     @Test func aURLOfAnotherSchemeIsUnusable() async {
         await #expect(throws: UnusableStoreError.self) {
-            try await PostgreSQLPushStore.open(url: "mysql://localhost/apush")
+            try await PostgreSQLPushStore.open(
+                url: "mysql://localhost/apush", componentSecret: TestDatabase.componentSecret)
         }
     }
 
@@ -138,7 +144,8 @@ import XMPPTesting
     @Test func aWindowEndedIsTakenOnceByInstancesOnOneDatabase() async throws {
         try await TestDatabase.withSchema { url in
             let instances = [
-                try await PostgreSQLPushStore.open(url: url), try await PostgreSQLPushStore.open(url: url),
+                try await PostgreSQLPushStore.open(url: url, componentSecret: TestDatabase.componentSecret),
+                try await PostgreSQLPushStore.open(url: url, componentSecret: TestDatabase.componentSecret),
             ]
             let id = try await registered(instances[0]).id
             for round in 0..<20 {
@@ -168,7 +175,8 @@ import XMPPTesting
     @Test func aStatementWaitingPastItsTimeoutFailsAsTransient() async throws {
         try await TestDatabase.withSchema { url in
             // Past what a statement takes on a loaded machine, well short of the test's limit.
-            let store = try await PostgreSQLPushStore.open(url: url, statementTimeout: .seconds(2))
+            let store = try await PostgreSQLPushStore.open(
+                url: url, componentSecret: TestDatabase.componentSecret, statementTimeout: .seconds(2))
             let id = try await registered(store).id
             let operatorSession = try Connection(url)
             try operatorSession.execute("BEGIN")
@@ -203,7 +211,7 @@ import XMPPTesting
                     """)
             }
             let store = try await PostgreSQLPushStore.open(
-                url: url, limits: changedLimits { $0.retries = 3 })
+                url: url, componentSecret: TestDatabase.componentSecret, limits: changedLimits { $0.retries = 3 })
             let id = try #require(
                 try await store.registrations(matching: RegistrationFilter(), limit: 1, offset: 0).first?.id)
             #expect(try await store.enqueueRetry(retry(id, nextAt: 5)) != nil)

@@ -20,18 +20,21 @@ import Testing
 
     @Test func aURLOpensPostgreSQLAndAPathSQLite() async throws {
         try await TestDatabase.withSchema { url in
-            let (store, unavailable) = try await PushStoreSetting.open(url, limits: StoreLimits())
+            let (store, unavailable) = try await PushStoreSetting.open(
+                url, limits: StoreLimits(), componentSecret: TestDatabase.componentSecret)
             #expect(store is PostgreSQLPushStore && unavailable == nil)
         }
         try await withTemporaryDatabasePath { path in
-            let (store, unavailable) = try await PushStoreSetting.open(path, limits: StoreLimits())
+            let (store, unavailable) = try await PushStoreSetting.open(
+                path, limits: StoreLimits(), componentSecret: TestDatabase.componentSecret)
             #expect(store is SQLitePushStore && unavailable == nil)
         }
     }
 
     @Test func theLimitsReachTheStore() async throws {
         try await TestDatabase.withSchema { url in
-            let (store, _) = try await PushStoreSetting.open(url, limits: StoreLimits(registrations: 1))
+            let (store, _) = try await PushStoreSetting.open(
+                url, limits: StoreLimits(registrations: 1), componentSecret: TestDatabase.componentSecret)
             _ = try await registered(store)
             await #expect(throws: StoreCapacityError(collection: "registrations", limit: 1)) {
                 try await registered(store, token: "t2", account: "bob@example.org")

@@ -631,3 +631,37 @@ extension SQLitePushStoreTests.Registrations {
         }
     }
 }
+
+extension SQLitePushStoreTests.Registrations {
+    /// The longest registration the component takes, a 2,048-byte token (RegistrationOptions' limit) for
+    /// an account of 2,047 bytes (a localpart and a domain of 1,023 each, RFC 7622), is stored, found,
+    /// updated, retired, exhumed and buried on every engine: on PostgreSQL it passed the 2,704 bytes a
+    /// btree entry holds. Random characters, as a device's token, which compression cannot shrink.
+    @Test(arguments: StoreKind.allCases)
+    func theLongestTokenForTheLongestAccountIsStoredAndBuried(kind: StoreKind) async throws {
+        let characters = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
+        let token = String((0..<2048).map { _ in characters.randomElement()! })
+        let account =
+            String((0..<1023).map { _ in characters.randomElement()! }).lowercased() + "@"
+            + String(repeating: "d", count: 1019) + ".org"
+        try await withStore(kind) { store in
+            let first = try await registered(store, token: token, account: account)
+            #expect(try await registered(store, token: token, account: account).id == first.id)
+            let other = try await registered(store, token: token, account: "bob@example.org")
+            #expect(other.id != first.id)
+            let found = try await store.registration(domain: "example.org", token: token, account: account)
+            #expect(found?.id == first.id)
+
+            try await store.retire(registrationID: first.id, at: 2_000)
+            #expect(try await store.isBuried(token: token, pushModule: "fcm", account: account, since: 2_000))
+            #expect(try await !store.isBuried(token: token, pushModule: "fcm", account: "bob@example.org", since: 0))
+            try await store.exhume(token: token, pushModule: "fcm", account: account)
+            #expect(try await !store.isBuried(token: token, pushModule: "fcm", account: account, since: 0))
+
+            #expect(try await store.buryDeadToken(token, pushModule: "fcm", at: 3_000) == 1)
+            #expect(try await store.isBuried(token: token, pushModule: "fcm", account: nil, since: 3_000))
+            #expect(
+                try await store.registration(domain: "example.org", token: token, account: "bob@example.org") == nil)
+        }
+    }
+}

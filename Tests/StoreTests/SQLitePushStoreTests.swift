@@ -27,7 +27,8 @@ func withStore<T>(
         return try await withSQLiteStore(kind, limits: limits, body)
     case .postgresql:
         return try await TestDatabase.withSchema { url in
-            try await body(PostgreSQLPushStore.open(url: url, limits: limits))
+            try await body(
+                PostgreSQLPushStore.open(url: url, componentSecret: TestDatabase.componentSecret, limits: limits))
         }
     }
 }
@@ -50,6 +51,8 @@ func withSQLiteStore<T>(
 
 /// The test process's PostgreSQL (`PostgreSQLServer.shared`); each store gets a schema of its own.
 enum TestDatabase {
+    /// The component secret every test store shares, as the instances of one component do.
+    static let componentSecret = "test-component-secret"
     /// Runs `body` with the URL of a fresh, empty schema, dropped afterwards.
     static func withSchema<T>(_ body: (String) async throws -> T) async throws -> T {
         let url = try await PostgreSQLServer.shared.url
