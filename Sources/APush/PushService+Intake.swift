@@ -6,13 +6,15 @@ import XMPP
 
 extension PushService {
     /// Answers one publish from the server: returns for a `result`, throws the error to answer with.
-    /// Only a domain in `servedDomains` may publish; what it asks to push goes to `upstream`.
+    /// Only a domain in `servedDomains` may publish, and only to the component's bare JID (the link's,
+    /// `upstream.componentJID`); what it asks to push goes to `upstream`.
     func handlePublish(_ iq: Element, servedDomains: Set<String>, upstream: Upstream) async throws(StanzaError) {
         let arrived = now()
         defer { statistics.observe(.publish, milliseconds: now() - arrived) }
         let answer: ServerAnswer
         do {
-            let publish = try IncomingPublish(iq: iq, servedDomains: servedDomains)
+            let publish = try IncomingPublish(
+                iq: iq, servedDomains: servedDomains, componentJID: upstream.componentJID)
             answer = try await handle(publish, upstream: upstream)
         } catch let error as StanzaError {
             statistics.count(.refusedPublish(error.condition))

@@ -302,6 +302,11 @@ public final class ComponentConnection: StanzaSender {
                     break
                 }
                 for event in events where failure == nil {
+                    if case .skippedStanza(let stanza, let reason) = event {
+                        // What one stanza over a limit costs: a refusal of it alone, never the link.
+                        logger.warning(
+                            "skipped a <\(stanza.name)> from \(stanza.fromString ?? "the server"): \(reason.text)")
+                    }
                     await perform(machine.received(event))
                 }
                 if failure != nil { break }

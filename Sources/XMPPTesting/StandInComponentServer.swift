@@ -242,6 +242,10 @@ public final class StandInComponentServer: Sendable {
                         connected.put(number)
                     case .stanza(let stanza):
                         receive(stanza, on: connection)
+                    case .skippedStanza(_, let reason):
+                        // A stand-in only checks the component: anything it sends over a limit is a fault.
+                        refuse(StreamError.Condition(rawValue: reason.condition.rawValue))
+                        return
                     case .streamEnd:
                         try? connection.send("</stream:stream>")
                         return

@@ -97,7 +97,7 @@ extension PushServiceTests {
         @Test(arguments: [
             Stanzas.publish(notification: "", options: Stanzas.Options(key: "AAAA")),
             Stanzas.publish(notification: "", options: Stanzas.Options(pushModule: "", key: Stanzas.fixtureKey)),
-            "<iq type='set' from='localhost' id='1'><pubsub xmlns='http://jabber.org/protocol/pubsub'><publish/></pubsub></iq>",
+            "<iq type='set' from='localhost' to='apush.localhost' id='1'><pubsub xmlns='http://jabber.org/protocol/pubsub'><publish/></pubsub></iq>",
         ])
         func aMalformedPublishIsABadRequest(_ xml: String) async throws {
             let harness = try Harness()
