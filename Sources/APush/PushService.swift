@@ -37,6 +37,9 @@ final class PushService: Sendable {
     let refusals = Mutex(LogLimiter(interval: 60_000, capacity: 32))
     /// A store fault fails every stanza alike while it lasts: logged once per kind and minute.
     private let storeFaults = Mutex(LogLimiter(interval: 60_000, capacity: 32))
+    /// Publishes for unknown nodes past the `cancel` budget come as often as users send messages: the
+    /// line saying so is written once a minute.
+    let unknownNodeLog = Mutex(LogLimiter(interval: 60_000, capacity: 1))
 
     init(store: any PushStore, settings: APushSettings, logger: Logger, clock: PushClock = .system) {
         self.store = store

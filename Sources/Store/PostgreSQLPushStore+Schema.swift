@@ -195,6 +195,13 @@ extension PostgreSQLPushStore {
                 CREATE INDEX test_pushes_by_account ON test_pushes (account, at);
                 CREATE INDEX test_pushes_by_time ON test_pushes (at);
                 """),
+        // As SQLite's migration 9 (issue 20 item 3): unknown-node answers budgeted per account too.
+        Migration(
+            version: 6,
+            sql: """
+                ALTER TABLE unknown_node_answers ADD COLUMN account text NOT NULL DEFAULT '';
+                CREATE INDEX unknown_node_answers_by_account ON unknown_node_answers (account);
+                """),
     ]
 
     /// A total kept by the `sizes` triggers, its row locked until the transaction ends: the check of a

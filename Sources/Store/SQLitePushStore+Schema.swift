@@ -215,6 +215,14 @@ extension SQLitePushStore {
                 CREATE INDEX test_pushes_by_account ON test_pushes (account, at);
                 CREATE INDEX test_pushes_by_time ON test_pushes (at);
                 """),
+        // Issue 20 item 3: the `cancel` answers for unknown nodes are budgeted per account as well as
+        // per server, so one account cannot spend every other's (`recordUnknownNodeAnswer`).
+        Migration(
+            version: 9,
+            sql: """
+                ALTER TABLE unknown_node_answers ADD COLUMN account TEXT NOT NULL DEFAULT '';
+                CREATE INDEX unknown_node_answers_by_account ON unknown_node_answers (account);
+                """),
     ]
 
     /// A total kept by the `sizes` triggers.
