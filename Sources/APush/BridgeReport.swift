@@ -25,20 +25,26 @@ struct BridgeReport: Sendable, Equatable {
         domain = from.domainpart
         if let registered = message.findElement(Self.registeredPath) {
             guard let account = registered[attribute: "account"].flatMap(EventClassifier.bareJID),
-                let token = registered.findString(Self.enabledNodePath), !token.isEmpty,
-                let formElement = registered.findElement(Self.enabledFormPath)
+                let token = registered.findString(Self.enabledNodePath), !token.isEmpty
             else {
-                throw StanzaError(.badRequest, text: "registered needs an account and an enable with a node and a form")
+                throw StanzaError(.badRequest, text: "registered needs an account and an enable with a node")
             }
-            let form: DataForm
-            do {
-                form = try DataForm(element: formElement)
+            do throws(StanzaError) {
+                guard let formElement = registered.findElement(Self.enabledFormPath) else {
+                    throw StanzaError(.badRequest, text: "registered has no publish-options form")
+                }
+                let form: DataForm
+                do {
+                    form = try DataForm(element: formElement)
+                } catch {
+                    throw StanzaError(.badRequest, text: "registered: \(error)")
+                }
+                change = .registered(
+                    account: account, token: try RegistrationOptions.token(token),
+                    options: try RegistrationOptions(form: form))
             } catch {
-                throw StanzaError(.badRequest, text: "registered: \(error)")
+                throw Self.refusal(of: registered, because: error.text ?? error.condition.rawValue)
             }
-            change = .registered(
-                account: account, token: try RegistrationOptions.token(token),
-                options: try RegistrationOptions(form: form))
         } else if let unregistered = message.findElement(Self.unregisteredPath) {
             guard let account = unregistered[attribute: "account"].flatMap(EventClassifier.bareJID) else {
                 throw StanzaError(.badRequest, text: "unregistered needs an account")
@@ -46,6 +52,21 @@ struct BridgeReport: Sendable, Equatable {
             let token = unregistered.findString(Self.disabledNodePath).flatMap { $0.isEmpty ? nil : $0 }
             change = .unregistered(account: account, token: token)
         }
+    }
+
+    /// A registration the component cannot use, refused so that the bridge disables it: the
+    /// `registered` echoed (its account, and its enable's jid and node, without the form), with
+    /// `modify`/`not-acceptable`.
+    private static func refusal(of registered: Element, because reason: String) -> StanzaError {
+        let enable = registered.child("enable", namespace: Namespace.push)
+        let echo = Element(
+            "registered", namespace: APushNamespace.bridge, ["account": registered[attribute: "account"]],
+            children: [
+                Element(
+                    "enable", namespace: Namespace.push,
+                    ["jid": enable?[attribute: "jid"], "node": enable?[attribute: "node"]])
+            ])
+        return StanzaError(.notAcceptable, type: .modify, text: reason, payload: echo)
     }
 
     private static let registeredPath = "{\(APushNamespace.bridge)}registered"

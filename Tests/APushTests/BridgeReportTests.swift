@@ -35,14 +35,60 @@ import XMPP
         #expect(report.change == .unregistered(account: "alice@localhost", token: nil))
     }
 
-    @Test func aRegisteredTokenLongerThanAnyDeviceTokenIsABadRequest() throws {
+    @Test func aRegisteredTokenLongerThanAnyDeviceTokenIsRefusedWithTheRegistrationEchoed() throws {
         let node = String(repeating: "t", count: RegistrationOptions.maximumTokenLength + 1)
         let xml = Fixture.bridgeRegistered.replacingOccurrences(of: "node='tok123'", with: "node='\(node)'")
         #expect(xml.contains(node))
         let error = #expect(throws: StanzaError.self) {
             try BridgeReport(message: try Element.parse(xml), servedDomains: ["localhost"])
         }
+        #expect(error?.condition == .notAcceptable)
+        #expect(error?.payload?.findString("{urn:xmpp:push:0}enable@node") == node)
+    }
+
+    /// What the component cannot use is refused when it is registered, in the shape the bridges act on
+    /// (docs/wire-contract.md, Bridge stanzas): the registration echoed without its form, then the error.
+    @Test(arguments: [
+        ("", "no publish-options form"),
+        (
+            "<x xmlns='jabber:x:data' type='submit'><field var='pushModule'><value>apush</value></field></x>",
+            "apushEncryptionPublicKey"
+        ),
+        (
+            "<x xmlns='jabber:x:data' type='submit'><field var='pushModule'><value> </value></field>"
+                + "<field var='apushEncryptionPublicKey'><value>q83vEjRWeJq83vEjRWeJq83vEjRWeJq83vEjRWeJq8M=</value></field></x>",
+            "pushModule"
+        ),
+    ])
+    func aRegistrationTheComponentCannotUseIsRefusedWithItEchoed(form: String, why: String) throws {
+        let xml =
+            "<message type='normal' id='r1' from='localhost' to='apush.localhost'>"
+            + "<registered xmlns='urn:xmpp:apush:bridge:0' account='alice@localhost' resource='phone'>"
+            + "<enable xmlns='urn:xmpp:push:0' jid='apush.localhost' node='TOKEN'>\(form)</enable></registered></message>"
+        let message = try Element.parse(xml)
+        let error = try #require(
+            #expect(throws: StanzaError.self) { try BridgeReport(message: message, servedDomains: ["localhost"]) })
+        #expect(error.text?.contains(why) == true)
+        let reply = try #require(message.errorReply(error))
+        var expectedError = StanzaError(.notAcceptable, type: .modify, text: error.text).element
+        expectedError.namespace = "jabber:component:accept"
+        #expect(
+            reply.serialized(parentNamespace: "jabber:component:accept")
+                == "<message type='error' id='r1' from='apush.localhost' to='localhost'>"
+                + "<registered xmlns='urn:xmpp:apush:bridge:0' account='alice@localhost'>"
+                + "<enable xmlns='urn:xmpp:push:0' jid='apush.localhost' node='TOKEN'/></registered>"
+                + expectedError.serialized(parentNamespace: "jabber:component:accept") + "</message>")
+    }
+
+    @Test func aRegisteredWithoutAnAccountOrNodeIsABadRequestWithNothingToEcho() throws {
+        let xml =
+            "<message from='localhost'><registered xmlns='urn:xmpp:apush:bridge:0'>"
+            + "<enable xmlns='urn:xmpp:push:0' jid='apush.localhost' node='t'/></registered></message>"
+        let error = #expect(throws: StanzaError.self) {
+            try BridgeReport(message: try Element.parse(xml), servedDomains: ["localhost"])
+        }
         #expect(error?.condition == .badRequest)
+        #expect(error?.payload == nil)
     }
 
     @Test func aMessageReportingNeitherChangesNothing() throws {
