@@ -1,0 +1,152 @@
+import ComponentHost
+import Foundation
+import Logging
+import Store
+import Synchronization
+import Testing
+import XMLStream
+import XMPP
+import XMPPTesting
+
+@testable import APush
+
+/// Issue 20 item 6 end to end: `#admin-prune-accounts` run by an operator through the server, the
+/// component asking that server which accounts exist and removing the registrations of those that do
+/// not. Against the stand-in server, which answers the accounts query as the bridges do
+/// (docs/wire-contract.md).
+@Suite(.serialized, .timeLimit(.minutes(3)))
+struct PruneEndToEndTests {
+    static let carol = try! JID("carol@localhost/desk")
+    static let node = "urn:xmpp:apush:0#admin-prune-accounts"
+
+    /// The component as the host runs it, on a stand-in server and an in-memory store.
+    struct Bed {
+        let server: StandInComponentServer
+        let store: SQLitePushStore
+        let running: Task<Void, Never>
+
+        init(answerTimeoutSeconds: Int = 10) async throws {
+            server = try StandInComponentServer(componentJID: "apush.localhost", secret: "prune-secret")
+            store = try SQLitePushStore(.memory)
+            var settings = APushSettings()
+            settings.appServer = "push.localhost"
+            settings.upstreamTimeoutSeconds = answerTimeoutSeconds
+            let module = try APushModule(store: store, settings: settings, logger: .disabled)
+            let configuration = try Configuration.load(
+                file: nil,
+                environment: [
+                    "APUSH_COMPONENT_JID": "apush.localhost", "APUSH_COMPONENT_SECRET": "prune-secret",
+                    "APUSH_DOMAINS": "localhost", "APUSH_SERVER": "127.0.0.1:\(server.port)",
+                    "APUSH_APP_SERVER": "push.localhost", "APUSH_ADMINS": "carol@localhost",
+                ], schema: .apushComponent)
+            let service = try ComponentService(configuration: configuration, modules: [module], logger: .disabled)
+            running = Task { await service.run() }
+            try await server.waitForConnection()
+        }
+
+        func register(_ token: String, account: String) async throws {
+            _ = try await store.register(
+                RegistrationRequest(
+                    domain: "localhost", token: token, pushModule: "fcm", account: account,
+                    deviceKey: Array(repeating: 7, count: 32), calls: .none, wantsReads: false),
+                freshCollapseKey: Array(repeating: 3, count: 32), now: 1_000)
+        }
+
+        func tokens() async throws -> Set<String> {
+            Set(try await store.registrations(matching: RegistrationFilter(), limit: 100, offset: 0).map(\.token))
+        }
+
+        /// One stage of the command, as carol's client sends it through the server.
+        func command(action: AdHocAction = .execute, after previous: Element? = nil, _ values: [String: String] = [:])
+            async throws -> Element
+        {
+            var command = Element(
+                "command", namespace: Namespace.commands,
+                [
+                    "node": PruneEndToEndTests.node, "action": action.rawValue,
+                    "sessionid": previous?[attribute: "sessionid"],
+                ])
+            let fields = values.map { DataForm.Field(variable: $0.key, values: [$0.value]) }
+            if let previous {
+                command.append(DataForm(type: .submit, fields: fields + previous.hiddenFormFields).element)
+            }
+            let answer = try await server.request(
+                .iq(
+                    type: .set, id: UUID().uuidString, from: PruneEndToEndTests.carol, to: try JID("apush.localhost"),
+                    payload: command))
+            #expect(answer.iqType == .result, "\(answer.serialized())")
+            return try #require(answer.child("command", namespace: Namespace.commands))
+        }
+
+        func stop() async {
+            running.cancel()
+            await running.value
+            server.stop()
+        }
+    }
+
+    /// The account lists the component asked about, in order.
+    final class Asked: Sendable {
+        private let lists = Mutex<[[String]]>([])
+        func append(_ list: [String]) { lists.withLock { $0.append(list) } }
+        var all: [[String]] { lists.withLock { $0 } }
+    }
+
+    /// The server's answers to the accounts query: `gone` do not exist; nil answers nothing.
+    static func answerAccounts(on server: StandInComponentServer, gone: Set<String>?, asked: Asked) {
+        server.answerRequests { stanza in
+            guard let accounts = stanza.child("accounts", namespace: "urn:xmpp:apush:bridge:0") else { return nil }
+            let jids = accounts.elements.compactMap { $0[attribute: "jid"] }
+            asked.append(jids)
+            guard let gone else { return nil }
+            let answer = Element(
+                "accounts", namespace: "urn:xmpp:apush:bridge:0", [:],
+                children: jids.map {
+                    Element(
+                        "account", namespace: "urn:xmpp:apush:bridge:0",
+                        ["jid": $0, "exists": gone.contains($0) ? "false" : "true"])
+                })
+            return stanza.resultReply(payload: answer)
+        }
+    }
+
+    @Test func theRegistrationsOfAccountsTheServerNoLongerHasArePrunedOnceConfirmed() async throws {
+        let bed = try await Bed()
+        try await bed.register("alice-phone", account: "alice@localhost")
+        try await bed.register("gone-phone", account: "gone@localhost")
+        try await bed.register("gone-tablet", account: "gone@localhost")
+        let asked = Asked()
+        Self.answerAccounts(on: bed.server, gone: ["gone@localhost"], asked: asked)
+
+        let first = try await bed.command()
+        let check = try await bed.command(action: .next, after: first, ["domain": "localhost"])
+        #expect(check[attribute: "status"] == "executing")
+        let form = try DataForm(element: try #require(check.child("x", namespace: Namespace.dataForms)))
+        #expect(form.fields.first { $0.type == .fixed }?.value?.hasPrefix("2 registration(s) of 1 of the 2") == true)
+        #expect(try await bed.tokens() == ["alice-phone", "gone-phone", "gone-tablet"])
+        #expect(asked.all == [["alice@localhost", "gone@localhost"]])
+
+        let done = try await bed.command(action: .complete, after: check, ["confirm": "1"])
+        #expect(done[attribute: "status"] == "completed")
+        #expect(
+            done.findString("{\(Namespace.commands)}note#")
+                == "Removed 2 registration(s) of 1 account(s) of localhost that no longer exist.")
+        #expect(try await bed.tokens() == ["alice-phone"])
+        await bed.stop()
+    }
+
+    @Test func aServerThatDoesNotAnswerLosesNothing() async throws {
+        let bed = try await Bed(answerTimeoutSeconds: 1)
+        try await bed.register("gone-phone", account: "gone@localhost")
+        let asked = Asked()
+        // The stand-in never answers: the query times out (after the App Server's timeout).
+        Self.answerAccounts(on: bed.server, gone: nil, asked: asked)
+        let first = try await bed.command()
+        let check = try await bed.command(action: .next, after: first, ["domain": "localhost"])
+        #expect(check[attribute: "status"] == "completed")
+        #expect(check.elements.filter { $0.name == "note" }.map(\.text).contains { $0.contains("kept") })
+        #expect(try await bed.tokens() == ["gone-phone"])
+        #expect(asked.all.count == 1)
+        await bed.stop()
+    }
+}
