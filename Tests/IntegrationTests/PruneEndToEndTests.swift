@@ -149,4 +149,70 @@ struct PruneEndToEndTests {
         #expect(asked.all.count == 1)
         await bed.stop()
     }
+
+    /// Whether contrib/prosody's bridge reports deleted accounts and answers the accounts query: it
+    /// comes from the bridges' branch of issue 20, merged beside this one.
+    static let prosodyBridgeReportsDeletions =
+        (try? String(
+            contentsOf: PushTestbed.repository.appendingPathComponent("contrib/prosody/mod_apush_bridge.lua"),
+            encoding: .utf8))?.contains("user-deleted") == true
+
+    /// On a real Prosody with its bridge: an account deleted through the server takes its
+    /// registrations with it (the bridge reports it), and one deleted behind the server's back (from
+    /// the store, with `prosodyctl deluser`) is pruned by the operator's command, which asks the
+    /// bridge; the other accounts' registrations stay.
+    @Test(
+        .enabled(
+            if: PruneEndToEndTests.prosodyBridgeReportsDeletions,
+            "needs the Prosody bridge of issue 20 item 6 (user-deleted, the accounts query)"))
+    func onProsodyADeletedAccountLeavesNoRegistrationBehind() async throws {
+        try await PushTestbed.with(.prosodyBridged, prosodyModules: ["register"]) { bed in
+            guard let prosody = bed.server as? ProsodyServer else { throw CancellationError() }
+            for user in ["leaver", "vanished"] {
+                try await bed.server.register(user: user, password: "pw-\(user)")
+            }
+            for user in ["alice", "leaver", "vanished"] {
+                try await bed.enableDevice(user, token: "token-\(user)")
+            }
+            let store = try SQLitePushStore(.file(path: bed.storePath))
+            func tokens() async throws -> Set<String> {
+                Set(try await store.registrations(matching: RegistrationFilter(), limit: 100, offset: 0).map(\.token))
+            }
+            try await waitUntil("the bridge reported every registration", timeout: .seconds(15)) {
+                (try? await tokens()) == ["token-alice", "token-leaver", "token-vanished"]
+            }
+
+            // In-band (XEP-0077): the server deletes the account, and the bridge reports it.
+            let leaver = try await bed.client("leaver")
+            _ = try await leaver.query(
+                .set, to: nil,
+                payload: Element(
+                    "query", namespace: "jabber:iq:register", [:],
+                    children: [Element("remove", namespace: "jabber:iq:register")]))
+            await leaver.close()
+            try await waitUntil("the deleted account's registration went", timeout: .seconds(15)) {
+                (try? await tokens()) == ["token-alice", "token-vanished"]
+            }
+
+            // Behind the server's back: nothing reports it, the operator prunes it.
+            try await prosody.deleteFromStore(user: "vanished", domain: "localhost")
+            let carol = try await bed.client("carol")
+            let first = try await carol.executeCommand(on: PushTestbed.componentJID, node: Self.node)
+            let check = try await carol.executeCommand(
+                on: PushTestbed.componentJID, node: Self.node, action: .next, after: first,
+                form: DataForm(type: .submit, fields: [.value("domain", "localhost")]))
+            let form = try DataForm(element: try #require(check.child("x", namespace: Namespace.dataForms)))
+            #expect(
+                form.fields.first { $0.type == .fixed }?.value?.hasPrefix("1 registration(s) of 1 of the 2") == true,
+                "\(form.fields)")
+            let done = try await carol.executeCommand(
+                on: PushTestbed.componentJID, node: Self.node, action: .complete, after: check,
+                form: DataForm(type: .submit, fields: [.value("confirm", "1")]))
+            #expect(
+                done.findString("{\(Namespace.commands)}note#")
+                    == "Removed 1 registration(s) of 1 account(s) of localhost that no longer exist.")
+            #expect(try await tokens() == ["token-alice"])
+            await carol.close()
+        }
+    }
 }
