@@ -217,6 +217,20 @@ func chunks(of bytes: [UInt8], size: Int) -> [ArraySlice<UInt8>] {
             ])
     }
 
+    @Test(arguments: [1, 16_384, 65_536])
+    func skippedTextIsReadAsItComesNotHeldUntilItsEnd(chunkSize: Int) throws {
+        // libxml2 hands text over as it reads it, so a long text keeps nothing held: no tag limit applies.
+        let parser = StreamParser(limits: StreamLimits(maxStanzaBytes: 1_000, maxSkippedTagBytes: 2_000))
+        _ = try parser.feed(Array((SampleStreams.componentHeader + "<message id='m'><body>").utf8))
+        let chunk = [UInt8](repeating: UInt8(ascii: "a"), count: chunkSize)
+        for _ in 0..<(chunkSize == 1 ? 5_000 : 10_485_760 / chunkSize) { #expect(try parser.feed(chunk).isEmpty) }
+        guard case .skippedStanza(let head, _) = try parser.feed(Array("</body></message>".utf8)).first else {
+            Issue.record("the stanza was not reported")
+            return
+        }
+        #expect(head[attribute: "id"] == "m")
+    }
+
     @Test func skippedStanzaReadByteByByteGivesTheSameEvents() throws {
         let limits = StreamLimits(maxStanzaBytes: 200)
         let bytes = Array((SampleStreams.componentHeader + Self.message(bytes: 500) + "<iq id='n'/>").utf8)
