@@ -5,11 +5,13 @@ import XMPP
 /// The input is one stanza, read as the bridge module's `registered` / `unregistered` report. What it
 /// accepts must name a bare account JID and a non-empty token; a registration it refuses is echoed
 /// without its form.
+private let component = try! JID("apush.localhost")
+
 func fuzzBridge(_ input: [UInt8]) {
     guard let stanza = parsedElement(input) else { return }
     let report: BridgeReport
     do {
-        report = try BridgeReport(message: stanza, servedDomains: ["localhost"])
+        report = try BridgeReport(message: stanza, servedDomains: ["localhost"], componentJID: component)
     } catch {
         if let echo = error.payload {
             require(error.condition == .notAcceptable, "a refusal with an echo is \(error.condition)")

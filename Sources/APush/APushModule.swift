@@ -86,7 +86,8 @@ public struct APushModule: HostedModule {
     public var messageRoutes: [MessageRoute] {
         [
             MessageRoute(namespace: APushNamespace.bridge) { message, context in
-                try await service.handleBridge(message, servedDomains: context.servedDomains)
+                try await service.handleBridge(
+                    message, servedDomains: context.servedDomains, componentJID: context.componentJID)
             }
         ]
     }

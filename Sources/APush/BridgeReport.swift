@@ -17,8 +17,9 @@ struct BridgeReport: Sendable, Equatable {
     var change: Change?
 
     /// Anything malformed is a `modify`/`bad-request` saying what is wrong; a sender that is not a
-    /// served domain is `forbidden`.
-    init(message: Element, servedDomains: Set<String>) throws(StanzaError) {
+    /// served domain is `forbidden`; a registration the component cannot use (towards another JID than
+    /// `componentJID`, without a form, with options it refuses) is refused with it echoed.
+    init(message: Element, servedDomains: Set<String>, componentJID: JID) throws(StanzaError) {
         guard let from = message.from, from.isDomainOnly, servedDomains.contains(from.domainpart) else {
             throw StanzaError(.forbidden, text: "bridge stanzas are accepted only from the served server domains")
         }
@@ -30,6 +31,11 @@ struct BridgeReport: Sendable, Equatable {
                 throw StanzaError(.badRequest, text: "registered needs an account and an enable with a node")
             }
             do throws(StanzaError) {
+                if let service = registered.findString(Self.enabledServicePath),
+                    (try? JID(service)) != componentJID.bare
+                {
+                    throw StanzaError(.badRequest, text: "registered names \(service), not the component")
+                }
                 guard let formElement = registered.findElement(Self.enabledFormPath) else {
                     throw StanzaError(.badRequest, text: "registered has no publish-options form")
                 }
@@ -71,6 +77,7 @@ struct BridgeReport: Sendable, Equatable {
 
     private static let registeredPath = "{\(APushNamespace.bridge)}registered"
     private static let enabledNodePath = "{\(Namespace.push)}enable@node"
+    private static let enabledServicePath = "{\(Namespace.push)}enable@jid"
     private static let enabledFormPath = "{\(Namespace.push)}enable/{\(Namespace.dataForms)}x"
     private static let unregisteredPath = "{\(APushNamespace.bridge)}unregistered"
     private static let disabledNodePath = "{\(Namespace.push)}disable@node"
