@@ -247,4 +247,38 @@ extension HostileInputEndToEndTests {
             await bob.close()
         }
     }
+
+    /// Whether contrib/prosody's bridge acts on the component's echoed refusal of a registration (from
+    /// the bridges' branch of issue 20, merged beside this one).
+    static let prosodyBridgeActsOnRefusals =
+        (try? String(
+            contentsOf: PushTestbed.repository.appendingPathComponent("contrib/prosody/mod_apush_bridge.lua"),
+            encoding: .utf8))?.contains("The component refused push registration") == true
+
+    /// Issue 20 item 3: a registration the component cannot use (a key that is not 32 bytes) is refused
+    /// when the bridge reports it, with it echoed, and the bridge removes it: no publish for it ever
+    /// comes, so none is refused or answered as an unknown node.
+    @Test(
+        .enabled(
+            if: HostileInputEndToEndTests.prosodyBridgeActsOnRefusals,
+            "needs the Prosody bridge of issue 20 item 3 (acting on the echoed refusal)"))
+    func aRegistrationTheComponentCannotUseIsRemovedByTheBridge() async throws {
+        try await PushTestbed.with(.prosodyBridged, coalesceSeconds: 0) { bed in
+            let form = DataForm(
+                type: .submit, formType: Namespace.pubsubPublishOptions,
+                fields: [.value("pushModule", "fcm-test"), .value("apushEncryptionPublicKey", "AAAA")])
+            let phone = try await bed.client("alice", resource: "phone")
+            try await phone.enablePush(service: PushTestbed.componentJID, node: "token-unusable", publishOptions: form)
+            await phone.close()
+            let bob = try await bed.client("bob")
+            try await Task.sleep(for: .seconds(1))
+            try bed.message(from: bob, to: "alice@localhost", body: "anyone?")
+            await bed.expectNoPush(within: .seconds(3))
+            let publishes = bed.logSink.events.filter {
+                $0.message.contains("refused a publish") || $0.message.contains("unknown node")
+            }
+            #expect(publishes.isEmpty, "publishes still came: \(publishes.map(\.message))")
+            await bob.close()
+        }
+    }
 }
