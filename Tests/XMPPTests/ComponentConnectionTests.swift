@@ -345,6 +345,30 @@ struct ComponentConnectionTests {
         await link.stop()
     }
 
+    @Test func anAnswerOverTheStanzaLimitFailsItsRequestAtOnce() async throws {
+        let link = try Link()
+        try await link.connected()
+        try await link.server.waitForConnection()
+        let server = link.server
+        server.answerRequests { request in
+            try? server.sendRaw(
+                "<iq type='result' id='\(request.stanzaID ?? "")' from='localhost' to='apush.localhost'><q xmlns='urn:x'>"
+                    + String(repeating: "a", count: 300_000) + "</q></iq>")
+            return nil
+        }
+        let started = ContinuousClock.now
+        await #expect(throws: ComponentLinkError.answerTooLarge) {
+            try await link.connection.request(
+                .iq(
+                    type: .get, id: "big-answer", from: Self.component, to: Self.server,
+                    payload: Element("q", namespace: "urn:x")),
+                timeout: .seconds(60))
+        }
+        #expect(ContinuousClock.now - started < .seconds(30))
+        #expect(link.server.connectionCount == 1)
+        await link.stop()
+    }
+
     @Test func keepalivePingsKeepAnAnsweringServer() async throws {
         let link = try Link { settings in
             settings.keepaliveInterval = .milliseconds(100)
