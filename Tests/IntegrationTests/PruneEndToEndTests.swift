@@ -215,4 +215,62 @@ struct PruneEndToEndTests {
             await carol.close()
         }
     }
+
+    /// Whether contrib/ejabberd's bridge answers the accounts query (the bridges' branch of issue 20).
+    static let ejabberdBridgeAnswersAccounts =
+        (try? String(
+            contentsOf: PushTestbed.repository.appendingPathComponent("contrib/ejabberd/mod_apush_bridge.erl"),
+            encoding: .utf8))?.contains("process_accounts_iq") == true
+
+    /// On a real ejabberd with its bridge: an account deleted takes its registrations with it (the
+    /// bridge's `remove_user` report); the registration of an account the server does not have (left
+    /// from before the bridge reported deletions: written to the store here) is pruned by the
+    /// operator's command.
+    @Test(
+        .enabled(
+            if: PruneEndToEndTests.ejabberdBridgeAnswersAccounts,
+            "needs the ejabberd bridge of issue 20 item 6 (the accounts query)"))
+    func onEjabberdADeletedAccountLeavesNoRegistrationBehind() async throws {
+        try await PushTestbed.with(.ejabberdBridged) { bed in
+            guard let ejabberd = bed.server as? EjabberdServer else { throw CancellationError() }
+            try await bed.server.register(user: "leaver", password: "pw-leaver")
+            for user in ["alice", "leaver"] {
+                try await bed.enableDevice(user, token: "token-\(user)")
+            }
+            let store = try SQLitePushStore(.file(path: bed.storePath))
+            func tokens() async throws -> Set<String> {
+                Set(try await store.registrations(matching: RegistrationFilter(), limit: 100, offset: 0).map(\.token))
+            }
+            try await waitUntil("the bridge reported every registration", timeout: .seconds(15)) {
+                (try? await tokens()) == ["token-alice", "token-leaver"]
+            }
+            try await ejabberd.unregister(user: "leaver")
+            try await waitUntil("the deleted account's registration went", timeout: .seconds(15)) {
+                (try? await tokens()) == ["token-alice"]
+            }
+
+            _ = try await store.register(
+                RegistrationRequest(
+                    domain: "localhost", token: "token-ghost", pushModule: "fcm-test", account: "ghost@localhost",
+                    deviceKey: Array(repeating: 7, count: 32), calls: .none, wantsReads: false),
+                freshCollapseKey: Array(repeating: 3, count: 32), now: 1_000)
+            let carol = try await bed.client("carol")
+            let first = try await carol.executeCommand(on: PushTestbed.componentJID, node: Self.node)
+            let check = try await carol.executeCommand(
+                on: PushTestbed.componentJID, node: Self.node, action: .next, after: first,
+                form: DataForm(type: .submit, fields: [.value("domain", "localhost")]))
+            let form = try DataForm(element: try #require(check.child("x", namespace: Namespace.dataForms)))
+            #expect(
+                form.fields.first { $0.type == .fixed }?.value?.hasPrefix("1 registration(s) of 1 of the 2") == true,
+                "\(form.fields)")
+            let done = try await carol.executeCommand(
+                on: PushTestbed.componentJID, node: Self.node, action: .complete, after: check,
+                form: DataForm(type: .submit, fields: [.value("confirm", "1")]))
+            #expect(
+                done.findString("{\(Namespace.commands)}note#")
+                    == "Removed 1 registration(s) of 1 account(s) of localhost that no longer exist.")
+            #expect(try await tokens() == ["token-alice"])
+            await carol.close()
+        }
+    }
 }
