@@ -8,9 +8,13 @@ import XMPP
 /// The input is one stanza. A publish goes through `IncomingPublish`, anything else straight to the
 /// classifier as if it were the notification; each event becomes the summaries the push path would
 /// seal, and each of those must be JSON that reads back to the same values.
+private let component = try! JID("apush.localhost")
+
 func fuzzPublish(_ input: [UInt8]) {
     guard let stanza = parsedElement(input) else { return }
-    let notification = (try? IncomingPublish(iq: stanza, servedDomains: ["localhost"]))?.notification ?? stanza
+    let notification =
+        (try? IncomingPublish(iq: stanza, servedDomains: ["localhost"], componentJID: component))?.notification
+        ?? stanza
     let classified = EventClassifier.classify(notification)
     let account = classified.account ?? "alice@localhost"
     let ts: Int64 = 1_800_000_000

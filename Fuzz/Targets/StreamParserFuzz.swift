@@ -4,7 +4,8 @@
 /// bytes of a stream. The stream is read whole and in those slices: when both readings succeed they
 /// must report the same events, and each stanza must read back from what it writes. Every reading must end in events or
 /// an error, never a trap, and a
-/// parser that failed must keep failing the same way, and read like new after `reset()`.
+/// parser that failed must keep failing the same way, and read like new after `reset()`. Under tight
+/// limits a stanza over them is skipped: only its start tag is reported.
 func fuzzStreamParser(_ input: [UInt8]) {
     let sliceCount = Int(input.first ?? 0) % 32
     let lengths = input.dropFirst().prefix(sliceCount).map { Int($0) + 1 }
@@ -33,8 +34,15 @@ func fuzzStreamParser(_ input: [UInt8]) {
     parser.reset()
     require(read(stream, slicedBy: [], with: parser) == whole, "reset() did not start afresh")
 
-    // Tight limits reach the size and depth checks with small inputs.
-    _ = read(stream, slicedBy: lengths, with: StreamParser(limits: StreamLimits(maxStanzaBytes: 300, maxDepth: 3)))
+    // Tight limits reach the size and depth checks, and the skipping of a stanza over them, with small
+    // inputs. A skipped stanza is reported by its start tag alone, and the reader goes on after it.
+    let tight = StreamLimits(maxStanzaBytes: 300, maxDepth: 3, maxSkippedTagBytes: 600)
+    if case .success(let events) = read(stream, slicedBy: lengths, with: StreamParser(limits: tight)) {
+        for case .skippedStanza(let head, let reason) in events {
+            require(head.children.isEmpty, "a skipped stanza kept its content")
+            require(reason.condition == .policyViolation, "a stanza was skipped for \(reason)")
+        }
+    }
 }
 
 private let emptyStreamHeader = "<stream:stream xmlns:stream='http://etherx.jabber.org/streams'>"

@@ -20,6 +20,7 @@ struct APushCommands: Sendable {
     static let adminRemove = APushNamespace.commands + "#admin-remove"
     static let adminPolicy = APushNamespace.commands + "#admin-policy"
     static let adminStats = APushNamespace.commands + "#admin-stats"
+    static let adminPruneAccounts = APushNamespace.commands + "#admin-prune-accounts"
 
     static let pageSize = 50
     static let highestPage = 1_000_000
@@ -57,6 +58,9 @@ struct APushCommands: Sendable {
                 node: Self.adminPolicy, name: "Push policy of an account, or the defaults",
                 isAllowed: isAdmin, handler: adminPolicy),
             AdHocCommand(node: Self.adminStats, name: "Push statistics", isAllowed: isAdmin, handler: adminStats),
+            AdHocCommand(
+                node: Self.adminPruneAccounts, name: "Remove the registrations of deleted accounts",
+                isAllowed: isAdmin, handler: adminPruneAccounts),
         ]
         return (users + admins).map { command in
             AdHocCommand(node: command.node, name: command.name, isAllowed: command.isAllowed) { [service] request in
@@ -346,6 +350,103 @@ struct APushCommands: Sendable {
                 type: .result, formType: APushNamespace.commands, title: "Push statistics",
                 fields: fields))
     }
+
+    /// Stage 0 asks for a domain; stage 1 asks its server which of the accounts with registrations
+    /// still exist and shows how many registrations would go; stage 2, once confirmed, asks again and
+    /// removes those of the accounts the server says do not exist. An account the server gives no
+    /// answer about (an error, a timeout) is kept.
+    @Sendable func adminPruneAccounts(_ request: AdHocRequest) async throws -> AdHocResponse {
+        if request.stage == 0 {
+            let domains = context.servedDomains.sorted()
+            return .next(
+                DataForm(
+                    type: .form, formType: APushNamespace.commands,
+                    title: "Remove the registrations of deleted accounts",
+                    instructions: [
+                        "The server is asked which accounts with registrations still exist; nothing is removed "
+                            + "before you confirm."
+                    ],
+                    fields: [
+                        .init(
+                            variable: "domain", type: .listSingle, label: "Domain", isRequired: true,
+                            values: Array(domains.prefix(1)), options: domains.map { .init(label: $0, value: $0) }),
+                        .init(
+                            variable: "after", type: .jidSingle,
+                            label: "Start after this account (where a run that stopped said to go on)"),
+                    ]),
+                actions: [.next])
+        }
+        let form = try requireForm(request)
+        let domainText = request.stage == 1 ? form.value("domain") : request.state["domain"]
+        guard let domainText, let domain = try? JID(domainText), domain.isDomainOnly, context.isServed(domain) else {
+            throw StanzaError(.badRequest, text: "domain: must be one this component serves")
+        }
+        let after = request.stage == 1 ? nonEmpty(form.value("after")) : nonEmpty(request.state["after"])
+        let query = AccountsQuery(
+            sender: context.sender, componentJID: context.componentJID, timeout: upstream.timeout)
+        if request.stage >= 2 {
+            guard try booleanField(form, "confirm") == true else {
+                return .completed(AdHocNote(.info, "Nothing was removed."))
+            }
+        }
+        let found = try await service.findDeletedAccounts(domain: domain, after: after, query: query)
+        var notes: [AdHocNote] = []
+        if found.unanswered > 0 {
+            notes.append(
+                AdHocNote(.warn, "The server gave no answer about \(found.unanswered) account(s): they are kept."))
+        }
+        if let resumeAfter = found.resumeAfter {
+            notes.append(
+                AdHocNote(
+                    .info,
+                    "Stopped after \(found.checked) accounts; run it again starting after \(resumeAfter) for the rest.")
+            )
+        }
+        guard !found.gone.isEmpty else {
+            notes.insert(
+                AdHocNote(
+                    .info, "Checked \(found.checked) account(s) with registrations on \(domain): none was deleted."),
+                at: 0)
+            return AdHocResponse(status: .completed, notes: notes)
+        }
+        if request.stage >= 2 {
+            let removed = try await service.removeRegistrations(ofDeletedAccounts: found.gone, domain: domain)
+            notes.insert(
+                AdHocNote(
+                    .info,
+                    "Removed \(removed) registration(s) of \(found.gone.count) account(s) of \(domain) "
+                        + "that no longer exist."),
+                at: 0)
+            return AdHocResponse(status: .completed, notes: notes)
+        }
+        var registrations = 0
+        for account in found.gone {
+            registrations += try await service.store.countRegistrations(
+                matching: RegistrationFilter(account: account, domain: domain.domainpart))
+        }
+        let shown = found.gone.prefix(Self.prunedAccountsShown)
+        var fields: [DataForm.Field] = [
+            .init(
+                variable: nil, type: .fixed,
+                values: [
+                    "\(registrations) registration(s) of \(found.gone.count) of the \(found.checked) account(s) "
+                        + "checked on \(domain) would be removed: the server says these accounts no longer exist."
+                ])
+        ]
+        fields += shown.map { .init(variable: nil, type: .fixed, values: [$0]) }
+        if found.gone.count > shown.count {
+            fields.append(.init(variable: nil, type: .fixed, values: ["…and \(found.gone.count - shown.count) more"]))
+        }
+        fields.append(.init(variable: "confirm", type: .boolean, label: "Remove them", values: ["0"]))
+        return .next(
+            DataForm(
+                type: .form, formType: APushNamespace.commands, title: "Registrations of deleted accounts",
+                fields: fields),
+            state: ["domain": domain.description, "after": after ?? ""], notes: notes)
+    }
+
+    /// The confirmation lists this many of the accounts it would prune.
+    static let prunedAccountsShown = 20
 
     // MARK: Shared
 

@@ -93,7 +93,8 @@ public struct APushModule: HostedModule {
         [
             MessageRoute(namespace: APushNamespace.bridge) { message, context in
                 await sharedClock.ready()
-                try await service.handleBridge(message, servedDomains: context.servedDomains)
+                try await service.handleBridge(
+                    message, servedDomains: context.servedDomains, componentJID: context.componentJID)
             }
         ]
     }

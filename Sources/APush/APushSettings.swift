@@ -30,6 +30,9 @@ public struct APushSettings: Sendable, Equatable, Decodable {
     /// `cancel` answers for unknown nodes per hour; past it, `wait`, so a lost database cannot wipe
     /// every registration on the server.
     public var unknownNodeCancelsPerHour: Int = 5
+    /// ...of which one account may have this many, so a user whose every publish is an unknown node
+    /// (push enabled without an options form) cannot spend the server's whole budget.
+    public var unknownNodeCancelsPerAccountPerHour: Int = 1
     /// How long a message id or call sid is remembered to drop the server's duplicate pushes.
     public var dedupeMinutes: Int = 5
     /// The summary is padded with spaces to a multiple of this many bytes (0: no padding).
@@ -53,8 +56,8 @@ public struct APushSettings: Sendable, Equatable, Decodable {
     enum CodingKeys: String, CodingKey, CaseIterable {
         case defaults, coalesceMinSeconds, coalesceMaxSeconds, coalesceSeconds, wakeIntervalSeconds
         case upstreamTimeoutSeconds, maxInFlight, maxBackgroundDeliveries, retryMessageSeconds, retryCallSeconds
-        case unknownNodeCancelsPerHour, dedupeMinutes, paddingBucket, maxRegistrations, maxStockRegistrations
-        case registrationExpiryDays
+        case unknownNodeCancelsPerHour, unknownNodeCancelsPerAccountPerHour, dedupeMinutes, paddingBucket
+        case maxRegistrations, maxStockRegistrations, registrationExpiryDays
     }
 
     /// Each key absent from the section keeps the default declared above; one present must lie in its range.
@@ -82,6 +85,7 @@ public struct APushSettings: Sendable, Equatable, Decodable {
         try read(.retryMessageSeconds, into: \.retryMessageSeconds, 0...3600)
         try read(.retryCallSeconds, into: \.retryCallSeconds, 0...120)
         try read(.unknownNodeCancelsPerHour, into: \.unknownNodeCancelsPerHour, 0...10_000)
+        try read(.unknownNodeCancelsPerAccountPerHour, into: \.unknownNodeCancelsPerAccountPerHour, 0...10_000)
         try read(.dedupeMinutes, into: \.dedupeMinutes, 1...1440)
         try read(.paddingBucket, into: \.paddingBucket, 0...2048)
         try read(.maxRegistrations, into: \.maxRegistrations, 1...100_000_000)

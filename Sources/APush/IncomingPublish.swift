@@ -11,9 +11,19 @@ struct IncomingPublish: Sendable {
     var notification: Element?
 
     /// Checks the publish; anything malformed is a `modify`/`bad-request` saying what is wrong.
-    init(iq: Element, servedDomains: Set<String>) throws(StanzaError) {
+    ///
+    /// Only a publish to the component's own bare JID is a registration's: one to another JID of its
+    /// domain (`apush.example.org/x`, `x@apush.example.org`) is one the server's bridge may not have
+    /// checked, and is refused `cancel`/`item-not-found`, which the server counts against that
+    /// registration until it disables it.
+    init(iq: Element, servedDomains: Set<String>, componentJID: JID) throws(StanzaError) {
         guard let from = iq.from, from.isDomainOnly, servedDomains.contains(from.domainpart) else {
             throw StanzaError(.forbidden, text: "publishes are accepted only from the served server domains")
+        }
+        guard iq.to == componentJID.bare else {
+            throw StanzaError(
+                .itemNotFound,
+                text: "push nodes live at \(componentJID.bare) only, not at \(iq.toString ?? "no address")")
         }
         domain = from.domainpart
         guard let node = iq.findString(Self.nodePath), !node.isEmpty else {

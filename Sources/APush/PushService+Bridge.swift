@@ -6,8 +6,8 @@ import XMPP
 
 extension PushService {
     /// `registered` / `unregistered` from the server's bridge module (docs/wire-contract.md, Bridge stanzas).
-    func handleBridge(_ message: Element, servedDomains: Set<String>) async throws {
-        let report = try BridgeReport(message: message, servedDomains: servedDomains)
+    func handleBridge(_ message: Element, servedDomains: Set<String>, componentJID: JID) async throws {
+        let report = try BridgeReport(message: message, servedDomains: servedDomains, componentJID: componentJID)
         try await answeringStoreFaults(during: "a bridge report") { try await apply(report) }
     }
 

@@ -1,4 +1,5 @@
 import Logging
+import Synchronization
 import Sealing
 import Store
 import XMLStream
@@ -6,13 +7,15 @@ import XMPP
 
 extension PushService {
     /// Answers one publish from the server: returns for a `result`, throws the error to answer with.
-    /// Only a domain in `servedDomains` may publish; what it asks to push goes to `upstream`.
+    /// Only a domain in `servedDomains` may publish, and only to the component's bare JID (the link's,
+    /// `upstream.componentJID`); what it asks to push goes to `upstream`.
     func handlePublish(_ iq: Element, servedDomains: Set<String>, upstream: Upstream) async throws(StanzaError) {
         let arrived = now()
         defer { statistics.observe(.publish, milliseconds: now() - arrived) }
         let answer: ServerAnswer
         do {
-            let publish = try IncomingPublish(iq: iq, servedDomains: servedDomains)
+            let publish = try IncomingPublish(
+                iq: iq, servedDomains: servedDomains, componentJID: upstream.componentJID)
             answer = try await handle(publish, upstream: upstream)
         } catch let error as StanzaError {
             statistics.count(.refusedPublish(error.condition))
@@ -97,7 +100,8 @@ extension PushService {
             statistics.count(.tombstoneAnswer)
             return .answered(.gone)
         } else {
-            return .answered(try answerUnknownNode(at: at, token: publish.token, in: transaction))
+            return .answered(
+                try answerUnknownNode(at: at, token: publish.token, account: classified.account, in: transaction))
         }
         let pushes = try apply(classified, to: registration, at: at, in: transaction).map { push in
             push.stored == nil
@@ -106,18 +110,21 @@ extension PushService {
         return .pushes(pushes, for: registration)
     }
 
-    /// An unknown node is answered `cancel` so the server drops it, but only a few times an hour.
-    private func answerUnknownNode(at: Timestamp, token: String, in transaction: any PushTransaction) throws
-        -> ServerAnswer
-    {
+    /// An unknown node is answered `cancel` so the server drops it, but only a few times an hour, and
+    /// fewer for one account (nil: a stock publish names none).
+    private func answerUnknownNode(
+        at: Timestamp, token: String, account: String?, in transaction: any PushTransaction
+    ) throws -> ServerAnswer {
         guard
             try transaction.recordUnknownNodeAnswer(
-                at: at, since: at - 3_600_000,
-                limit: settings.unknownNodeCancelsPerHour)
+                at: at, since: at - 3_600_000, limit: settings.unknownNodeCancelsPerHour, account: account ?? "",
+                accountLimit: settings.unknownNodeCancelsPerAccountPerHour)
         else {
-            logger.warning(
-                "publish for an unknown node \(Fingerprint.of(token)); the hourly cap of cancel answers is reached, answering wait"
-            )
+            if unknownNodeLog.withLock({ $0.allows("capped", at: at) }) {
+                logger.warning(
+                    "publish for an unknown node \(Fingerprint.of(token)); the hourly cap of cancel answers "
+                        + "(of the server or its account) is reached, answering wait (logged once a minute)")
+            }
             statistics.count(.unknownNodeCapped)
             return .wait(.resourceConstraint)
         }

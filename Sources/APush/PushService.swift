@@ -45,6 +45,9 @@ final class PushService: Sendable {
     private let storeFaults = Mutex(LogLimiter(interval: 60_000, capacity: 32))
     /// Notifications that do not verify may come in a flood: logged once per channel and minute.
     private let rejectedNotifications = Mutex(LogLimiter(interval: 60_000, capacity: 2))
+    /// Publishes for unknown nodes past the `cancel` budget come as often as users send messages: the
+    /// line saying so is written once a minute.
+    let unknownNodeLog = Mutex(LogLimiter(interval: 60_000, capacity: 1))
 
     init(store: any PushStore, settings: APushSettings, logger: Logger, clock: PushClock = .system) {
         self.store = store

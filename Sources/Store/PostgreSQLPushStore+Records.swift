@@ -122,13 +122,20 @@ extension PostgreSQLPushTransaction {
     }
 
     /// Serialised by an advisory lock: the count and the insert are one step across connections.
-    func recordUnknownNodeAnswer(at: Timestamp, since: Timestamp, limit: Int) throws -> Bool {
+    func recordUnknownNodeAnswer(at: Timestamp, since: Timestamp, limit: Int, account: String, accountLimit: Int)
+        throws -> Bool
+    {
         try connection.execute("SELECT pg_advisory_xact_lock(\(PostgreSQLPushStore.unknownNodeLock))")
         try connection.execute("DELETE FROM unknown_node_answers WHERE at < $1", [.integer(since)])
         let recent = try connection.queryOne("SELECT count(*) AS n FROM unknown_node_answers")
             .decode("n", \.int64Value)
         guard recent < limit else { return false }
-        try connection.execute("INSERT INTO unknown_node_answers (at) VALUES ($1)", [.integer(at)])
+        let recentForAccount = try connection.queryOne(
+            "SELECT count(*) AS n FROM unknown_node_answers WHERE account = $1", [.text(account)]
+        ).decode("n", \.int64Value)
+        guard recentForAccount < accountLimit else { return false }
+        try connection.execute(
+            "INSERT INTO unknown_node_answers (at, account) VALUES ($1, $2)", [.integer(at), .text(account)])
         return true
     }
 

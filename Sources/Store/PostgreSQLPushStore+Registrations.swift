@@ -189,6 +189,16 @@ extension PostgreSQLPushStore {
         }
     }
 
+    public func accountsWithRegistrations(domain: String, after: String?, limit: Int) async throws -> [String] {
+        try await run { connection in
+            try connection.query(
+                """
+                SELECT DISTINCT account FROM registrations WHERE domain = $1 AND account > $2 ORDER BY account LIMIT $3
+                """, [.text(domain), .text(after ?? ""), .integer(Int64(limit))]
+            ).map { try $0.decode("account", \.stringValue) }
+        }
+    }
+
     public func removeRegistrations(domain: String, account: String, token: String?) async throws -> [Registration] {
         try await run { connection in
             try Self.transaction(connection) { connection in

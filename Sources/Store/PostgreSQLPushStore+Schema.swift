@@ -308,6 +308,13 @@ extension PostgreSQLPushStore {
                 ALTER TABLE tombstones DROP CONSTRAINT tombstones_pkey;
                 CREATE UNIQUE INDEX tombstones_by_token ON tombstones (md5(token), push_module, md5(scope));
                 """),
+        // As SQLite's migration 12 (issue 20 item 3): unknown-node answers budgeted per account too.
+        Migration(
+            version: 11,
+            sql: """
+                ALTER TABLE unknown_node_answers ADD COLUMN account text NOT NULL DEFAULT '';
+                CREATE INDEX unknown_node_answers_by_account ON unknown_node_answers (account);
+                """),
     ]
 
     /// A total kept by the `sizes` triggers, its row locked until the transaction ends: the check of a

@@ -68,6 +68,9 @@ public protocol PushStore: Sendable {
     /// everything kept for them, and no tombstone (an app that comes back registers again); returns
     /// how many.
     func expireRegistrations(unusedBefore: Timestamp, limit: Int) async throws -> Int
+    /// The accounts of `domain` that have registrations, in order, once each: at most `limit` of those
+    /// after `after` (nil: from the first), so that all of them are read a page at a time.
+    func accountsWithRegistrations(domain: String, after: String?, limit: Int) async throws -> [String]
     /// Removes an account's registrations (all of them, or the one with `token`); returns them. No
     /// tombstone: the account disabled push, the token is not dead.
     func removeRegistrations(domain: String, account: String, token: String?) async throws -> [Registration]

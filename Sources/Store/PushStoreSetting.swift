@@ -10,8 +10,7 @@ public enum PushStoreSetting {
     /// authenticate what they tell each other with a key derived from `componentSecret`.
     public static func open(
         _ setting: String, limits: StoreLimits, componentSecret: String, synchronous: Synchronous = .full
-    ) async throws(UnusableStoreError) -> (store: any PushStore, unavailableAtStart: StoreUnavailableError?)
-    {
+    ) async throws(UnusableStoreError) -> (store: any PushStore, unavailableAtStart: StoreUnavailableError?) {
         if isPostgreSQL(setting) {
             let store = try await PostgreSQLPushStore.open(
                 url: setting, componentSecret: componentSecret, limits: limits)

@@ -51,9 +51,11 @@ public protocol PushTransaction {
 
     // MARK: Answers for unknown nodes, policies
 
-    /// Records an answer at `at` unless `limit` were recorded since `since`; returns whether it did, and
-    /// forgets those before `since`, so no more than `limit` are ever kept.
-    func recordUnknownNodeAnswer(at: Timestamp, since: Timestamp, limit: Int) throws -> Bool
+    /// Records an answer for `account` ("" for none) at `at` unless `limit` were recorded since `since`,
+    /// or `accountLimit` for that account; returns whether it did, and forgets those before `since`, so
+    /// no more than `limit` are ever kept.
+    func recordUnknownNodeAnswer(at: Timestamp, since: Timestamp, limit: Int, account: String, accountLimit: Int)
+        throws -> Bool
     /// Counts one `#test` push of `account` at `at` and returns nil; or, when the account already had
     /// `limit` after `at - window`, counts nothing and returns when its next one is allowed. Kept in the
     /// store, so instances that share it share each account's limit; uses before the window (any
@@ -147,8 +149,13 @@ extension PushStore {
         try await transaction { try $0.enqueueRetry(item)?.id }
     }
 
-    public func recordUnknownNodeAnswer(at: Timestamp, since: Timestamp, limit: Int) async throws -> Bool {
-        try await transaction { try $0.recordUnknownNodeAnswer(at: at, since: since, limit: limit) }
+    public func recordUnknownNodeAnswer(
+        at: Timestamp, since: Timestamp, limit: Int, account: String, accountLimit: Int
+    ) async throws -> Bool {
+        try await transaction {
+            try $0.recordUnknownNodeAnswer(
+                at: at, since: since, limit: limit, account: account, accountLimit: accountLimit)
+        }
     }
 
     public func takeTestPush(account: String, at: Timestamp, window: Timestamp, limit: Int) async throws

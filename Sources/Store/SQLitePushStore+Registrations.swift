@@ -191,6 +191,16 @@ extension SQLitePushStore {
         return ("WHERE " + conditions.map { "\($0.0) = ?" }.joined(separator: " AND "), conditions.map(\.1))
     }
 
+    public func accountsWithRegistrations(domain: String, after: String?, limit: Int) async throws -> [String] {
+        try await run { database in
+            try database.query(
+                """
+                SELECT DISTINCT account FROM registrations WHERE domain = ? AND account > ? ORDER BY account LIMIT ?
+                """, [.text(domain), .text(after ?? ""), .integer(Int64(limit))]
+            ).map { try $0.decode("account", \.stringValue) }
+        }
+    }
+
     public func removeRegistrations(domain: String, account: String, token: String?) async throws -> [Registration] {
         try await run { database in
             try database.transaction { database in

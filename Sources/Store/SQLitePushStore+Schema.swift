@@ -284,6 +284,14 @@ extension SQLitePushStore {
                         DELETE FROM policy_changes WHERE generation <= (SELECT value - 1024 FROM policy_generation);
                     END;
                 """),
+        // Issue 20 item 3: the `cancel` answers for unknown nodes are budgeted per account as well as
+        // per server, so one account cannot spend every other's (`recordUnknownNodeAnswer`).
+        Migration(
+            version: 12,
+            sql: """
+                ALTER TABLE unknown_node_answers ADD COLUMN account TEXT NOT NULL DEFAULT '';
+                CREATE INDEX unknown_node_answers_by_account ON unknown_node_answers (account);
+                """),
     ]
 
     /// A total kept by the `sizes` triggers.

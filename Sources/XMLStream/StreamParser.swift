@@ -6,6 +6,10 @@ public enum StreamEvent: Sendable, Equatable {
     case streamStart(Element)
     /// A complete child of the stream root: a stanza, or a stream-level element such as `handshake`.
     case stanza(Element)
+    /// A child of the stream root that broke a per-stanza limit (`reason`): the reader kept only its
+    /// start tag (name, namespace and attributes, no children), skipped the rest, and reads on, so the
+    /// session can refuse that one stanza and keep the stream.
+    case skippedStanza(Element, reason: StreamParseError)
     /// The peer closed the stream root.
     case streamEnd
 }
@@ -19,10 +23,23 @@ public struct StreamLimits: Sendable {
     /// The most levels of elements one stanza may nest, the stanza itself being level 1 (the stream
     /// root is not counted): with 32, a stanza at document depth 2 may hold elements down to depth 33.
     public var maxDepth: Int
+    /// While a stanza over either limit is skipped, libxml2 still holds each tag (start tag with its
+    /// attributes, or an unfinished reference) whole until it ends: one tag longer than this ends the
+    /// stream. Above `maxStanzaBytes`, so that a server's re-escaping (`'` as `&apos;`) of one attribute
+    /// a user wrote within the server's own limit is still skipped rather than fatal.
+    public var maxSkippedTagBytes: Int
+    /// libxml2 keeps a frame for every open element even while a stanza is skipped: a skipped stanza
+    /// nesting deeper than this (document depth) ends the stream.
+    public var maxSkippedDepth: Int
 
-    public init(maxStanzaBytes: Int = 262_144, maxDepth: Int = 32) {
+    public init(
+        maxStanzaBytes: Int = 262_144, maxDepth: Int = 32, maxSkippedTagBytes: Int = 4_194_304,
+        maxSkippedDepth: Int = 1_024
+    ) {
         self.maxStanzaBytes = maxStanzaBytes
         self.maxDepth = maxDepth
+        self.maxSkippedTagBytes = maxSkippedTagBytes
+        self.maxSkippedDepth = maxSkippedDepth
     }
 }
 
@@ -54,7 +71,11 @@ extension StreamParseError: CustomStringConvertible {
 /// Feed it bytes as they arrive; it returns the events they complete. It rejects what RFC 6120
 /// §11.1 restricts (DTDs, entity declarations and references other than the predefined ones,
 /// processing instructions, comments), never loads anything from the network, and enforces
-/// `StreamLimits`. After an error every later `feed` throws the same error until `reset()`.
+/// `StreamLimits`. A stanza over the size or depth limit is skipped without being kept (`skippedStanza`);
+/// what cannot be skipped ends the stream: malformed or restricted XML, a stanza whose own start tag
+/// is over the size limit (there is nothing to answer yet), one tag over `maxSkippedTagBytes`, and
+/// nesting past `maxSkippedDepth`. After an error every later `feed` throws the same
+/// error until `reset()`.
 ///
 /// Owned by one task: it is not `Sendable`.
 public final class StreamParser {
@@ -76,6 +97,8 @@ public final class StreamParser {
     private var events: [StreamEvent] = []
     private var document: Element?
     private var failure: StreamParseError?
+    /// The start tag of the stanza being skipped, and why; nil when none is.
+    private var skipping: (head: Element, reason: StreamParseError)?
     /// Total bytes handed to libxml2 since the stream began.
     private var fedBytes = 0
     /// The byte offset where the current stanza (or the gap before it) began: everything fed since
@@ -119,6 +142,7 @@ public final class StreamParser {
         events = []
         document = nil
         failure = nil
+        skipping = nil
         fedBytes = 0
         stanzaStart = 0
     }
@@ -161,7 +185,7 @@ public final class StreamParser {
             }
             if failure == nil {
                 skipWhitespaceBetweenStanzas()
-                if fedBytes - stanzaStart > limits.maxStanzaBytes { failStanzaTooLarge() }
+                checkSizeLimits()
             }
             if let failure {
                 xmlStopParser(context)
@@ -246,8 +270,14 @@ public final class StreamParser {
             stanzaStart = position + 1
             return
         }
+        guard skipping == nil else {
+            if depth > limits.maxSkippedDepth {
+                fail(.policyViolation, "elements nest deeper than \(limits.maxSkippedDepth) levels")
+            }
+            return
+        }
         guard depth - stanzaDepth < limits.maxDepth else {
-            fail(.policyViolation, "elements nest deeper than \(limits.maxDepth) levels")
+            refuseStanza(.policyViolation, "elements nest deeper than \(limits.maxDepth) levels")
             return
         }
         let parentNamespace =
@@ -268,6 +298,10 @@ public final class StreamParser {
             events.append(.streamEnd)
             return
         }
+        if skipping != nil {
+            if depth == stanzaDepth { endSkippedStanza() }
+            return
+        }
         var frame = frames.removeLast()
         frame.flushText()
         guard frames.isEmpty else {
@@ -276,7 +310,10 @@ public final class StreamParser {
         }
         let end = position
         guard end - stanzaStart <= limits.maxStanzaBytes else {
-            failStanzaTooLarge()
+            // Complete, yet over the limit: refused like one cut off while it arrives.
+            frames = [frame]
+            refuseStanza(.policyViolation, stanzaTooLarge)
+            if skipping != nil { endSkippedStanza() }
             return
         }
         stanzaStart = end
@@ -287,7 +324,7 @@ public final class StreamParser {
     }
 
     private func characters(_ chars: UnsafePointer<xmlChar>?, _ length: Int) {
-        guard failure == nil, let chars else { return }
+        guard failure == nil, skipping == nil, let chars else { return }
         guard !frames.isEmpty else {
             // Text between stanzas (whitespace keepalives) is not part of any stanza. libxml2 either
             // hands over its input buffer before consuming the text, or a copy after consuming it.
@@ -309,8 +346,40 @@ public final class StreamParser {
         fail(.restrictedXML, text)
     }
 
-    private func failStanzaTooLarge() {
-        fail(.policyViolation, "a stanza exceeds \(limits.maxStanzaBytes) bytes")
+    private var stanzaTooLarge: String { "a stanza exceeds \(limits.maxStanzaBytes) bytes" }
+
+    /// After each slice: a stanza over the size limit is skipped from here on, if it can be (its start
+    /// tag is read); while one is skipped, what libxml2 holds unread is bounded instead.
+    private func checkSizeLimits() {
+        if skipping != nil {
+            if fedBytes - position > limits.maxSkippedTagBytes {
+                fail(.policyViolation, "a tag exceeds \(limits.maxSkippedTagBytes) bytes")
+            }
+        } else if fedBytes - stanzaStart > limits.maxStanzaBytes {
+            refuseStanza(.policyViolation, stanzaTooLarge)
+        }
+    }
+
+    private func endSkippedStanza() {
+        guard let skipped = skipping else { return }
+        skipping = nil
+        stanzaStart = position
+        events.append(.skippedStanza(skipped.head, reason: skipped.reason))
+    }
+
+    /// Drops what was built of the current stanza and skips the rest of it, keeping its start tag to
+    /// report. Fails the stream instead when there is no stanza to report (its start tag is not read
+    /// yet) or no stream to go on with (a standalone document).
+    private func refuseStanza(_ condition: StreamParseError.Condition, _ text: String) {
+        guard mode == .stream, let stanza = frames.first?.element else {
+            fail(condition, text)
+            return
+        }
+        skipping = (
+            Element(stanza.name, namespace: stanza.namespace, attributes: stanza.attributes),
+            StreamParseError(condition: condition, text: text)
+        )
+        frames = []
     }
 
     /// Records the first error and silences libxml2's callbacks. The parser itself is stopped once

@@ -70,6 +70,8 @@ public enum ComponentLinkError: Error, Sendable, Equatable {
     case disconnected
     /// A request with that id is already waiting for its answer.
     case duplicateID
+    /// The answer came over the stream's stanza limits: it was skipped unread.
+    case answerTooLarge
 }
 
 /// Something that can send stanzas to the server and wait for the answer to an IQ.
@@ -302,6 +304,15 @@ public final class ComponentConnection: StanzaSender {
                     break
                 }
                 for event in events where failure == nil {
+                    if case .skippedStanza(let stanza, let reason) = event {
+                        // What one stanza over a limit costs: a refusal of it alone, never the link. An
+                        // answer to one of our requests fails that request now, not at its timeout.
+                        logger.warning(
+                            "skipped a <\(stanza.name)> from \(stanza.fromString ?? "the server"): \(reason.text)")
+                        if let id = awaitedAnswerID(stanza) {
+                            resolve(id: id, with: .failure(ComponentLinkError.answerTooLarge))
+                        }
+                    }
                     await perform(machine.received(event))
                 }
                 if failure != nil { break }
@@ -342,18 +353,23 @@ public final class ComponentConnection: StanzaSender {
     }
 
     private func deliverAnswer(_ stanza: Element) -> Bool {
+        guard let id = awaitedAnswerID(stanza) else { return false }
+        resolve(id: id, with: .success(stanza))
+        return true
+    }
+
+    /// The id of the request `stanza` answers, if it is an IQ result or error to one still waiting.
+    private func awaitedAnswerID(_ stanza: Element) -> String? {
         guard stanza.name == "iq", let type = stanza[attribute: "type"], type == "result" || type == "error",
             let id = stanza[attribute: "id"]
-        else { return false }
+        else { return nil }
         // Only the entity we asked may answer: a guessed id from anyone else is not an answer.
         let from = stanza[attribute: "from"].flatMap { try? JID($0) }
         let expected = link.withLock { link -> Bool in
             guard link.pending[id] != nil else { return false }
             return link.addressees[id].map { $0 == nil || $0 == from } ?? true
         }
-        guard expected else { return false }
-        resolve(id: id, with: .success(stanza))
-        return true
+        return expected ? id : nil
     }
 
     /// A server that accepts the connection but never completes the handshake must not hold it forever.

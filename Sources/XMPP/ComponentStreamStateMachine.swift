@@ -62,6 +62,12 @@ public struct ComponentStreamStateMachine: Sendable {
             return .close(farewell: "</stream:stream>", failure: .streamError(error))
         case (.ready, .stanza(let stanza)):
             return .deliver(stanza)
+        case (.ready, .skippedStanza(let stanza, let reason)):
+            // One stanza over a limit is refused on its own: the stream, and every other stanza, goes on.
+            guard ["iq", "message", "presence"].contains(stanza.name), stanza.namespace == Namespace.componentAccept,
+                let reply = stanza.errorReply(StanzaError(.policyViolation, text: reason.text))
+            else { return .none }
+            return .send(reply.serialized(parentNamespace: Namespace.componentAccept))
         case (_, .streamEnd):
             state = .closed
             return .close(farewell: "</stream:stream>", failure: .closedByPeer)
@@ -139,6 +145,7 @@ extension StreamEvent {
         switch self {
         case .streamStart: "a stream header"
         case .stanza(let stanza): "<\(stanza.name)>"
+        case .skippedStanza(let stanza, _): "<\(stanza.name)> over a stanza limit"
         case .streamEnd: "the end of the stream"
         }
     }

@@ -73,12 +73,14 @@ extension Element {
     }
 
     /// The error stanza answering this one: same kind and id, `from` and `to` swapped, type `error`.
-    /// The request's payload is not echoed back (it may hold what should not travel twice).
+    /// The request's payload is not echoed back (it may hold what should not travel twice); what the
+    /// handler chose to send back (`StanzaError.payload`) goes before the `<error/>`.
     /// Nil for an error stanza and for an IQ response: RFC 6120 §8.3.1 forbids answering an error
     /// with an error, and §8.2.3 says responses are not answered.
     public func errorReply(_ error: StanzaError) -> Element? {
         guard !isErrorStanza, name != "iq" || isIQRequest else { return nil }
         var reply = reply(type: "error")
+        if let payload = error.payload { reply.append(payload) }
         var errorElement = error.element
         errorElement.namespace = namespace
         reply.append(errorElement)

@@ -77,10 +77,15 @@ public struct StanzaError: Error, Sendable, Equatable {
     public var applicationCondition: Element?
     /// The `by` attribute: the entity that produced the error.
     public var by: String?
+    /// What the error stanza sends back before its `<error/>` (RFC 6120 §8.3.1 lets it include the
+    /// original XML): the part of the request its sender needs to tell which of its requests was
+    /// refused. Never read from the wire, and never part of `element`.
+    public var payload: Element?
 
     public init(
         _ condition: Condition, type: ErrorType? = nil, text: String? = nil,
-        alternateAddress: String? = nil, applicationCondition: Element? = nil, by: String? = nil
+        alternateAddress: String? = nil, applicationCondition: Element? = nil, by: String? = nil,
+        payload: Element? = nil
     ) {
         self.condition = condition
         self.type = type ?? condition.defaultType
@@ -88,6 +93,7 @@ public struct StanzaError: Error, Sendable, Equatable {
         self.alternateAddress = alternateAddress
         self.applicationCondition = applicationCondition
         self.by = by
+        self.payload = payload
     }
 
     /// The `<error/>` child of an error stanza. It has no namespace of its own: it takes the

@@ -165,6 +165,12 @@ public final class C2SClient: Sendable {
         try connection.send(stanza.serialized(parentNamespace: Namespace.client))
     }
 
+    /// Writes text as it is: what this library's serializer would write otherwise (a `'` left
+    /// unescaped in text, as a client may send it).
+    public func sendRaw(_ text: String) throws {
+        try connection.send(text)
+    }
+
     /// Sends an IQ get or set (an id is added when it has none) and returns the result or error stanza.
     public func request(_ iq: Element, timeout: Duration = .seconds(5)) async throws -> Element {
         var iq = iq

@@ -190,18 +190,27 @@ public actor EjabberdServer {
 
     /// Creates the account `user@domain` through the running node.
     public func register(user: String, password: String) async throws {
+        try await run(["register", user, domain, password], what: "register \(user)")
+    }
+
+    /// Deletes the account `user@domain` through the running node, as an operator would: its modules
+    /// hear of it (`remove_user`).
+    public func unregister(user: String) async throws {
+        try await run(["unregister", user, domain], what: "unregister \(user)")
+    }
+
+    private func run(_ arguments: [String], what: String) async throws {
         guard process != nil else {
-            throw ServerProcessError(.notRunning, "ejabberd must be running to register \(user)")
+            throw ServerProcessError(.notRunning, "ejabberd must be running to \(what)")
         }
-        var result = try await control(["register", user, domain, password])
+        var result = try await control(arguments)
         // erl_call, loaded, sometimes fails to reach a node that is up: nothing was done, so try again.
         for _ in 1...3 where result.status != 0 && result.output.contains("failed to connect") {
             try await Task.sleep(for: .milliseconds(500))
-            result = try await control(["register", user, domain, password])
+            result = try await control(arguments)
         }
         guard result.status == 0 else {
-            throw ServerProcessError(
-                .commandFailed, "ejabberdctl register \(user) exited \(result.status): \(result.output)")
+            throw ServerProcessError(.commandFailed, "ejabberdctl \(what) exited \(result.status): \(result.output)")
         }
     }
 

@@ -138,6 +138,20 @@ public actor ProsodyServer {
         }
     }
 
+    /// Deletes the account `user@domain` from the store with `prosodyctl deluser`, in a process of
+    /// its own: the running server's modules hear nothing of it (as with an account deleted while a
+    /// module that reports deletions was not loaded).
+    public func deleteFromStore(user: String, domain: String) async throws {
+        let prosodyctl = try ExternalCommand.locate("prosodyctl", installHint: Self.installHint)
+        let result = try await ExternalCommand.run(
+            prosodyctl, ["--config", configURL.path, "deluser", "\(user)@\(domain)"],
+            workingDirectory: baseDirectory)
+        guard result.status == 0 else {
+            throw ServerProcessError(
+                .commandFailed, "prosodyctl deluser \(user) exited \(result.status): \(result.output)")
+        }
+    }
+
     /// Prosody's logs and console output (each cut to its last `lastLines` lines), for failure diagnostics.
     public func logContents(lastLines: Int?) -> String {
         ServerDirectory.contents(

@@ -21,6 +21,7 @@ public final class RecordingSender: StanzaSender {
         var sent: [Element] = []
         var script: [Answer] = []
         var fallback = Answer.result
+        var responder: (@Sendable (Element) -> Element?)?
         var waiting: [CheckedContinuation<Void, Never>] = []
         var released = false
     }
@@ -33,15 +34,22 @@ public final class RecordingSender: StanzaSender {
     public func script(_ answers: Answer...) { state.withLock { $0.script += answers } }
     public func answerAll(_ answer: Answer) { state.withLock { $0.fallback = answer } }
 
+    /// Answers each request `responder` returns an answer for with that answer, before any script.
+    public func respond(with responder: @escaping @Sendable (Element) -> Element?) {
+        state.withLock { $0.responder = responder }
+    }
+
     public var requests: [Element] { state.withLock { $0.requests } }
 
     public func send(_ stanza: Element) throws { state.withLock { $0.sent.append(stanza) } }
 
     public func request(_ iq: Element, timeout: Duration) async throws -> Element {
-        let answer = state.withLock { state in
+        let responder = state.withLock { state in
             state.requests.append(iq)
-            return state.script.isEmpty ? state.fallback : state.script.removeFirst()
+            return state.responder
         }
+        if let answer = responder?(iq) { return answer }
+        let answer = state.withLock { $0.script.isEmpty ? $0.fallback : $0.script.removeFirst() }
         switch answer {
         case .result:
             return try Element.parse("<iq type='result' from='push.example.org' to='apush.localhost' id='x'/>")

@@ -38,6 +38,7 @@ public final class StandInComponentServer: Sendable {
         var nextID = 0
         var open: [TCPConnection] = []
         var handler: (@Sendable (Element) -> Void)?
+        var responder: (@Sendable (Element) -> Element?)?
     }
 
     /// Starts listening at once.
@@ -82,6 +83,12 @@ public final class StandInComponentServer: Sendable {
     /// not keep a hundred thousand answers. Nil keeps them again.
     public func handleEveryStanza(_ handler: (@Sendable (Element) -> Void)?) {
         state.withLock { $0.handler = handler }
+    }
+
+    /// When set, each IQ request the component sends (pings excepted) that `responder` returns an
+    /// answer for is answered with it at once, as a server module would answer it.
+    public func answerRequests(_ responder: (@Sendable (Element) -> Element?)?) {
+        state.withLock { $0.responder = responder }
     }
 
     /// Waits until a connection completes the handshake (or takes one that did since the last wait).
@@ -242,6 +249,10 @@ public final class StandInComponentServer: Sendable {
                         connected.put(number)
                     case .stanza(let stanza):
                         receive(stanza, on: connection)
+                    case .skippedStanza(_, let reason):
+                        // A stand-in only checks the component: anything it sends over a limit is a fault.
+                        refuse(StreamError.Condition(rawValue: reason.condition.rawValue))
+                        return
                     case .streamEnd:
                         try? connection.send("</stream:stream>")
                         return
@@ -254,11 +265,13 @@ public final class StandInComponentServer: Sendable {
     }
 
     private func receive(_ stanza: Element, on connection: TCPConnection) {
-        let (answersPings, handler) = state.withLock { ($0.answersPings, $0.handler) }
+        let (answersPings, handler, responder) = state.withLock { ($0.answersPings, $0.handler, $0.responder) }
         if stanza.isIQRequest, stanza.child("ping", namespace: Namespace.ping) != nil, answersPings,
             let pong = stanza.resultReply()
         {
             try? connection.send(pong.serialized(parentNamespace: Namespace.componentAccept))
+        } else if stanza.isIQRequest, let answer = responder?(stanza) {
+            try? connection.send(answer.serialized(parentNamespace: Namespace.componentAccept))
         } else if let handler {
             handler(stanza)
         } else if stanza.name == "iq", let type = stanza.iqType, type == .result || type == .error {

@@ -20,7 +20,7 @@ import XMPPTesting
     static let userNodes: Set<String> = [APushCommands.registrations, APushCommands.policy, APushCommands.test]
     static let adminNodes: Set<String> = [
         APushCommands.adminRegistrations, APushCommands.adminRemove,
-        APushCommands.adminPolicy, APushCommands.adminStats,
+        APushCommands.adminPolicy, APushCommands.adminStats, APushCommands.adminPruneAccounts,
     ]
 
     /// One answer of a command.
@@ -255,6 +255,15 @@ import XMPPTesting
                 }
             ),
             (APushCommands.adminStats, { try await setup.execute(APushCommands.adminStats, as: Self.carol) }),
+            (
+                APushCommands.adminPruneAccounts,
+                {
+                    let first = try await setup.execute(APushCommands.adminPruneAccounts, as: Self.carol)
+                    return try await setup.execute(
+                        APushCommands.adminPruneAccounts, as: Self.carol, after: first, action: .next,
+                        .value("domain", "localhost"))
+                }
+            ),
         ]
         #expect(Set(runs.map(\.0)) == Self.userNodes.union(Self.adminNodes))
         for (node, run) in runs {
@@ -560,6 +569,126 @@ import XMPPTesting
             try await setup.run(APushCommands.adminRegistrations, as: Self.carol, .value("fingerprint", "#00000000"))
         }
         #expect(missing?.condition == .itemNotFound)
+    }
+
+    // MARK: #admin-prune-accounts
+
+    /// The server's bridge answering the accounts query (docs/wire-contract.md): `gone` do not exist.
+    static func accountsServer(gone: Set<String>) -> @Sendable (Element) -> Element? {
+        { iq in
+            guard let asked = iq.child("accounts", namespace: "urn:xmpp:apush:bridge:0") else { return nil }
+            let accounts = asked.elements.map { account in
+                let jid = account[attribute: "jid"] ?? ""
+                return Element(
+                    "account", namespace: "urn:xmpp:apush:bridge:0",
+                    ["jid": jid, "exists": gone.contains(jid) ? "false" : "true"])
+            }
+            return Element(
+                "iq", namespace: Namespace.componentAccept, ["type": "result", "from": "localhost", "id": iq.stanzaID],
+                children: [Element("accounts", namespace: "urn:xmpp:apush:bridge:0", [:], children: accounts)])
+        }
+    }
+
+    /// Stages 0 and 1 of `#admin-prune-accounts` for localhost.
+    static func pruneCheck(_ setup: Setup) async throws -> Reply {
+        let first = try await setup.execute(APushCommands.adminPruneAccounts, as: Self.carol)
+        #expect(first.status == "executing")
+        return try await setup.execute(
+            APushCommands.adminPruneAccounts, as: Self.carol, after: first, action: .next,
+            .value("domain", "localhost"))
+    }
+
+    @Test func adminPruneAccountsShowsThenRemovesTheRegistrationsOfAccountsTheServerSaysAreGone() async throws {
+        let setup = try Setup()
+        try await setup.register("alice-phone")
+        try await setup.register("gone-phone", account: "gone@localhost")
+        try await setup.register("gone-tablet", account: "gone@localhost")
+        try await setup.register("bob-phone", account: "bob@localhost")
+        try await setup.register("stock", account: nil)
+        setup.harness.sender.respond(with: Self.accountsServer(gone: ["gone@localhost"]))
+        let check = try await Self.pruneCheck(setup)
+        #expect(check.status == "executing")
+        #expect(
+            try check.form().fields.first { $0.type == .fixed }?.values == [
+                "2 registration(s) of 1 of the 3 account(s) checked on localhost would be removed: "
+                    + "the server says these accounts no longer exist."
+            ])
+        #expect(try await setup.tokens() == ["alice-phone", "gone-phone", "gone-tablet", "bob-phone", "stock"])
+        let query = try #require(setup.harness.sender.requests.first)
+        #expect(query.toString == "localhost" && query.fromString == "apush.localhost" && query.stanzaType == "get")
+        #expect(
+            query.child("accounts", namespace: "urn:xmpp:apush:bridge:0")?.elements.map { $0[attribute: "jid"] } == [
+                "alice@localhost", "bob@localhost", "gone@localhost",
+            ])
+        let done = try await setup.execute(
+            APushCommands.adminPruneAccounts, as: Self.carol, after: check, action: .complete, .value("confirm", "1"))
+        #expect(done.status == "completed")
+        #expect(
+            done.notes.map(\.text) == [
+                "Removed 2 registration(s) of 1 account(s) of localhost that no longer exist."
+            ])
+        #expect(try await setup.tokens() == ["alice-phone", "bob-phone", "stock"])
+        // The account is gone, not the token: a new account may register it again at once.
+        #expect(
+            try await !setup.store.isBuried(
+                token: "gone-phone", pushModule: "apush", account: "gone@localhost", since: 0))
+    }
+
+    @Test func adminPruneAccountsRemovesNothingUnconfirmed() async throws {
+        let setup = try Setup()
+        try await setup.register("gone-phone", account: "gone@localhost")
+        setup.harness.sender.respond(with: Self.accountsServer(gone: ["gone@localhost"]))
+        let check = try await Self.pruneCheck(setup)
+        let done = try await setup.execute(
+            APushCommands.adminPruneAccounts, as: Self.carol, after: check, action: .complete, .value("confirm", "0"))
+        #expect(done.notes.map(\.text) == ["Nothing was removed."])
+        #expect(try await setup.tokens() == ["gone-phone"])
+    }
+
+    @Test(arguments: [
+        RecordingSender.Answer.timeout, .disconnected, .error(type: "cancel", condition: "service-unavailable"),
+        .result,
+    ])
+    func adminPruneAccountsKeepsEveryAccountTheServerGivesNoAnswerAbout(_ answer: RecordingSender.Answer) async throws {
+        let setup = try Setup()
+        try await setup.register("gone-phone", account: "gone@localhost")
+        setup.harness.sender.answerAll(answer)
+        let check = try await Self.pruneCheck(setup)
+        #expect(check.status == "completed")
+        #expect(
+            check.notes.map(\.text) == [
+                "Checked 1 account(s) with registrations on localhost: none was deleted.",
+                "The server gave no answer about 1 account(s): they are kept.",
+            ])
+        #expect(try await setup.tokens() == ["gone-phone"])
+    }
+
+    @Test func adminPruneAccountsAsksAHundredAccountsAtATime() async throws {
+        let setup = try Setup()
+        for index in 0..<250 {
+            try await setup.register("t\(index)", account: "user\(index)@localhost")
+        }
+        setup.harness.sender.respond(with: Self.accountsServer(gone: ["user7@localhost", "user200@localhost"]))
+        let check = try await Self.pruneCheck(setup)
+        #expect(
+            try check.form().fields.first { $0.type == .fixed }?.values.first?.hasPrefix(
+                "2 registration(s) of 2 of the 250") == true)
+        let sizes = setup.harness.sender.requests.map {
+            $0.child("accounts", namespace: "urn:xmpp:apush:bridge:0")?.elements.count
+        }
+        #expect(sizes == [100, 100, 50])
+    }
+
+    @Test func adminPruneAccountsIsForServedDomainsOnly() async throws {
+        let setup = try Setup()
+        let first = try await setup.execute(APushCommands.adminPruneAccounts, as: Self.carol)
+        let error = await Self.stanzaError {
+            try await setup.execute(
+                APushCommands.adminPruneAccounts, as: Self.carol, after: first, action: .next,
+                .value("domain", "elsewhere.example"))
+        }
+        #expect(error?.condition == .badRequest)
+        #expect(setup.harness.sender.requests.isEmpty)
     }
 
     // MARK: #admin-remove

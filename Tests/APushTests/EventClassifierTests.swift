@@ -7,8 +7,10 @@ import XMPP
 @testable import APush
 
 @Suite struct EventClassifierTests {
+    static let component = try! JID("apush.localhost")
     static func classify(publish xml: String) throws -> ClassifiedPublish {
-        let publish = try IncomingPublish(iq: try Element.parse(xml), servedDomains: ["localhost"])
+        let publish = try IncomingPublish(
+            iq: try Element.parse(xml), servedDomains: ["localhost"], componentJID: Self.component)
         return EventClassifier.classify(publish.notification)
     }
 

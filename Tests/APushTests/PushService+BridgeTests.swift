@@ -32,6 +32,18 @@ import XMPPTesting
         #expect(try await harness.store.registration(domain: "localhost", token: "tok123") != nil)
     }
 
+    @Test func aRegistrationWithoutAFormIsRefusedEchoedAndNotStored() async throws {
+        let harness = try Harness()
+        let xml =
+            "<message from='localhost' to='apush.localhost' id='r'><registered xmlns='urn:xmpp:apush:bridge:0' "
+            + "account='alice@localhost'><enable xmlns='urn:xmpp:push:0' jid='apush.localhost' node='tok123'/>"
+            + "</registered></message>"
+        let error = await #expect(throws: StanzaError.self) { try await harness.bridge(xml) }
+        #expect(error?.condition == .notAcceptable && error?.type == .modify)
+        #expect(error?.payload?.name == "registered")
+        #expect(try await harness.store.registration(domain: "localhost", token: "tok123") == nil)
+    }
+
     @Test func registeredLiftsATombstone() async throws {
         let harness = try Harness()
         try await harness.store.buryDeadToken("tok123", pushModule: "apush", at: ManualClock.start)
@@ -105,12 +117,12 @@ import XMPPTesting
         #expect(error?.condition == .badRequest)
     }
 
-    @Test func registeredWithBadOptionsIsABadRequestNamingTheField() async throws {
+    @Test func registeredWithBadOptionsIsNotAcceptableNamingTheField() async throws {
         let harness = try Harness()
         let error = await #expect(throws: StanzaError.self) {
             try await harness.bridge(Stanzas.registered(options: Stanzas.Options(key: "short")))
         }
-        #expect(error?.condition == .badRequest)
+        #expect(error?.condition == .notAcceptable)
         #expect(error?.text?.contains("apushEncryptionPublicKey") == true)
     }
 

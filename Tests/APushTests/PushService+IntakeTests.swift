@@ -76,6 +76,7 @@ extension PushServiceTests {
         @Test func anUnknownNodeIsAnsweredCancelUpToTheHourlyCapThenWait() async throws {
             var settings = APushSettings()
             settings.unknownNodeCancelsPerHour = 2
+            settings.unknownNodeCancelsPerAccountPerHour = 10
             let harness = try Harness(settings: settings)
             let publish = Stanzas.publish(node: "lost", notification: "", options: nil)
             #expect(try await harness.publish(publish) == PushServiceTests.gone)
@@ -84,6 +85,30 @@ extension PushServiceTests {
             harness.clock.advance(seconds: 3601)
             #expect(try await harness.publish(publish) == PushServiceTests.gone)
             #expect(harness.upstream.isEmpty)
+        }
+
+        /// A user who enabled push without an options form makes every publish an unknown node: that
+        /// account spends its own share of the `cancel` answers, never another's, and the line saying the
+        /// budget is spent is written once a minute, not once a publish.
+        @Test func oneAccountsUnknownNodesLeaveTheServersCancelAnswersToOthers() async throws {
+            let harness = try Harness()
+            func publish(_ account: String) async throws -> StanzaError? {
+                try await harness.publish(
+                    Stanzas.publish(
+                        node: "lost-\(account)", notification: Stanzas.bridged(Stanzas.chat(id: "m"), account: account),
+                        options: nil))
+            }
+            var answers: [StanzaError?] = []
+            for _ in 0..<60 { answers.append(try await publish("mallory@localhost")) }
+            #expect(answers.filter { $0 == PushServiceTests.gone }.count == 1)
+            #expect(answers.filter { $0?.type == .wait }.count == 59)
+            #expect(try await publish("alice@localhost") == PushServiceTests.gone)
+            let warnings = harness.logs.events.filter { $0.level == .warning && $0.message.contains("unknown node") }
+            #expect(warnings.count == 1)
+            harness.clock.advance(seconds: 61)
+            _ = try await publish("mallory@localhost")
+            #expect(
+                harness.logs.events.filter { $0.level == .warning && $0.message.contains("unknown node") }.count == 2)
         }
 
         @Test func aKnownNodeWithoutOptionsUsesTheStoredRegistration() async throws {
@@ -97,7 +122,7 @@ extension PushServiceTests {
         @Test(arguments: [
             Stanzas.publish(notification: "", options: Stanzas.Options(key: "AAAA")),
             Stanzas.publish(notification: "", options: Stanzas.Options(pushModule: "", key: Stanzas.fixtureKey)),
-            "<iq type='set' from='localhost' id='1'><pubsub xmlns='http://jabber.org/protocol/pubsub'><publish/></pubsub></iq>",
+            "<iq type='set' from='localhost' to='apush.localhost' id='1'><pubsub xmlns='http://jabber.org/protocol/pubsub'><publish/></pubsub></iq>",
         ])
         func aMalformedPublishIsABadRequest(_ xml: String) async throws {
             let harness = try Harness()

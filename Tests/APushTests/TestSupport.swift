@@ -229,7 +229,8 @@ struct Harness {
     }
 
     func bridge(_ xml: String) async throws {
-        try await service.handleBridge(try Element.parse(xml), servedDomains: ["localhost"])
+        try await service.handleBridge(
+            try Element.parse(xml), servedDomains: ["localhost"], componentJID: try JID("apush.localhost"))
     }
 
     var upstream: [UpstreamPublish] { sender.requests.map(UpstreamPublish.init) }

@@ -13,8 +13,10 @@ import XMPPTesting
 struct CommandsEndToEndTests {
     static let component = PushTestbed.componentJID
     static let userNodes = ["registrations", "policy", "test"].map { "urn:xmpp:apush:0#" + $0 }
-    static let adminNodes = ["admin-registrations", "admin-remove", "admin-policy", "admin-stats"]
-        .map { "urn:xmpp:apush:0#" + $0 }
+    static let adminNodes = [
+        "admin-registrations", "admin-remove", "admin-policy", "admin-stats", "admin-prune-accounts",
+    ]
+    .map { "urn:xmpp:apush:0#" + $0 }
 
     @Test func usersSeeTheirCommandsAndOperatorsSeeAll() async throws {
         try await PushTestbed.with(.prosodyBridged) { bed in

@@ -1,5 +1,7 @@
 import Foundation
+import Logging
 import Sealing
+import Store
 import Testing
 import XMLStream
 import XMPP
@@ -159,6 +161,124 @@ extension PushTestbed {
             if push.kind == nil {
                 Issue.record("an unexpected message push: \(summary)", sourceLocation: sourceLocation)
             }
+        }
+    }
+}
+
+/// Issue 20 item 1, the component's side: what a user can make the server send the component costs that
+/// user's own publish, never the link. On stock servers, so that no bridge's caps stand in the way.
+extension HostileInputEndToEndTests {
+    /// 60 KB of `'` in an options form, which Prosody writes as `&apos;`: every publish for that user is
+    /// over 256 KiB. Each is refused alone; the same link goes on pushing for others.
+    @Test func aPublishOverTheStanzaLimitIsRefusedAloneAndTheLinkStaysUp() async throws {
+        try await PushTestbed.with(.prosodyStock, coalesceSeconds: 0) { bed in
+            let bobKey = try await bed.enableDevice("bob", token: "token-fine")
+            let form = DataForm(
+                type: .submit, formType: Namespace.pubsubPublishOptions,
+                fields: [
+                    .value("pushModule", "fcm-test"),
+                    .value("apushEncryptionPublicKey", Base64.encode(KeyPair.generate().publicKey)),
+                    .value("padding", "PADDING"),
+                ])
+            var enable = Element(
+                "enable", namespace: Namespace.push, ["jid": PushTestbed.componentJID, "node": "token-huge"])
+            enable.append(form.element)
+            let iq = Element.iq(type: .set, id: "enable-huge", payload: enable, namespace: Namespace.client)
+            // 60 KB as the client sends it (a `'` needs no escape in text), 360 KB as the server writes it.
+            let text = iq.serialized(parentNamespace: Namespace.client)
+                .replacingOccurrences(of: "PADDING", with: String(repeating: "'", count: 60_000))
+            let phone = try await bed.client("alice", resource: "phone")
+            try phone.sendRaw(text)
+            let enabled = try await phone.nextStanza(matching: { $0.name == "iq" && $0.stanzaID == "enable-huge" })
+            #expect(enabled.iqType == .result)
+            await phone.close()
+            let carol = try await bed.client("carol")
+            for index in 1...3 {
+                try bed.message(from: carol, to: "alice@localhost", body: "huge \(index)")
+            }
+            func refusals() -> Int {
+                bed.logSink.events.filter { $0.message.contains("a stanza exceeds 262144 bytes") }.count
+            }
+            let deadline = ContinuousClock.now + .seconds(20)
+            while ContinuousClock.now < deadline, refusals() < 3 { try await Task.sleep(for: .milliseconds(100)) }
+            #expect(refusals() == 3, "each oversized publish is refused on its own")
+            try bed.message(from: carol, to: "bob@localhost", body: "still there?")
+            let (push, summary) = try await bed.nextPush(key: bobKey, secrets: ["still there?"])
+            #expect(push.node == "token-fine")
+            #expect(summary["chat"] as? String == "carol@localhost")
+            #expect(!bed.logSink.text.contains("component link to"), "the link went down")
+            #expect(
+                try await SQLitePushStore(.file(path: bed.storePath)).registration(
+                    domain: "localhost", token: "token-huge")
+                    == nil)
+            await carol.close()
+        }
+    }
+
+    /// A push registration toward another JID of the component's domain is no registration: its
+    /// publishes are refused with an error the server counts, and nothing is stored or pushed.
+    @Test(arguments: [
+        (PushTestbed.Server.prosodyStock, "apush.localhost/x"), (.prosodyStock, "x@apush.localhost"),
+        (.ejabberd, "apush.localhost/x"), (.ejabberd, "x@apush.localhost"),
+    ])
+    func aPublishToAnotherJIDOfTheComponentIsRefused(on server: PushTestbed.Server, service: String) async throws {
+        try await PushTestbed.with(server, coalesceSeconds: 0) { bed in
+            let key = KeyPair.generate()
+            let form = DataForm(
+                type: .submit, formType: Namespace.pubsubPublishOptions,
+                fields: [
+                    .value("pushModule", "fcm-test"), .value("apushEncryptionPublicKey", Base64.encode(key.publicKey)),
+                ])
+            let phone = try await bed.client("alice", resource: "phone")
+            try await phone.enablePush(service: service, node: "token-elsewhere", publishOptions: form)
+            await phone.close()
+            let bob = try await bed.client("bob")
+            try bed.message(from: bob, to: "alice@localhost", body: "to the side door")
+            func refusals() -> Int {
+                bed.logSink.events.filter { $0.message.contains("push nodes live at apush.localhost only") }.count
+            }
+            let deadline = ContinuousClock.now + .seconds(15)
+            while ContinuousClock.now < deadline, refusals() < 1 { try await Task.sleep(for: .milliseconds(100)) }
+            #expect(refusals() >= 1, "the publish to \(service) was not refused")
+            await bed.expectNoPush(within: .seconds(2))
+            #expect(
+                try await SQLitePushStore(.file(path: bed.storePath))
+                    .registration(domain: "localhost", token: "token-elsewhere") == nil)
+            await bob.close()
+        }
+    }
+
+    /// Whether contrib/prosody's bridge acts on the component's echoed refusal of a registration (from
+    /// the bridges' branch of issue 20, merged beside this one).
+    static let prosodyBridgeActsOnRefusals =
+        (try? String(
+            contentsOf: PushTestbed.repository.appendingPathComponent("contrib/prosody/mod_apush_bridge.lua"),
+            encoding: .utf8))?.contains("The component refused push registration") == true
+
+    /// Issue 20 item 3: a registration the component cannot use (a key that is not 32 bytes) is refused
+    /// when the bridge reports it, with it echoed, and the bridge removes it: no publish for it ever
+    /// comes, so none is refused or answered as an unknown node.
+    @Test(
+        .enabled(
+            if: HostileInputEndToEndTests.prosodyBridgeActsOnRefusals,
+            "needs the Prosody bridge of issue 20 item 3 (acting on the echoed refusal)"))
+    func aRegistrationTheComponentCannotUseIsRemovedByTheBridge() async throws {
+        try await PushTestbed.with(.prosodyBridged, coalesceSeconds: 0) { bed in
+            let form = DataForm(
+                type: .submit, formType: Namespace.pubsubPublishOptions,
+                fields: [.value("pushModule", "fcm-test"), .value("apushEncryptionPublicKey", "AAAA")])
+            let phone = try await bed.client("alice", resource: "phone")
+            try await phone.enablePush(service: PushTestbed.componentJID, node: "token-unusable", publishOptions: form)
+            await phone.close()
+            let bob = try await bed.client("bob")
+            try await Task.sleep(for: .seconds(1))
+            try bed.message(from: bob, to: "alice@localhost", body: "anyone?")
+            await bed.expectNoPush(within: .seconds(3))
+            let publishes = bed.logSink.events.filter {
+                $0.message.contains("refused a publish") || $0.message.contains("unknown node")
+            }
+            #expect(publishes.isEmpty, "publishes still came: \(publishes.map(\.message))")
+            await bob.close()
         }
     }
 }

@@ -76,17 +76,17 @@ final class PushTestbed: Sendable {
     ///
     /// `storeDirectory` holds the store (a fresh temporary directory unless given), unless `storeURL`
     /// names a PostgreSQL database instead; `serverHostConfig`
-    /// adds Lua lines to Prosody's VirtualHost; `configure` changes the component's settings; `http`
+    /// adds Lua lines to Prosody's VirtualHost, `prosodyModules` modules to its list; `configure` changes the component's settings; `http`
     /// serves the operations endpoint with those bounds (on `httpPort`).
     static func with(
         _ kind: Server, coalesceSeconds: Int = 2, placement: Placement = .inProcess,
         storeDirectory: URL? = nil, storeURL: String? = nil, serverHostConfig: String = "",
-        configure: (inout APushSettings) -> Void = { _ in }, http: HTTPServer.Settings? = nil,
-        _ body: (PushTestbed) async throws -> Void
+        prosodyModules: [String] = [], configure: (inout APushSettings) -> Void = { _ in },
+        http: HTTPServer.Settings? = nil, _ body: (PushTestbed) async throws -> Void
     ) async throws {
         let bed = try await PushTestbed(
             kind, coalesceSeconds: coalesceSeconds, storeDirectory: storeDirectory, storeURL: storeURL,
-            serverHostConfig: serverHostConfig, configure: configure, http: http)
+            serverHostConfig: serverHostConfig, prosodyModules: prosodyModules, configure: configure, http: http)
         do {
             try await bed.start(placement)
             try await body(bed)
@@ -99,7 +99,7 @@ final class PushTestbed: Sendable {
 
     private init(
         _ kind: Server, coalesceSeconds: Int, storeDirectory: URL?, storeURL: String?, serverHostConfig: String,
-        configure: (inout APushSettings) -> Void, http: HTTPServer.Settings?
+        prosodyModules: [String], configure: (inout APushSettings) -> Void, http: HTTPServer.Settings?
     ) async throws {
         httpPort = try http.map { _ in UInt16(try TestPorts.next()) }
         httpSettings = http ?? HTTPServer.Settings()
@@ -110,7 +110,7 @@ final class PushTestbed: Sendable {
             let bridged = kind == .prosodyBridged
             server = try ProsodyServer(
                 componentJID: Self.componentJID, componentSecret: componentSecret,
-                modules: ProsodyServer.defaultModules + (bridged ? ["apush_bridge", "pep"] : []),
+                modules: ProsodyServer.defaultModules + (bridged ? ["apush_bridge", "pep"] : []) + prosodyModules,
                 extraGlobalConfig: "VirtualHost \"\(Self.foreignDomain)\"",
                 hostConfig: (bridged ? "    apush_bridge_component = \"\(Self.componentJID)\"\n" : "")
                     + serverHostConfig,

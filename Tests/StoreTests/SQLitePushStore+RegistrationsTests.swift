@@ -630,6 +630,33 @@ extension SQLitePushStoreTests.Registrations {
             #expect(try await store.registrationsByDomain() == ["example.org": 2, "other.org": 0])
         }
     }
+
+    @Test(arguments: StoreKind.allCases)
+    func accountsWithRegistrationsArePagedInOrderOncePerAccountForOneDomain(kind: StoreKind) async throws {
+        try await withStore(kind) { store in
+            let registrations = [
+                ("example.org", "carol@example.org", "t1"), ("example.org", "alice@example.org", "t2"),
+                ("example.org", "alice@example.org", "t3"), ("example.org", "bob@example.org", "t4"),
+                ("other.org", "dave@other.org", "t5"), ("example.org", nil, "t6"),
+            ]
+            for (domain, account, token) in registrations {
+                _ = try await store.register(
+                    request(domain: domain, token: token, account: account), freshCollapseKey: collapseKeyA, now: 1)
+            }
+            #expect(
+                try await store.accountsWithRegistrations(domain: "example.org", after: nil, limit: 10) == [
+                    "alice@example.org", "bob@example.org", "carol@example.org",
+                ])
+            #expect(
+                try await store.accountsWithRegistrations(domain: "example.org", after: nil, limit: 2) == [
+                    "alice@example.org", "bob@example.org",
+                ])
+            #expect(
+                try await store.accountsWithRegistrations(domain: "example.org", after: "bob@example.org", limit: 2)
+                    == ["carol@example.org"])
+            #expect(try await store.accountsWithRegistrations(domain: "nowhere.org", after: nil, limit: 2).isEmpty)
+        }
+    }
 }
 
 extension SQLitePushStoreTests.Registrations {

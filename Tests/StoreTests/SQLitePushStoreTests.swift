@@ -202,7 +202,7 @@ extension SQLitePushStoreTests {
                 _ = try await store.firstSighting(registrationID: registration.id, key: "m2", at: 1_200, since: 0)
                 try await store.buryDeadToken("dead", pushModule: "fcm", at: 1_400)
                 try await store.increment(["pushed": 1])
-                _ = try await store.recordUnknownNodeAnswer(at: 1_500, since: 0, limit: 5)
+                _ = try await store.recordUnknownNodeAnswer(at: 1_500, since: 0, limit: 5, account: "", accountLimit: 5)
                 try await store.setPolicy(account: "alice@example.org", json: #"{"window":10}"#)
             }
 
@@ -219,7 +219,9 @@ extension SQLitePushStoreTests {
                 #expect(try await !store.firstSighting(registrationID: registration.id, key: "m2", at: 2_000, since: 0))
                 #expect(try await store.isBuried(token: "dead", pushModule: "fcm", account: nil, since: 0))
                 #expect(try await store.counters() == ["pushed": 1])
-                #expect(try await !store.recordUnknownNodeAnswer(at: 2_000, since: 0, limit: 1))
+                #expect(
+                    try await !store.recordUnknownNodeAnswer(
+                        at: 2_000, since: 0, limit: 1, account: "", accountLimit: 1))
                 #expect(try await store.policy(account: "alice@example.org") == #"{"window":10}"#)
             }
         }
@@ -415,7 +417,7 @@ extension SQLitePushStoreTests {
                                     result = .success(
                                         try await store.transaction { transaction in
                                             let recorded = try transaction.recordUnknownNodeAnswer(
-                                                at: at, since: 0, limit: 100)
+                                                at: at, since: 0, limit: 100, account: "", accountLimit: 100)
                                             guard at == failing else { return recorded }
                                             if abortingEverything, let sqlite = transaction as? SQLitePushTransaction {
                                                 // What SQLite does itself on a full disk: the whole transaction ends.
@@ -467,7 +469,9 @@ extension SQLitePushStoreTests {
             #expect(try await recorded(store).isEmpty)
             #expect(try await store.run { $0.isInTransaction } == false)
             // The store goes on.
-            #expect(try await store.recordUnknownNodeAnswer(at: 4_000, since: 0, limit: 100))
+            #expect(
+                try await store.recordUnknownNodeAnswer(at: 4_000, since: 0, limit: 100, account: "", accountLimit: 100)
+            )
             #expect(try await recorded(store) == [4_000])
         }
 
@@ -496,7 +500,7 @@ extension SQLitePushStoreTests {
         @Test func aDecidedTransactionReturnsItsValueAndThenItsCommit() async throws {
             let store = try SQLitePushStore(.memory)
             let decided = try await store.transactionDecided {
-                try $0.recordUnknownNodeAnswer(at: 1_000, since: 0, limit: 100)
+                try $0.recordUnknownNodeAnswer(at: 1_000, since: 0, limit: 100, account: "", accountLimit: 100)
             }
             #expect(decided.value)
             try await decided.commit.committed()
@@ -507,7 +511,8 @@ extension SQLitePushStoreTests {
             let store = try SQLitePushStore(.memory)
             await #expect(throws: Injected.self) {
                 _ = try await store.transactionDecided { transaction in
-                    _ = try transaction.recordUnknownNodeAnswer(at: 1_000, since: 0, limit: 100)
+                    _ = try transaction.recordUnknownNodeAnswer(
+                        at: 1_000, since: 0, limit: 100, account: "", accountLimit: 100)
                     throw Injected()
                 }
             }
@@ -523,7 +528,7 @@ extension SQLitePushStoreTests {
             try await holdingTheThread(store) {
                 decided = Task {
                     try await store.transactionDecided {
-                        try $0.recordUnknownNodeAnswer(at: 1_000, since: 0, limit: 100)
+                        try $0.recordUnknownNodeAnswer(at: 1_000, since: 0, limit: 100, account: "", accountLimit: 100)
                     }
                 }
                 try await waiting(store, 1)
@@ -550,12 +555,18 @@ extension SQLitePushStoreTests {
             try await withTemporaryDatabasePath { path in
                 let store = try SQLitePushStore(.file(path: path))
                 store.transactionInBackground(
-                    { _ = try $0.recordUnknownNodeAnswer(at: 1_000, since: 0, limit: 100) },
+                    {
+                        _ = try $0.recordUnknownNodeAnswer(
+                            at: 1_000, since: 0, limit: 100, account: "", accountLimit: 100)
+                    },
                     failed: { Issue.record("\($0)") })
                 #expect(try await recorded(store) == [1_000])
 
                 store.transactionInBackground(
-                    { _ = try $0.recordUnknownNodeAnswer(at: 2_000, since: 0, limit: 100) },
+                    {
+                        _ = try $0.recordUnknownNodeAnswer(
+                            at: 2_000, since: 0, limit: 100, account: "", accountLimit: 100)
+                    },
                     failed: { Issue.record("\($0)") })
                 let reader = try Database(.file(path: path))
                 let deadline = ContinuousClock.now + .seconds(10)

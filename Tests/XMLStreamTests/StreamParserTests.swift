@@ -168,34 +168,117 @@ func chunks(of bytes: [UInt8], size: Int) -> [ArraySlice<UInt8>] {
         #expect(try events(ofPieces: chunks(of: bytes, size: 4_096)) == expected)
     }
 
-    @Test func stanzaOverTheSizeLimitIsAPolicyViolation() {
-        let bytes = Array((SampleStreams.componentHeader + Self.message(bytes: 262_145)).utf8)
-        #expect(error(ofPieces: [bytes[...]])?.condition == .policyViolation)
-        #expect(error(ofPieces: chunks(of: bytes, size: 4_096))?.condition == .policyViolation)
+    static let oversized = StreamParseError(condition: .policyViolation, text: "a stanza exceeds 262144 bytes")
+
+    /// The start tag the reader keeps of a stanza it skips: name, namespace and attributes only.
+    static let publishHead = Element(
+        "iq", namespace: "jabber:component:accept",
+        ["type": "set", "id": "big", "from": "example.org", "to": "apush.localhost"])
+
+    static func publish(textBytes: Int) -> String {
+        "<iq type='set' id='big' from='example.org' to='apush.localhost'><pubsub xmlns='p'><x>"
+            + String(repeating: "&apos;", count: textBytes / 6) + "</x><y a='b'/></pubsub></iq>"
     }
 
-    @Test func endlessStanzaIsCutOffAtTheFirstByteOverTheLimit() throws {
+    @Test func stanzaOverTheSizeLimitIsSkippedAndTheNextOneIsRead() throws {
+        let bytes = Array(
+            (SampleStreams.componentHeader + Self.publish(textBytes: 300_000) + " <iq type='get' id='next'/>").utf8)
+        let expected: [StreamEvent] = [
+            .streamStart(Element("stream", namespace: "http://etherx.jabber.org/streams", ["to": "apush.localhost"])),
+            .skippedStanza(Self.publishHead, reason: Self.oversized),
+            .stanza(Element("iq", namespace: "jabber:component:accept", ["type": "get", "id": "next"])),
+        ]
+        #expect(try events(of: bytes) == expected)
+        #expect(try events(ofPieces: chunks(of: bytes, size: 4_096)) == expected)
+        #expect(try events(ofPieces: chunks(of: bytes, size: 65_536)) == expected)
+    }
+
+    @Test func stanzaJustOverTheSizeLimitIsSkippedWhenItsEndArrives() throws {
+        // The last bytes of the closing tag push it over: it is complete, yet still refused.
+        let bytes = Array((SampleStreams.componentHeader + Self.message(bytes: 262_145) + "<presence/>").utf8)
+        let read = try events(of: bytes)
+        #expect(read.count == 3)
+        #expect(
+            read[1] == .skippedStanza(Element("message", namespace: "jabber:component:accept"), reason: Self.oversized))
+        #expect(try events(ofPieces: chunks(of: bytes, size: 4_096)) == read)
+    }
+
+    @Test func skippedStanzaIsNeverBufferedHoweverLargeItIs() throws {
+        let parser = StreamParser(limits: StreamLimits(maxStanzaBytes: 1_000, maxSkippedTagBytes: 2_000))
+        _ = try parser.feed(Array((SampleStreams.componentHeader + "<message id='m'><body>").utf8))
+        let chunk = Array(String(repeating: "&apos;<b/>x", count: 6_000).utf8)
+        for _ in 0..<300 { #expect(try parser.feed(chunk).isEmpty) }  // 20 MB, never more than 2 kB held
+        #expect(
+            try parser.feed(Array("</body></message><iq id='n'/>".utf8)) == [
+                .skippedStanza(
+                    Element("message", namespace: "jabber:component:accept", ["id": "m"]),
+                    reason: StreamParseError(condition: .policyViolation, text: "a stanza exceeds 1000 bytes")),
+                .stanza(Element("iq", namespace: "jabber:component:accept", ["id": "n"])),
+            ])
+    }
+
+    @Test(arguments: [1, 16_384, 65_536])
+    func skippedTextIsReadAsItComesNotHeldUntilItsEnd(chunkSize: Int) throws {
+        // libxml2 hands text over as it reads it, so a long text keeps nothing held: no tag limit applies.
+        let parser = StreamParser(limits: StreamLimits(maxStanzaBytes: 1_000, maxSkippedTagBytes: 2_000))
+        _ = try parser.feed(Array((SampleStreams.componentHeader + "<message id='m'><body>").utf8))
+        let chunk = [UInt8](repeating: UInt8(ascii: "a"), count: chunkSize)
+        for _ in 0..<(chunkSize == 1 ? 5_000 : 10_485_760 / chunkSize) { #expect(try parser.feed(chunk).isEmpty) }
+        guard case .skippedStanza(let head, _) = try parser.feed(Array("</body></message>".utf8)).first else {
+            Issue.record("the stanza was not reported")
+            return
+        }
+        #expect(head[attribute: "id"] == "m")
+    }
+
+    @Test func skippedStanzaReadByteByByteGivesTheSameEvents() throws {
+        let limits = StreamLimits(maxStanzaBytes: 200)
+        let bytes = Array((SampleStreams.componentHeader + Self.message(bytes: 500) + "<iq id='n'/>").utf8)
+        let whole = try events(of: bytes, limits: limits)
+        #expect(whole.count == 3)
+        #expect(try events(ofPieces: bytes.indices.map { bytes[$0...$0] }, limits: limits) == whole)
+    }
+
+    @Test func oneTagOverTheSkippedTagLimitEndsTheStream() throws {
+        // While a stanza is skipped libxml2 still holds each tag whole until its `>`: that is bounded too.
+        let limits = StreamLimits(maxStanzaBytes: 1_000, maxSkippedTagBytes: 5_000)
+        let parser = StreamParser(limits: limits)
+        _ = try parser.feed(Array((SampleStreams.componentHeader + "<message><x a='").utf8))
+        #expect(throws: StreamParseError(condition: .policyViolation, text: "a tag exceeds 5000 bytes")) {
+            for _ in 0..<10 { _ = try parser.feed([UInt8](repeating: UInt8(ascii: "a"), count: 1_000)) }
+        }
+    }
+
+    @Test func endlessStanzaIsSkippedFromTheFirstByteOverTheLimit() throws {
         let parser = StreamParser(limits: StreamLimits(maxStanzaBytes: 150))
         _ = try parser.feed(Array(SampleStreams.componentHeader.utf8))
         let stanza = Array(("<message><body>" + String(repeating: "a", count: 200)).utf8)
-        for byte in stanza.prefix(150) { _ = try parser.feed([byte]) }
-        #expect(throws: StreamParseError.self) { try parser.feed([stanza[150]]) }
+        for byte in stanza { #expect(try parser.feed([byte]).isEmpty) }
+        #expect(
+            try parser.feed(Array("</body></message>".utf8)) == [
+                .skippedStanza(
+                    Element("message", namespace: "jabber:component:accept"),
+                    reason: StreamParseError(condition: .policyViolation, text: "a stanza exceeds 150 bytes"))
+            ])
     }
 
-    @Test(arguments: ["<message><body>", "<message id='"])
-    func endlessStanzaInLargeChunksIsCutOffWithoutBufferingIt(opening: String) throws {
+    @Test func endlessStartTagOfAStanzaEndsTheStream() throws {
+        // Until its start tag ends there is no stanza to answer: nothing to skip to.
         let parser = StreamParser()
-        _ = try parser.feed(Array(SampleStreams.componentHeader.utf8))
+        _ = try parser.feed(Array((SampleStreams.componentHeader + "<message id='").utf8))
         let chunk = [UInt8](repeating: UInt8(ascii: "a"), count: 65_536)
-        var fed = opening.utf8.count
-        _ = try parser.feed(Array(opening.utf8))
+        var fed = "<message id='".utf8.count
         while fed + chunk.count <= 262_144 {
             _ = try parser.feed(chunk)
             fed += chunk.count
         }
-        #expect(throws: StreamParseError(condition: .policyViolation, text: "a stanza exceeds 262144 bytes")) {
-            try parser.feed(chunk)
-        }
+        #expect(throws: Self.oversized) { try parser.feed(chunk) }
+    }
+
+    @Test func oversizedDocumentIsStillAnError() {
+        // `Element.parse` reads one element: there is nothing to skip to.
+        let text = "<a>" + String(repeating: "b", count: 262_145) + "</a>"
+        #expect(throws: Self.oversized) { try Element.parse(text) }
     }
 
     @Test func whitespaceBetweenStanzasDoesNotCountTowardsTheSizeLimit() throws {
@@ -226,18 +309,42 @@ func chunks(of bytes: [UInt8], size: Int) -> [ArraySlice<UInt8>] {
         #expect(levels == 32)
     }
 
-    @Test func stanzaNestingThirtyThreeLevelsIsAPolicyViolation() {
-        let errors = errors(of: Array((SampleStreams.componentHeader + Self.nested(33)).utf8))
-        #expect(errors.whole?.condition == .policyViolation)
+    @Test func stanzaNestingThirtyThreeLevelsIsSkippedAndTheNextOneIsRead() throws {
+        let bytes = Array((SampleStreams.componentHeader + Self.nested(33) + "<iq id='n'/>").utf8)
+        let expected: [StreamEvent] = [
+            .streamStart(Element("stream", namespace: "http://etherx.jabber.org/streams", ["to": "apush.localhost"])),
+            .skippedStanza(
+                Element("a", namespace: "jabber:component:accept"),
+                reason: StreamParseError(condition: .policyViolation, text: "elements nest deeper than 32 levels")),
+            .stanza(Element("iq", namespace: "jabber:component:accept", ["id": "n"])),
+        ]
+        #expect(try events(of: bytes) == expected)
+        #expect(try events(ofPieces: bytes.indices.map { bytes[$0...$0] }) == expected)
+    }
+
+    @Test func nestingPastTheSkippedDepthLimitEndsTheStream() {
+        // libxml2 keeps a frame per open element even while skipping: that is bounded too.
+        let limits = StreamLimits(maxSkippedDepth: 100)
+        let errors = errors(of: Array((SampleStreams.componentHeader + Self.nested(100)).utf8), limits: limits)
+        #expect(
+            errors.whole == StreamParseError(condition: .policyViolation, text: "elements nest deeper than 100 levels"))
         #expect(errors.bytewise == errors.whole)
     }
 
     @Test func customDepthLimitCountsTheStanzaAsLevelOne() throws {
         let limits = StreamLimits(maxDepth: 2)
-        #expect(try events(of: Array((SampleStreams.componentHeader + Self.nested(2)).utf8), limits: limits).count == 2)
-        #expect(
-            errors(of: Array((SampleStreams.componentHeader + Self.nested(3)).utf8), limits: limits).whole?
-                .condition == .policyViolation)
+        let read = try events(of: Array((SampleStreams.componentHeader + Self.nested(2)).utf8), limits: limits)
+        #expect(read.count == 2)
+        guard case .stanza = read.last else {
+            Issue.record("\(read)")
+            return
+        }
+        let deeper = try events(of: Array((SampleStreams.componentHeader + Self.nested(3)).utf8), limits: limits)
+        guard case .skippedStanza(_, let reason) = deeper.last else {
+            Issue.record("\(deeper)")
+            return
+        }
+        #expect(reason.condition == .policyViolation)
     }
 
     // MARK: - Errors

@@ -318,25 +318,54 @@ struct ComponentConnectionTests {
         await link.stop()
     }
 
-    @Test func anOversizedStanzaIsAPolicyViolationAndTheLinkReconnects() async throws {
+    @Test func anOversizedStanzaIsRefusedAndTheSameLinkServesTheNextOne() async throws {
+        let link = try Link()
+        try await link.connected()
+        try await link.server.waitForConnection()
+        let sent = Mailbox<Element>(name: "a stanza from the component")
+        link.server.handleEveryStanza { sent.put($0) }
+        let huge =
+            "<iq type='set' id='big' from='localhost' to='apush.localhost'><pubsub xmlns='urn:x'><x>"
+            + String(repeating: "&apos;", count: 60_000) + "</x></pubsub></iq>"
+        try link.server.sendRaw(huge)
+        let refusal = try await sent.take(timeout: .seconds(20))
+        #expect(refusal.name == "iq" && refusal.stanzaType == "error" && refusal.stanzaID == "big")
+        #expect(refusal.fromString == "apush.localhost" && refusal.toString == "localhost")
+        let error = try #require(StanzaError(stanza: refusal))
+        #expect(error.condition == .policyViolation && error.type == .modify)
+        #expect(error.text == "a stanza exceeds 262144 bytes")
+        // An oversized error is not answered (RFC 6120 §8.3.1), and the link reads on.
+        try link.server.sendRaw(
+            "<message type='error' id='e' from='localhost' to='apush.localhost'><body>"
+                + String(repeating: "a", count: 300_000) + "</body></message>")
+        try link.server.send(message("after"))
+        #expect(try await link.delivered.take(timeout: .seconds(20)).stanzaID == "after")
+        #expect(link.server.connectionCount == 1)
+        #expect(link.server.streamErrors.isEmpty)
+        await link.stop()
+    }
+
+    @Test func anAnswerOverTheStanzaLimitFailsItsRequestAtOnce() async throws {
         let link = try Link()
         try await link.connected()
         try await link.server.waitForConnection()
         let server = link.server
-        let huge =
-            "<message from='localhost' to='apush.localhost'><body>"
-            + String(repeating: "a", count: 300_000) + "</body></message>"
-        // The component hangs up mid-stanza, so the write may fail: that is expected.
-        Task.detached { try? server.sendRaw(huge) }
-        guard case .protocolViolation(let error) = try await link.disconnected() else {
-            Issue.record("expected our own stream error")
-            return
+        server.answerRequests { request in
+            try? server.sendRaw(
+                "<iq type='result' id='\(request.stanzaID ?? "")' from='localhost' to='apush.localhost'><q xmlns='urn:x'>"
+                    + String(repeating: "a", count: 300_000) + "</q></iq>")
+            return nil
         }
-        #expect(error.condition == .policyViolation)
-        try await link.connected()
-        try await link.server.waitForConnection()
-        #expect(link.server.streamErrors.map(\.condition) == [.policyViolation])
-        #expect(link.server.connectionCount == 2)
+        let started = ContinuousClock.now
+        await #expect(throws: ComponentLinkError.answerTooLarge) {
+            try await link.connection.request(
+                .iq(
+                    type: .get, id: "big-answer", from: Self.component, to: Self.server,
+                    payload: Element("q", namespace: "urn:x")),
+                timeout: .seconds(60))
+        }
+        #expect(ContinuousClock.now - started < .seconds(30))
+        #expect(link.server.connectionCount == 1)
         await link.stop()
     }
 

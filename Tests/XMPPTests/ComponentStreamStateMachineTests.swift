@@ -48,6 +48,51 @@ import XMPP
         #expect(machine.state == .ready)
     }
 
+    @Test func aSkippedStanzaIsRefusedAloneAndTheStreamGoesOn() {
+        var machine = ready()
+        let head = Element(
+            "iq", namespace: Namespace.componentAccept,
+            ["type": "set", "id": "big", "from": "example.org", "to": "apush.example.org/x"])
+        let reason = StreamParseError(condition: .policyViolation, text: "a stanza exceeds 262144 bytes")
+        #expect(
+            machine.received(.skippedStanza(head, reason: reason))
+                == .send(
+                    "<iq type='error' id='big' from='apush.example.org/x' to='example.org'><error type='modify'>"
+                        + "<policy-violation xmlns='urn:ietf:params:xml:ns:xmpp-stanzas'/>"
+                        + "<text xmlns='urn:ietf:params:xml:ns:xmpp-stanzas'>a stanza exceeds 262144 bytes</text>"
+                        + "</error></iq>"))
+        #expect(machine.state == .ready)
+        let message = Element.message(from: try! JID("example.org"), to: try! JID("apush.example.org"))
+        #expect(machine.received(.stanza(message)) == .deliver(message))
+    }
+
+    @Test(arguments: [
+        Element("iq", namespace: Namespace.componentAccept, ["type": "result", "id": "r"]),
+        Element("message", namespace: Namespace.componentAccept, ["type": "error", "id": "e"]),
+        Element("error", namespace: Namespace.streams),
+        Element("handshake", namespace: Namespace.componentAccept),
+    ])
+    func aSkippedResponseErrorOrStreamElementGetsNoAnswer(head: Element) {
+        var machine = ready()
+        let reason = StreamParseError(condition: .policyViolation, text: "too big")
+        #expect(machine.received(.skippedStanza(head, reason: reason)) == .none)
+        #expect(machine.state == .ready)
+    }
+
+    @Test func aSkippedStanzaBeforeTheHandshakeEndsTheStream() {
+        var machine = machine()
+        _ = machine.connected()
+        _ = machine.received(header(id: "abc"))
+        let reason = StreamParseError(condition: .policyViolation, text: "too big")
+        guard
+            case .close(_, .protocolViolation) = machine.received(
+                .skippedStanza(Element("handshake", namespace: Namespace.componentAccept), reason: reason))
+        else {
+            Issue.record("expected the stream to end")
+            return
+        }
+    }
+
     @Test(arguments: [nil, ""])
     func aHeaderWithoutIDIsABadFormat(id: String?) throws {
         var machine = machine()

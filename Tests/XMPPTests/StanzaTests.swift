@@ -89,6 +89,17 @@ import XMPP
         #expect(StanzaError(stanza: reply) == StanzaError(stanza: Fixtures.ejabberdErrorReply))
     }
 
+    @Test func anErrorThatCarriesAPayloadEchoesItBeforeTheError() throws {
+        let echoed = Element("registered", namespace: "urn:example:echo", ["account": "alice@localhost"])
+        let error = StanzaError(.notAcceptable, text: "why", payload: echoed)
+        let reply = try #require(Fixtures.prosodyBridgeRegistered.errorReply(error))
+        #expect(reply.elements.map(\.name) == ["registered", "error"])
+        #expect(reply.elements.first == echoed)
+        #expect(StanzaError(stanza: reply)?.condition == .notAcceptable)
+        // The `<error/>` element alone never holds it.
+        #expect(error.element.elements.map(\.name) == ["not-acceptable", "text"])
+    }
+
     @Test func answersMessagesWithErrorsToo() throws {
         let reply = try #require(Fixtures.prosodyBridgeRegistered.errorReply(StanzaError(.notAllowed)))
         #expect(reply.name == "message")
