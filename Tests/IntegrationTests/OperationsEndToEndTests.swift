@@ -60,7 +60,13 @@ struct OperationsEndToEndTests {
             #expect(Self.value("process_resident_memory_bytes", in: after.body) ?? 0 > 0)
             // admin-stats reads the same counters.
             #expect(bed.statistic("answers.result") == 1 && bed.statistic("pushes.message.accepted") == 1)
-            let healthAfter = try await HTTPTestClient.request("/health", port: port)
+            // /health reads the store's total at most once every 5 s: the new registration shows by then.
+            var healthAfter = try await HTTPTestClient.request("/health", port: port)
+            let readingDeadline = ContinuousClock.now + .seconds(10)
+            while try Self.json(healthAfter.body)["registrations"] as? Int == 0, ContinuousClock.now < readingDeadline {
+                try await Task.sleep(for: .milliseconds(200))
+                healthAfter = try await HTTPTestClient.request("/health", port: port)
+            }
             #expect(try Self.json(healthAfter.body)["registrations"] as? Int == 1)
             for page in [health.body, after.body, healthAfter.body] {
                 #expect(!page.contains(token), "a token was served")
