@@ -248,20 +248,10 @@ extension HostileInputEndToEndTests {
         }
     }
 
-    /// Whether contrib/prosody's bridge acts on the component's echoed refusal of a registration (from
-    /// the bridges' branch of issue 20, merged beside this one).
-    static let prosodyBridgeActsOnRefusals =
-        (try? String(
-            contentsOf: PushTestbed.repository.appendingPathComponent("contrib/prosody/mod_apush_bridge.lua"),
-            encoding: .utf8))?.contains("The component refused push registration") == true
-
     /// Issue 20 item 3: a registration the component cannot use (a key that is not 32 bytes) is refused
     /// when the bridge reports it, with it echoed, and the bridge removes it: no publish for it ever
     /// comes, so none is refused or answered as an unknown node.
-    @Test(
-        .enabled(
-            if: HostileInputEndToEndTests.prosodyBridgeActsOnRefusals,
-            "needs the Prosody bridge of issue 20 item 3 (acting on the echoed refusal)"))
+    @Test
     func aRegistrationTheComponentCannotUseIsRemovedByTheBridge() async throws {
         try await PushTestbed.with(.prosodyBridged, coalesceSeconds: 0) { bed in
             let form = DataForm(

@@ -150,21 +150,11 @@ struct PruneEndToEndTests {
         await bed.stop()
     }
 
-    /// Whether contrib/prosody's bridge reports deleted accounts and answers the accounts query: it
-    /// comes from the bridges' branch of issue 20, merged beside this one.
-    static let prosodyBridgeReportsDeletions =
-        (try? String(
-            contentsOf: PushTestbed.repository.appendingPathComponent("contrib/prosody/mod_apush_bridge.lua"),
-            encoding: .utf8))?.contains("user-deleted") == true
-
     /// On a real Prosody with its bridge: an account deleted through the server takes its
     /// registrations with it (the bridge reports it), and one deleted behind the server's back (from
     /// the store, with `prosodyctl deluser`) is pruned by the operator's command, which asks the
     /// bridge; the other accounts' registrations stay.
-    @Test(
-        .enabled(
-            if: PruneEndToEndTests.prosodyBridgeReportsDeletions,
-            "needs the Prosody bridge of issue 20 item 6 (user-deleted, the accounts query)"))
+    @Test
     func onProsodyADeletedAccountLeavesNoRegistrationBehind() async throws {
         try await PushTestbed.with(.prosodyBridged, prosodyModules: ["register"]) { bed in
             guard let prosody = bed.server as? ProsodyServer else { throw CancellationError() }
@@ -216,20 +206,11 @@ struct PruneEndToEndTests {
         }
     }
 
-    /// Whether contrib/ejabberd's bridge answers the accounts query (the bridges' branch of issue 20).
-    static let ejabberdBridgeAnswersAccounts =
-        (try? String(
-            contentsOf: PushTestbed.repository.appendingPathComponent("contrib/ejabberd/mod_apush_bridge.erl"),
-            encoding: .utf8))?.contains("process_accounts_iq") == true
-
     /// On a real ejabberd with its bridge: an account deleted takes its registrations with it (the
     /// bridge's `remove_user` report); the registration of an account the server does not have (left
     /// from before the bridge reported deletions: written to the store here) is pruned by the
     /// operator's command.
-    @Test(
-        .enabled(
-            if: PruneEndToEndTests.ejabberdBridgeAnswersAccounts,
-            "needs the ejabberd bridge of issue 20 item 6 (the accounts query)"))
+    @Test
     func onEjabberdADeletedAccountLeavesNoRegistrationBehind() async throws {
         try await PushTestbed.with(.ejabberdBridged) { bed in
             guard let ejabberd = bed.server as? EjabberdServer else { throw CancellationError() }
