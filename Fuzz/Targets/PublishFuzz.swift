@@ -27,7 +27,8 @@ func fuzzPublish(_ input: [UInt8]) {
         for sender in PushPolicy.SenderMode.allCases {
             var policy = PushPolicy()
             policy.sender = sender
-            let push = OutgoingPush.message(account: account, chat: notice.chat, notice: held, count: 1, policy: policy)
+            let push = OutgoingPush.message(
+                account: account, chat: notice.chat, notice: held, count: 1, generation: 1, policy: policy)
             let fields = readBack(push.json)
             require(fields["account"] as? String == account, "account did not survive the summary")
             if sender != .hidden {
@@ -46,7 +47,7 @@ func fuzzPublish(_ input: [UInt8]) {
     case .callEnded(let sid, _, _):
         let held = HeldNotice(from: "", id: nil, groupchat: false, mention: false, at: ts * 1000)
         let push = OutgoingPush.message(
-            account: account, chat: "", notice: held, count: 1, policy: PushPolicy(),
+            account: account, chat: "", notice: held, count: 1, generation: 1, policy: PushPolicy(),
             missedCall: .init(sid: sid, media: []))
         require(
             (readBack(push.json)["call"] as? [String: Any])?["sid"] as? String == sid,
