@@ -186,23 +186,8 @@ struct PruneEndToEndTests {
 
             // Behind the server's back: nothing reports it, the operator prunes it.
             try await prosody.deleteFromStore(user: "vanished", domain: "localhost")
-            let carol = try await bed.client("carol")
-            let first = try await carol.executeCommand(on: PushTestbed.componentJID, node: Self.node)
-            let check = try await carol.executeCommand(
-                on: PushTestbed.componentJID, node: Self.node, action: .next, after: first,
-                form: DataForm(type: .submit, fields: [.value("domain", "localhost")]))
-            let form = try DataForm(element: try #require(check.child("x", namespace: Namespace.dataForms)))
-            #expect(
-                form.fields.first { $0.type == .fixed }?.value?.hasPrefix("1 registration(s) of 1 of the 2") == true,
-                "\(form.fields)")
-            let done = try await carol.executeCommand(
-                on: PushTestbed.componentJID, node: Self.node, action: .complete, after: check,
-                form: DataForm(type: .submit, fields: [.value("confirm", "1")]))
-            #expect(
-                done.findString("{\(Namespace.commands)}note#")
-                    == "Removed 1 registration(s) of 1 account(s) of localhost that no longer exist.")
+            try await Self.pruneTheOneGoneAccount(on: bed)
             #expect(try await tokens() == ["token-alice"])
-            await carol.close()
         }
     }
 
@@ -235,23 +220,29 @@ struct PruneEndToEndTests {
                     domain: "localhost", token: "token-ghost", pushModule: "fcm-test", account: "ghost@localhost",
                     deviceKey: Array(repeating: 7, count: 32), calls: .none, wantsReads: false),
                 freshCollapseKey: Array(repeating: 3, count: 32), now: 1_000)
-            let carol = try await bed.client("carol")
-            let first = try await carol.executeCommand(on: PushTestbed.componentJID, node: Self.node)
-            let check = try await carol.executeCommand(
-                on: PushTestbed.componentJID, node: Self.node, action: .next, after: first,
-                form: DataForm(type: .submit, fields: [.value("domain", "localhost")]))
-            let form = try DataForm(element: try #require(check.child("x", namespace: Namespace.dataForms)))
-            #expect(
-                form.fields.first { $0.type == .fixed }?.value?.hasPrefix("1 registration(s) of 1 of the 2") == true,
-                "\(form.fields)")
-            let done = try await carol.executeCommand(
-                on: PushTestbed.componentJID, node: Self.node, action: .complete, after: check,
-                form: DataForm(type: .submit, fields: [.value("confirm", "1")]))
-            #expect(
-                done.findString("{\(Namespace.commands)}note#")
-                    == "Removed 1 registration(s) of 1 account(s) of localhost that no longer exist.")
+            try await Self.pruneTheOneGoneAccount(on: bed)
             #expect(try await tokens() == ["token-alice"])
-            await carol.close()
         }
+    }
+
+    /// The operator (carol) runs the command on localhost, where one of the two accounts with
+    /// registrations is gone, confirms it, and is told that its one registration was removed.
+    private static func pruneTheOneGoneAccount(on bed: PushTestbed) async throws {
+        let carol = try await bed.client("carol")
+        let first = try await carol.executeCommand(on: PushTestbed.componentJID, node: node)
+        let check = try await carol.executeCommand(
+            on: PushTestbed.componentJID, node: node, action: .next, after: first,
+            form: DataForm(type: .submit, fields: [.value("domain", "localhost")]))
+        let form = try DataForm(element: try #require(check.child("x", namespace: Namespace.dataForms)))
+        #expect(
+            form.fields.first { $0.type == .fixed }?.value?.hasPrefix("1 registration(s) of 1 of the 2") == true,
+            "\(form.fields)")
+        let done = try await carol.executeCommand(
+            on: PushTestbed.componentJID, node: node, action: .complete, after: check,
+            form: DataForm(type: .submit, fields: [.value("confirm", "1")]))
+        #expect(
+            done.findString("{\(Namespace.commands)}note#")
+                == "Removed 1 registration(s) of 1 account(s) of localhost that no longer exist.")
+        await carol.close()
     }
 }
