@@ -1,5 +1,6 @@
 public import Foundation
 public import Logging
+import XMPP
 
 /// The component's settings: one JSON file, every key overridable from the environment, so it runs in
 /// a container with no file at all. `config/apush-component.example.json` documents each key.
@@ -11,8 +12,8 @@ public struct Configuration: Sendable, Equatable {
     }
 
     public struct Reconnect: Sendable, Equatable, Decodable {
-        public var initialMilliseconds: Int = 50
-        public var maximumMilliseconds: Int = 1000
+        public var initialMilliseconds = Int(Backoff().initial / .milliseconds(1))
+        public var maximumMilliseconds = Int(Backoff().maximum / .milliseconds(1))
 
         enum CodingKeys: String, CodingKey {
             case initialMilliseconds = "initialMs"
@@ -34,9 +35,8 @@ public struct Configuration: Sendable, Equatable {
     }
 
     public struct Keepalive: Sendable, Equatable, Decodable {
-        /// Worst case, a dead link is noticed within interval + interval/2 + timeout = 45 s.
-        public var intervalSeconds: Int = 20
-        public var timeoutSeconds: Int = 15
+        public var intervalSeconds = Int(ComponentConnectionSettings.defaultKeepaliveInterval.components.seconds)
+        public var timeoutSeconds = Int(ComponentConnectionSettings.defaultKeepaliveTimeout.components.seconds)
 
         enum CodingKeys: String, CodingKey { case intervalSeconds, timeoutSeconds }
 

@@ -16,6 +16,9 @@ public struct ComponentConnectionSettings: Sendable {
     public var keepaliveInterval: Duration
     /// ...and no answer within this long means the TCP connection is dead.
     public var keepaliveTimeout: Duration
+    /// Worst case, a dead link is noticed within interval + interval/2 + timeout = 45 s.
+    public static let defaultKeepaliveInterval: Duration = .seconds(20)
+    public static let defaultKeepaliveTimeout: Duration = .seconds(15)
     /// Who answers the keepalive ping: one of the server's own domains.
     public var keepaliveTarget: String
     /// How long the server may take from the connection to a completed handshake.
@@ -33,7 +36,7 @@ public struct ComponentConnectionSettings: Sendable {
     public init(
         componentJID: String, secret: String, host: String, port: UInt16, keepaliveTarget: String,
         backoff: Backoff = Backoff(), rejectionBackoff: Backoff = .afterRejection, standbyBackoff: Backoff = .standby,
-        keepaliveInterval: Duration = .seconds(20), keepaliveTimeout: Duration = .seconds(15),
+        keepaliveInterval: Duration = defaultKeepaliveInterval, keepaliveTimeout: Duration = defaultKeepaliveTimeout,
         handshakeTimeout: Duration = .seconds(10), limits: StreamLimits = StreamLimits(),
         maxStanzasInHandling: Int = defaultMaxStanzasInHandling, maxStanzasWaiting: Int = 256,
         orderingKey: @escaping @Sendable (Element) -> String? = { _ in nil }

@@ -24,6 +24,15 @@ import Testing
         #expect(settings.storeLimits.registrationsWithoutAccount == 250_000)
     }
 
+    /// The example configuration says its `push` section shows the defaults: it does.
+    @Test func theExampleConfigurationShowsTheDefaults() throws {
+        let example = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("config/apush-component.example.json")
+        let file = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: example)) as? [String: Any])
+        let push = try JSONSerialization.data(withJSONObject: try #require(file["push"]))
+        #expect(try JSONDecoder().decode(APushSettings.self, from: push) == APushSettings())
+    }
+
     /// Issue 20, item 7.
     @Test func readsTheRegistrationsExpiryAndTheCapOfThoseWithNoAccount() throws {
         let settings = try Self.decode(#"{"registrationExpiryDays": 30, "maxStockRegistrations": 1000}"#)

@@ -61,6 +61,24 @@ import Testing
         #expect(configuration.moduleValues.isEmpty)
     }
 
+    /// The example configuration's sections whose comments give their defaults show those defaults.
+    @Test func theExampleConfigurationShowsTheDefaults() throws {
+        let example = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("config/apush-component.example.json")
+        let file = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: example)) as? [String: Any])
+        func section<T: Decodable>(_ key: String, as type: T.Type) throws -> T {
+            try JSONDecoder().decode(type, from: JSONSerialization.data(withJSONObject: try #require(file[key])))
+        }
+        #expect(try section("reconnect", as: Configuration.Reconnect.self) == Configuration.Reconnect())
+        #expect(try section("keepalive", as: Configuration.Keepalive.self) == Configuration.Keepalive())
+        let defaults = try load(nil, environment: Self.minimalEnvironment)
+        #expect(file["storeSynchronous"] as? String == defaults.storeSynchronous.rawValue)
+        #expect(
+            file["log"] as? [String: String] == [
+                "level": "\(defaults.logLevel)", "format": defaults.logFormat.rawValue,
+            ])
+    }
+
     static let fullFile = """
         {
           "// comment": "ignored",
