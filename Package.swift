@@ -31,30 +31,35 @@ var targets: [Target] = [
     .target(name: "Logging"),
     // The incremental XML reader and the Element value. No Foundation: libxml2's ICU collides with it.
     .target(name: "XMLStream", dependencies: ["CXML2"]),
+    // TCP sockets: a connection, a listener that backs off when accepting fails, errno as an error.
+    .target(name: "Sockets", dependencies: ["BlockingWork"]),
     // The XMPP core: JIDs, errors, queries, forms, disco, ad-hoc, the XEP-0114 stream. No push policy.
-    .target(name: "XMPP", dependencies: ["XMLStream", "CCrypto", "Logging", "BlockingWork"]),
-    // A small strict HTTP/1.1 server for the operations endpoint (health, metrics), on the XMPP
-    // target's sockets.
-    .target(name: "HTTPServer", dependencies: ["XMPP", "Logging", "BlockingWork"]),
+    .target(name: "XMPP", dependencies: ["XMLStream", "CCrypto", "Logging", "Sockets"]),
+    // A small strict HTTP/1.1 server for the operations endpoint (health, metrics).
+    .target(name: "HTTPServer", dependencies: ["Sockets", "Logging", "BlockingWork"]),
     // The module host: config, logging, routing, the connection loop, signals, the operations endpoint.
-    .target(name: "ComponentHost", dependencies: ["XMPP", "HTTPServer"]),
+    .target(name: "ComponentHost", dependencies: ["XMPP", "XMLStream", "HTTPServer", "Logging"]),
     // HPKE apush-v2 and the collapse tag over libsodium.
     .target(name: "Sealing", dependencies: ["CSodium"]),
-    // The generic SQLite core: connection, statements, rows, values, migrations. Knows nothing of push.
-    .target(name: "SQLite", dependencies: ["CSQLite"]),
+    // What both SQL engines share: values, rows that decode or throw, migrations' steps and errors.
+    .target(name: "SQLCore"),
+    // The generic SQLite core: connection, statements, SQLite's values, migrating. Knows nothing of push.
+    .target(name: "SQLite", dependencies: ["CSQLite", "SQLCore"]),
     // The generic PostgreSQL core over libpq: connection, parameters, rows (SQLite's values and rows,
     // so one decoding serves both engines), errors, transactions, migrations. Knows nothing of push.
-    .target(name: "PostgreSQL", dependencies: ["CLibPQ", "SQLite"]),
+    .target(name: "PostgreSQL", dependencies: ["CLibPQ", "SQLCore"]),
     // Registrations, windows, counters, tombstones: the PushStore protocol, its models and limits, and
     // its SQLite and PostgreSQL implementations. Sealing for the tokens' fingerprints, kept for lookups.
-    .target(name: "Store", dependencies: ["SQLite", "PostgreSQL", "Logging", "Sealing"]),
+    .target(name: "Store", dependencies: ["SQLCore", "SQLite", "PostgreSQL", "Sealing"]),
     // The push module itself.
-    .target(name: "APush", dependencies: ["ComponentHost", "HTTPServer", "XMPP", "Sealing", "Store"]),
+    .target(
+        name: "APush",
+        dependencies: ["ComponentHost", "HTTPServer", "XMPP", "XMLStream", "Sealing", "Store", "Logging"]),
     .executableTarget(name: "apush-component", dependencies: ["ComponentHost", "APush", "Store", "SQLite", "Logging"]),
     // The main job in one command: Prosody with the bridge, the component, a demo App Server, a client.
     .executableTarget(
         name: "apush-demo",
-        dependencies: ["XMPPTesting", "ComponentHost", "APush", "Store", "Sealing", "Logging", "XMPP"]),
+        dependencies: ["XMPPTesting", "ComponentHost", "APush", "Store", "Sealing", "Logging", "XMPP", "XMLStream"]),
     // Throughput of the push path against the cost of the seal itself; prints figures and ratios.
     // `apush-bench flood`: 100,000 publishes at a component process against a slow App Server.
     // `apush-bench scale`: a component process with a million registrations in its store.
@@ -63,30 +68,46 @@ var targets: [Target] = [
         name: "apush-bench",
         dependencies: [
             "APush", "ComponentHost", "Store", "Sealing", "XMPP", "XMLStream", "Logging",
-            "XMPPTesting", "SQLite", "PostgreSQL", "BlockingWork",
+            "XMPPTesting", "SQLCore", "SQLite", "PostgreSQL", "BlockingWork",
         ]),
     // Stand-ins and real-server launchers for tests and the demo.
-    .target(name: "XMPPTesting", dependencies: ["XMPP", "XMLStream", "Sealing", "BlockingWork"]),
+    .target(name: "XMPPTesting", dependencies: ["XMPP", "XMLStream", "Sockets", "Sealing", "Logging", "BlockingWork"]),
     // Temporary database files for the SQLite and store tests.
     .target(name: "SQLiteTesting"),
 
     .testTarget(name: "BlockingWorkTests", dependencies: ["BlockingWork"]),
     .testTarget(name: "LoggingTests", dependencies: ["Logging"]),
     .testTarget(name: "XMLStreamTests", dependencies: ["XMLStream"]),
-    .testTarget(name: "XMPPTests", dependencies: ["XMPP", "XMPPTesting", "BlockingWork"]),
-    .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "XMPP", "XMPPTesting", "Logging"]),
-    .testTarget(name: "ComponentHostTests", dependencies: ["ComponentHost", "HTTPServer", "XMPPTesting"]),
+    .testTarget(name: "SocketsTests", dependencies: ["Sockets", "XMPPTesting"]),
+    .testTarget(
+        name: "XMPPTests", dependencies: ["XMPP", "XMLStream", "Sockets", "XMPPTesting", "Logging", "BlockingWork"]),
+    .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "Sockets", "XMPPTesting", "Logging"]),
+    .testTarget(
+        name: "ComponentHostTests",
+        dependencies: ["ComponentHost", "HTTPServer", "XMPP", "XMLStream", "XMPPTesting", "Logging"]),
     .testTarget(name: "SealingTests", dependencies: ["Sealing", "XMPPTesting"], resources: [.copy("Vectors")]),
-    .testTarget(name: "SQLiteTests", dependencies: ["SQLite", "SQLiteTesting"]),
-    .testTarget(name: "PostgreSQLTests", dependencies: ["PostgreSQL", "SQLite", "XMPPTesting"]),
+    .testTarget(name: "SQLCoreTests", dependencies: ["SQLCore"]),
+    .testTarget(name: "SQLiteTests", dependencies: ["SQLite", "SQLCore", "CSQLite", "SQLiteTesting"]),
+    .testTarget(name: "PostgreSQLTests", dependencies: ["PostgreSQL", "SQLCore", "XMPPTesting"]),
     .testTarget(
         name: "StoreTests",
-        dependencies: ["Store", "SQLite", "PostgreSQL", "SQLiteTesting", "Sealing", "XMPP", "XMPPTesting"]),
-    .testTarget(name: "APushTests", dependencies: ["APush", "ComponentHost", "HTTPServer", "SQLite", "XMPPTesting"]),
+        dependencies: [
+            "Store", "SQLCore", "SQLite", "CSQLite", "PostgreSQL", "SQLiteTesting", "Sealing", "XMPP", "Sockets",
+            "XMPPTesting",
+        ]),
+    .testTarget(
+        name: "APushTests",
+        dependencies: [
+            "APush", "ComponentHost", "HTTPServer", "SQLCore", "SQLite", "Store", "Sealing", "XMPP", "XMLStream",
+            "XMPPTesting",
+            "Logging",
+        ]),
     .testTarget(
         name: "IntegrationTests",
         dependencies: [
-            "ComponentHost", "HTTPServer", "APush", "SQLite", "PostgreSQL", "XMPPTesting", "BlockingWork",
+            "ComponentHost", "HTTPServer", "APush", "Store", "Sealing", "SQLCore", "SQLite", "PostgreSQL", "XMPP",
+            "XMLStream",
+            "Sockets", "XMPPTesting", "Logging", "BlockingWork",
         ]),
 ]
 

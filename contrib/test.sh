@@ -18,6 +18,8 @@ command -v swift >/dev/null || export PATH="/opt/swift/usr/bin:$PATH"
 # Formatting is enforced: .swift-format, with the toolchain's swift-format (`swift-format format -i -r
 # Sources Tests Fuzz Package.swift` fixes what it reports).
 swift-format lint --strict -r Sources Tests Fuzz Package.swift
+# Each target declares in Package.swift exactly the package's modules its files import.
+python3 contrib/check-dependencies.py
 # Every file that locks a Synchronization.Mutex is in the TSan suppressions (that file says why);
 # one forgotten shows as a race report only on the run where its lock happens to be contended.
 unlisted=$(grep -rlE 'Mutex|withLock' Sources Tests --include='*.swift' | xargs grep -L 'NSLock' |

@@ -1,4 +1,4 @@
-public import HTTPServer
+import HTTPServer
 import Synchronization
 public import XMPP
 

@@ -1,7 +1,7 @@
 import Dispatch
 public import Logging
 import Synchronization
-import XMPP
+import Sockets
 import BlockingWork
 
 /// A page the server answers GET and HEAD for.

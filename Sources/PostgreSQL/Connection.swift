@@ -1,5 +1,5 @@
 import CLibPQ
-public import SQLite
+public import SQLCore
 
 #if canImport(Glibc)
     import Glibc

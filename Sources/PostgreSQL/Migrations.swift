@@ -1,4 +1,4 @@
-public import SQLite
+public import SQLCore
 
 extension Connection {
     /// Brings the schema up to the last of `migrations` (SQLite's `Migration`: a version and its SQL;

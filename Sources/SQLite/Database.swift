@@ -1,3 +1,4 @@
+public import SQLCore
 import CSQLite
 
 #if canImport(Glibc)

@@ -1,3 +1,4 @@
+public import SQLCore
 import CSQLite
 
 /// One prepared statement, owned by a `Database`'s cache and finalized when the cache lets it go.

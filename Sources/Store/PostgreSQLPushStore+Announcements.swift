@@ -1,5 +1,6 @@
 public import PostgreSQL
 import Sealing
+import SQLCore
 import SQLite
 
 /// What the instances sharing a PostgreSQL store tell each other, through it: the due times its

@@ -1,5 +1,6 @@
 import Foundation
 import PostgreSQL
+import SQLCore
 import SQLite
 
 /// Chats and their windows on PostgreSQL: a change of one registration's chats holds its row's lock,

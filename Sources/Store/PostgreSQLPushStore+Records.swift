@@ -1,4 +1,5 @@
 import PostgreSQL
+import SQLCore
 import SQLite
 
 /// The smaller records on PostgreSQL, as `SQLitePushStore` keeps them: pushed calls, dedupe keys,

@@ -1,5 +1,6 @@
 import PostgreSQL
 import Sealing
+import SQLCore
 import SQLite
 
 /// Registrations on PostgreSQL, as `SQLitePushStore`'s (the choice of a registration, the caps, the

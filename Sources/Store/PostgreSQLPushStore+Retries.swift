@@ -1,4 +1,5 @@
 import PostgreSQL
+import SQLCore
 import SQLite
 
 /// Retries and the outbox on PostgreSQL. A claim skips the items another connection (or instance) is

@@ -1,4 +1,5 @@
 import PostgreSQL
+import SQLCore
 import SQLite
 
 /// The schema of `SQLitePushStore` (its last version) on PostgreSQL, one migration per version

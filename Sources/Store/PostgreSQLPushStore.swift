@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 public import PostgreSQL
 import Sealing
+import SQLCore
 import SQLite
 
 /// The push store on PostgreSQL (`store` = `postgresql://…`): a small pool of connections; a call

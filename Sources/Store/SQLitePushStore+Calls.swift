@@ -1,3 +1,4 @@
+import SQLCore
 import SQLite
 
 /// Pushed calls that may still be retracted (then a missed-call push goes out).

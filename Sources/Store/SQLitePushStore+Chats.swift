@@ -1,4 +1,5 @@
 import Foundation
+import SQLCore
 import SQLite
 
 /// Chats and their coalescing windows: one row per (registration, chat), changed atomically.

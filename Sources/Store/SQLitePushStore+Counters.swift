@@ -1,3 +1,4 @@
+import SQLCore
 import SQLite
 
 /// Counters: the statistics totals `admin-stats` shows, kept across restarts.

@@ -1,3 +1,4 @@
+import SQLCore
 import SQLite
 
 /// Dedupe: the keys of messages already pushed for a registration, the newest kept.

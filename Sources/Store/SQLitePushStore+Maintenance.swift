@@ -1,3 +1,4 @@
+import SQLCore
 import SQLite
 
 /// Maintenance: forgetting what has expired.

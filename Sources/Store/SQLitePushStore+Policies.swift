@@ -1,3 +1,4 @@
+import SQLCore
 import SQLite
 
 /// Policies: one JSON document per account, and the defaults under the empty account name.

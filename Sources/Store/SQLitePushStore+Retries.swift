@@ -1,3 +1,4 @@
+import SQLCore
 import SQLite
 
 /// Retries, which are also the outbox: every push is kept here from before it is sent until its answer

@@ -1,3 +1,4 @@
+import SQLCore
 import SQLite
 
 /// The schema, one migration per version (`PRAGMA user_version`); `SQLitePushStore` migrates on open.

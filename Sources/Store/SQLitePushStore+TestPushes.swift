@@ -1,3 +1,4 @@
+import SQLCore
 import SQLite
 
 /// `#test` pushes: each account's of the last window, so that every instance sharing the store counts

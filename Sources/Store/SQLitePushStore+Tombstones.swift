@@ -1,3 +1,4 @@
+import SQLCore
 import SQLite
 
 /// Tombstones: a token buried for its module, for every account (a dead token) or one (a removal), so a

@@ -1,3 +1,4 @@
+import SQLCore
 import SQLite
 
 /// Answers for unknown nodes, capped per hour for the server and for each account.

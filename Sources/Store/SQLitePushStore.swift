@@ -1,4 +1,5 @@
 import Dispatch
+public import SQLCore
 public import SQLite
 import Sealing
 import Synchronization

@@ -1,5 +1,6 @@
 public import Logging
 import Synchronization
+import Sockets
 public import XMLStream
 
 /// How to reach the server and how to keep the link alive.

@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 public import XMLStream
+import Sockets
 public import XMPP
 
 /// A client-to-server connection for tests and the demo: a real user logging in to Prosody or

@@ -1,6 +1,6 @@
 import Foundation
 import Synchronization
-public import XMPP
+public import Sockets
 import BlockingWork
 
 /// A raw HTTP/1.1 peer for tests: sends bytes as given (well formed or not) and reads until the server

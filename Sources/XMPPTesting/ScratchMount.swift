@@ -1,4 +1,5 @@
 public import Foundation
+import Sockets
 import XMPP
 
 #if canImport(Glibc)

@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 public import XMLStream
+import Sockets
 public import XMPP
 
 /// The XMPP server's side of XEP-0114, for testing a component without Prosody or ejabberd.

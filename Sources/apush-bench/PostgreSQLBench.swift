@@ -3,6 +3,7 @@ import ComponentHost
 import Foundation
 import Logging
 import PostgreSQL
+import SQLCore
 import SQLite
 import Sealing
 import Store

@@ -1,4 +1,5 @@
 import Foundation
+import SQLCore
 import SQLite
 import Sealing
 import Store

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import SQLCore
 import SQLite
 import Sealing
 import Store

@@ -1,6 +1,6 @@
 import Logging
 import Testing
-import XMPP
+import Sockets
 import XMPPTesting
 
 @testable import HTTPServer

@@ -1,6 +1,7 @@
 import BlockingWork
 import Foundation
 import Testing
+import Sockets
 import XMPP
 import XMPPTesting
 

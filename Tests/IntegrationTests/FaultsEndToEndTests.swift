@@ -1,6 +1,7 @@
 import APush
 import Foundation
 import Logging
+import SQLCore
 import SQLite
 import Sealing
 import Store

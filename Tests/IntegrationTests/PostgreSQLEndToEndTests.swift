@@ -3,6 +3,7 @@ import Foundation
 import HTTPServer
 import Logging
 import PostgreSQL
+import SQLCore
 import SQLite
 import Testing
 import XMPPTesting

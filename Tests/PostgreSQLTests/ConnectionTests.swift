@@ -2,7 +2,7 @@ import Foundation
 #if canImport(Glibc)
     import Glibc
 #endif
-import SQLite
+import SQLCore
 import Testing
 import XMPPTesting
 

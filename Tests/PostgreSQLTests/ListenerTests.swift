@@ -1,5 +1,5 @@
 import Foundation
-import SQLite
+import SQLCore
 import Synchronization
 import Testing
 import XMPPTesting

@@ -1,4 +1,4 @@
-import SQLite
+import SQLCore
 import Testing
 
 @testable import PostgreSQL

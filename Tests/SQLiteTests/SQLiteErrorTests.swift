@@ -1,3 +1,4 @@
+import SQLCore
 import CSQLite
 import SQLiteTesting
 import Testing

@@ -1,6 +1,8 @@
 import CSQLite
 import Testing
 
+import SQLCore
+
 @testable import SQLite
 
 @Suite struct StatementTests {
@@ -92,5 +94,27 @@ import Testing
 
     @Test func emptySQLIsRefused() throws {
         #expect(throws: SQLiteError.self) { try Database(.memory).execute("  ") }
+    }
+}
+
+/// The rows a statement returns name it in their decoding errors.
+@Suite struct StatementRowTests {
+    @Test func aDecodingErrorNamesTheStatementThatReturnedTheRow() throws {
+        let row = try #require(try Database(.memory).query("SELECT 'x' AS n").first)
+        let error = #expect(throws: RowDecodingError.self) { try row.decode("n", \.int64Value) }
+        #expect(error?.description == #"column n holds an unexpected TEXT in "SELECT 'x' AS n""#)
+    }
+
+    /// A column the statement does not return (a table changed by hand) is an error, not a trap.
+    @Test func aColumnTheStatementDoesNotReturnIsAnError() throws {
+        let row = try #require(try Database(.memory).query("SELECT 1 AS a").first)
+        let error = #expect(throws: RowDecodingError.self) { try row.decodeIfPresent("b", \.int64Value) }
+        #expect(error?.description == #"no column b in "SELECT 1 AS a""#)
+        #expect(row.unknownValue("b") == RowDecodingError(.missingColumn("b"), sql: "SELECT 1 AS a"))
+    }
+
+    @Test func firstOfDuplicateColumnNamesWins() throws {
+        let rows = try Database(.memory).query("SELECT 1 AS x, 2 AS x")
+        #expect(try rows.first?.decode("x", \.int64Value) == 1)
     }
 }

@@ -2,6 +2,8 @@ import Foundation
 import SQLiteTesting
 import Testing
 
+import SQLCore
+
 @testable import SQLite
 
 @Suite struct WALCheckpointerTests {

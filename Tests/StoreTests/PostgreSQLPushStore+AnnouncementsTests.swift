@@ -5,6 +5,7 @@ import XMPPTesting
 
 @testable import PostgreSQL
 import Sealing
+import SQLCore
 import SQLite
 @testable import Store
 

@@ -1,3 +1,4 @@
+import SQLCore
 import SQLite
 import SQLiteTesting
 import Testing

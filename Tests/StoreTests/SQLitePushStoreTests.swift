@@ -1,5 +1,6 @@
 import Foundation
 import PostgreSQL
+import SQLCore
 import SQLite
 import SQLiteTesting
 import Testing

@@ -1,9 +1,11 @@
 import CSQLite
 import Foundation
+import SQLCore
 import SQLite
 import SQLiteTesting
 import Synchronization
 import Testing
+import Sockets
 import XMPP
 import XMPPTesting
 

@@ -3,6 +3,7 @@ import Logging
 import Synchronization
 import Testing
 import XMLStream
+import Sockets
 import XMPP
 
 @testable import XMPPTesting

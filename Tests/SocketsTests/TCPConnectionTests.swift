@@ -1,7 +1,7 @@
 import Foundation
 import Synchronization
 import Testing
-import XMPP
+import Sockets
 
 @testable import XMPPTesting
 

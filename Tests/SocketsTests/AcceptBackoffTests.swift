@@ -1,5 +1,5 @@
 import Testing
-import XMPP
+import Sockets
 
 @Suite struct AcceptBackoffTests {
     @Test func pausesDoubleFromTenMillisecondsUpToASecond() {

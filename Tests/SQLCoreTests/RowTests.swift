@@ -1,6 +1,6 @@
 import Testing
 
-@testable import SQLite
+@testable import SQLCore
 
 @Suite struct RowTests {
     let row = Row(
@@ -46,24 +46,5 @@ import Testing
         #expect(
             row.unknownValue("token").description
                 == #"column token holds a TEXT that is no value this build knows in "SELECT token FROM t""#)
-    }
-
-    @Test func aDecodingErrorNamesTheStatementThatReturnedTheRow() throws {
-        let row = try #require(try Database(.memory).query("SELECT 'x' AS n").first)
-        let error = #expect(throws: RowDecodingError.self) { try row.decode("n", \.int64Value) }
-        #expect(error?.description == #"column n holds an unexpected TEXT in "SELECT 'x' AS n""#)
-    }
-
-    /// A column the statement does not return (a table changed by hand) is an error, not a trap.
-    @Test func aColumnTheStatementDoesNotReturnIsAnError() throws {
-        let row = try #require(try Database(.memory).query("SELECT 1 AS a").first)
-        let error = #expect(throws: RowDecodingError.self) { try row.decodeIfPresent("b", \.int64Value) }
-        #expect(error?.description == #"no column b in "SELECT 1 AS a""#)
-        #expect(row.unknownValue("b") == RowDecodingError(.missingColumn("b"), sql: "SELECT 1 AS a"))
-    }
-
-    @Test func firstOfDuplicateColumnNamesWins() throws {
-        let rows = try Database(.memory).query("SELECT 1 AS x, 2 AS x")
-        #expect(try rows.first?.decode("x", \.int64Value) == 1)
     }
 }

@@ -1,6 +1,8 @@
 import SQLiteTesting
 import Testing
 
+import SQLCore
+
 @testable import SQLite
 
 @Suite struct MigrationTests {
