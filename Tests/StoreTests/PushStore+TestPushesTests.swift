@@ -5,11 +5,11 @@ import Testing
 
 @testable import Store
 
-extension SQLitePushStoreTests {
+extension PushStoreTests {
     @Suite struct TestPushes {}
 }
 
-extension SQLitePushStoreTests.TestPushes {
+extension PushStoreTests.TestPushes {
     @Test(arguments: StoreKind.allCases)
     func anAccountsTestPushesAreCountedOverASlidingWindow(kind: StoreKind) async throws {
         try await withStore(kind) { store async throws in

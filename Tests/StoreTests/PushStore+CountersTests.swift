@@ -2,11 +2,11 @@ import Testing
 
 @testable import Store
 
-extension SQLitePushStoreTests {
+extension PushStoreTests {
     @Suite struct Counters {}
 }
 
-extension SQLitePushStoreTests.Counters {
+extension PushStoreTests.Counters {
     @Test(arguments: StoreKind.allCases)
     func incrementAddsToCounters(kind: StoreKind) async throws {
         try await withStore(kind) { store in

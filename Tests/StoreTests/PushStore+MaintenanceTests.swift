@@ -2,11 +2,11 @@ import Testing
 
 @testable import Store
 
-extension SQLitePushStoreTests {
+extension PushStoreTests {
     @Suite struct Maintenance {}
 }
 
-extension SQLitePushStoreTests.Maintenance {
+extension PushStoreTests.Maintenance {
     @Test(arguments: StoreKind.allCases)
     func quietChatsAreForgottenButOpenWindowsAndHeldNoticesAreKept(kind: StoreKind) async throws {
         try await withStore(kind) { store in

@@ -5,11 +5,11 @@ import Testing
 
 @testable import Store
 
-extension SQLitePushStoreTests {
+extension PushStoreTests {
     @Suite struct Chats {}
 }
 
-extension SQLitePushStoreTests.Chats {
+extension PushStoreTests.Chats {
     @Test(arguments: StoreKind.allCases)
     func updateChatCreatesModifiesAndDeletes(kind: StoreKind) async throws {
         try await withStore(kind) { store in

@@ -5,11 +5,11 @@ import Testing
 
 @testable import Store
 
-extension SQLitePushStoreTests {
+extension PushStoreTests {
     @Suite struct UnknownNodes {}
 }
 
-extension SQLitePushStoreTests.UnknownNodes {
+extension PushStoreTests.UnknownNodes {
     @Test(arguments: StoreKind.allCases)
     func unknownNodeAnswersAreRecordedUpToTheLimitSinceATime(kind: StoreKind) async throws {
         try await withStore(kind) { store async throws in

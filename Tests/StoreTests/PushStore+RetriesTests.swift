@@ -5,11 +5,11 @@ import Testing
 
 @testable import Store
 
-extension SQLitePushStoreTests {
+extension PushStoreTests {
     @Suite struct Retries {}
 }
 
-extension SQLitePushStoreTests.Retries {
+extension PushStoreTests.Retries {
     @Test(arguments: StoreKind.allCases)
     func dueRetriesAreClaimedSoonestFirst(kind: StoreKind) async throws {
         try await withStore(kind) { store in

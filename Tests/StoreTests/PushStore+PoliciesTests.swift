@@ -2,11 +2,11 @@ import Testing
 
 @testable import Store
 
-extension SQLitePushStoreTests {
+extension PushStoreTests {
     @Suite struct Policies {}
 }
 
-extension SQLitePushStoreTests.Policies {
+extension PushStoreTests.Policies {
     @Test(arguments: StoreKind.allCases)
     func policiesAreKeptPerAccountBesideTheDefaults(kind: StoreKind) async throws {
         try await withStore(kind) { store in
@@ -51,7 +51,7 @@ extension SQLitePushStoreTests.Policies {
     }
 }
 
-extension SQLitePushStoreTests.Policies {
+extension PushStoreTests.Policies {
     /// Issue 20, item 13: every generation names the account whose policy it changed (`""` the
     /// defaults), so an instance forgets only those; past the log's reach it learns nothing (nil).
     @Test(arguments: StoreKind.allCases)

@@ -6,11 +6,11 @@ import Testing
 
 @testable import Store
 
-extension SQLitePushStoreTests {
+extension PushStoreTests {
     @Suite struct Registrations {}
 }
 
-extension SQLitePushStoreTests.Registrations {
+extension PushStoreTests.Registrations {
     @Test(arguments: StoreKind.allCases)
     func registerInsertsANewRegistration(kind: StoreKind) async throws {
         try await withStore(kind) { store in
@@ -499,7 +499,7 @@ extension SQLitePushStoreTests.Registrations {
     }
 }
 
-extension SQLitePushStoreTests.Registrations {
+extension PushStoreTests.Registrations {
     /// docs/wire-contract.md (Publishes): a registration is (domain, account, token); accounts that share a token share
     /// nothing.
     @Suite struct SharedToken {
@@ -508,7 +508,7 @@ extension SQLitePushStoreTests.Registrations {
     }
 }
 
-extension SQLitePushStoreTests.Registrations.SharedToken {
+extension PushStoreTests.Registrations.SharedToken {
     @Test(arguments: StoreKind.allCases)
     func twoAccountsEnablingOneTokenKeepTwoRegistrations(kind: StoreKind) async throws {
         try await withStore(kind) { store in
@@ -613,7 +613,7 @@ extension SQLitePushStoreTests.Registrations.SharedToken {
     }
 }
 
-extension SQLitePushStoreTests.Registrations {
+extension PushStoreTests.Registrations {
     /// /metrics shows each domain's registrations from totals the store keeps as rows come and go.
     @Test(arguments: StoreKind.allCases)
     func registrationsByDomainFollowRegistrationsMadeAndRemoved(kind: StoreKind) async throws {
@@ -660,7 +660,7 @@ extension SQLitePushStoreTests.Registrations {
     }
 }
 
-extension SQLitePushStoreTests.Registrations {
+extension PushStoreTests.Registrations {
     /// The longest registration the component takes, a 2,048-byte token (RegistrationOptions' limit) for
     /// an account of 2,047 bytes (a localpart and a domain of 1,023 each, RFC 7622), is stored, found,
     /// updated, retired, exhumed and buried on every engine: on PostgreSQL it passed the 2,704 bytes a

@@ -2,11 +2,11 @@ import Testing
 
 @testable import Store
 
-extension SQLitePushStoreTests {
+extension PushStoreTests {
     @Suite struct Calls {}
 }
 
-extension SQLitePushStoreTests.Calls {
+extension PushStoreTests.Calls {
     @Test(arguments: [[], ["audio"], ["audio", "video"]])
     func takeCallReturnsTheRememberedCallOnce(media: [String]) async throws {
         try await withStore(.file) { store in

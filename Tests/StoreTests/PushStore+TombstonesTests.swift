@@ -3,11 +3,11 @@ import Testing
 
 @testable import Store
 
-extension SQLitePushStoreTests {
+extension PushStoreTests {
     @Suite struct Tombstones {}
 }
 
-extension SQLitePushStoreTests.Tombstones {
+extension PushStoreTests.Tombstones {
     @Test(arguments: StoreKind.allCases)
     func buriedTokenIsBuriedOnlyForItsModuleAndSinceItsDeath(kind: StoreKind) async throws {
         try await withStore(kind) { store in
@@ -43,7 +43,7 @@ extension SQLitePushStoreTests.Tombstones {
     }
 }
 
-extension SQLitePushStoreTests.Tombstones {
+extension PushStoreTests.Tombstones {
     /// A removal buries the token for its account only; a dead token, for every account.
     @Suite struct PerAccount {
         private let alice = "alice@example.org"
@@ -51,7 +51,7 @@ extension SQLitePushStoreTests.Tombstones {
     }
 }
 
-extension SQLitePushStoreTests.Tombstones.PerAccount {
+extension PushStoreTests.Tombstones.PerAccount {
     @Test(arguments: StoreKind.allCases)
     func aRemovalByCommandBuriesOnlyThatAccountsRegistration(kind: StoreKind) async throws {
         try await withStore(kind) { store in

@@ -2,11 +2,11 @@ import Testing
 
 @testable import Store
 
-extension SQLitePushStoreTests {
+extension PushStoreTests {
     @Suite struct Dedupe {}
 }
 
-extension SQLitePushStoreTests.Dedupe {
+extension PushStoreTests.Dedupe {
     @Test(arguments: StoreKind.allCases)
     func firstSightingIsTrueOncePerPeriod(kind: StoreKind) async throws {
         try await withStore(kind) { store in
