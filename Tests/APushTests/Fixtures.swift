@@ -1,4 +1,4 @@
-// What real servers sent the component, verbatim: from /work/shared/research/fixtures, and (last
+// What real servers sent the component, verbatim: from Tests/Captures, and (last
 // section) captured from ejabberd 23.01 with its bridge. The tokens and keys in them are fake.
 
 enum Fixture {

@@ -1,7 +1,7 @@
 import XMLStream
 import XMPP
 
-// The real captures of /work/shared/research/fixtures, transcribed into Elements until the XMLStream
+// The real captures of Tests/Captures, transcribed into Elements until the XMLStream
 // parser lands. `node` builds an element the way the parser resolves one: a child written without
 // `xmlns:` takes its parent's namespace (see `stanza(_:)`), so queries see what they will see live.
 

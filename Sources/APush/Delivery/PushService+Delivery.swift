@@ -44,7 +44,7 @@ extension PushService {
     /// Seals and publishes one push, then acts on the App Server's answer: a dead token is removed and
     /// buried; a `wait` or a refusal is retried until its deadline. The push is kept in the store (the
     /// outbox, leased while it is in flight) from before it is sent until its answer is recorded, so a
-    /// crash in between sends it again when the lease ends (§7): callers store it first.
+    /// crash in between sends it again when the lease ends (docs/wire-contract.md: delivery is at least once): callers store it first.
     @discardableResult
     func deliver(_ push: OutgoingPush, to registration: Registration, via upstream: Upstream, at: Timestamp) async
         -> UpstreamOutcome
@@ -164,7 +164,7 @@ extension PushService {
             failed: { logger.error("cannot record the outcome of a push: \($0)") })
     }
 
-    /// The App Server refused a push for a reason of its own (§3.1): every registration stays, and the
+    /// The App Server refused a push for a reason of its own (docs/wire-contract.md, answers): every registration stays, and the
     /// operator hears of it once a minute per condition.
     private func countRefusal(_ condition: StanzaError.Condition, kind: Summary.Kind, at: Timestamp) {
         let name = Statistic.counted(condition)

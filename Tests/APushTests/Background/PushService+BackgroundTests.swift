@@ -313,7 +313,7 @@ import XMPPTesting
         #expect(try await harness.store.nextRetry() == nil)
     }
 
-    /// §7: a held push is not lost if the process dies while the App Server has not answered it. It
+    /// docs/wire-contract.md, at least once: a held push is not lost if the process dies while the App Server has not answered it. It
     /// waits in the store (leased) and goes out when the lease ends, with its count.
     @Test func aHeldPushInFlightWhenTheProcessDiesGoesOutAfterARestart() async throws {
         let path = Self.temporaryStorePath()

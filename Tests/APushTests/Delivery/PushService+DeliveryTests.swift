@@ -52,7 +52,7 @@ extension PushServiceTests {
             #expect(try await IndependentOpener.open(envelope, privateKey: harness.device.privateKey) == plaintext)
         }
 
-        /// §3.1: a `cancel` other than `item-not-found` or `gone` is the App Server refusing us (a sender it
+        /// docs/wire-contract.md, answers: a `cancel` other than `item-not-found` or `gone` is the App Server refusing us (a sender it
         /// does not allow, a bug of its own), not a dead token. Every registration stays, the server's
         /// publish is answered `wait`, the push is retried, counted, and logged as an error once a minute.
         @Test(arguments: [

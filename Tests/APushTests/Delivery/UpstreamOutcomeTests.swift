@@ -31,7 +31,7 @@ import XMPP
         #expect(UpstreamOutcome(answer: try Self.answer(type: type, condition: condition)) == expected)
     }
 
-    /// §3.1: only `item-not-found` and `gone` say the token is dead. Any other `cancel` is the App Server
+    /// docs/wire-contract.md, answers: only `item-not-found` and `gone` say the token is dead. Any other `cancel` is the App Server
     /// refusing us: a misconfiguration must never wipe registrations.
     @Test(arguments: [
         "forbidden", "not-allowed", "not-authorized", "service-unavailable", "internal-server-error",

@@ -2,7 +2,7 @@ import Testing
 import XMPP
 
 @Suite struct NamespaceTests {
-    /// The constants against the strings the servers really sent (/work/shared/research/fixtures).
+    /// The constants against the strings the servers really sent (Tests/Captures).
     @Test(arguments: [
         (Namespace.pubsub, "http://jabber.org/protocol/pubsub"),
         (Namespace.pubsubPublishOptions, "http://jabber.org/protocol/pubsub#publish-options"),
