@@ -134,7 +134,7 @@ public struct APushModule: HostedModule {
         let announcements: (any StoreWatch)?
         do {
             announcements = try service.store.watchDueWork(
-                { [service] due in service.workCameDue(at: due) },
+                { [service] due in service.dueWork.cameDue(at: due) },
                 rejected: { [service] in service.notificationRejected(on: "due") })
         } catch {
             announcements = nil
@@ -166,7 +166,7 @@ public struct APushModule: HostedModule {
             } else {
                 // No link (standing by, or the server away): the stored work stays where it is, for the
                 // active instance or for this one once its link is up. Look again in a second.
-                await service.dueWork.wait(until: min(maintenance.next, service.now() + Self.linkCheckInterval))
+                await service.dueWork.sleep(until: min(maintenance.next, service.now() + Self.linkCheckInterval))
             }
         }
         // Stopping: keep what was counted since the last flush.

@@ -9,8 +9,9 @@ import XMPP
 /// - intake (`PushService+Intake`): the server's publish, answered;
 /// - events (`PushService+Events`): what one event means for one registration;
 /// - policy (`PushService+Policy`): the account's policy, resolved and cached;
-/// - delivery (`PushService+Delivery`): seal, publish upstream, record the answer, retry;
-/// - background (`PushService+Background`): windows and retries that come due, and maintenance;
+/// - delivery (`Delivery`, a type of its own): seal, publish upstream, record the answer, retry;
+/// - background (`PushService+Background`, on `DueWork`'s bell and slots): windows and retries that
+///   come due, and maintenance;
 /// - the bridge's reports (`PushService+Bridge`) and the `#test` push (`PushService+TestPush`).
 ///
 /// Decisions are made by the pure parts (EventClassifier, PolicyDecision, ChatCoalescer, UpstreamOutcome);
@@ -21,78 +22,43 @@ final class PushService: Sendable {
     let statistics = PushStatistics()
     let clock: PushClock
     let logger: Logger
-    let inFlight = Mutex(0)
-    /// Rung when a window opens or a retry is stored, so the background loop wakes for it.
-    let dueWork: Doorbell
-    /// When the loop sleeping in `waitForDueWork` wakes; nil while it is awake.
-    let plannedWake = Mutex<Timestamp?>(nil)
-    /// Background deliveries in flight, and a bell rung as each ends (a slot is free again).
-    let background = Mutex(0)
-    let backgroundDeliveryEnded: Doorbell
+    /// The background loop's bell and slots.
+    let dueWork: DueWork
+    /// Seals, sends and records each push.
+    let delivery: Delivery
     let policies = Mutex(PolicyCache())
     /// Each account's user commands, at most a burst and then one per interval (`APushCommands`).
     let commandRates = Mutex(
         CommandRateLimiter(
             burst: APushCommands.userCommandBurst, interval: APushCommands.userCommandInterval, capacity: 4096))
-    /// Ephemeral keys made while there is time to spare, so a seal on the push path does one scalar
-    /// multiplication instead of two.
-    let ephemeralKeys = EphemeralKeyPool()
-    /// The App Server refusing us is logged once per condition and minute, not once per push.
-    let refusals = Mutex(LogLimiter(interval: 60_000, capacity: 32))
     /// The total /health shows, read from the store at most once per interval.
     let storeReading = StoreReading()
-    /// A store fault fails every stanza alike while it lasts: logged once per kind and minute.
-    private let storeFaults = Mutex(LogLimiter(interval: 60_000, capacity: 32))
-    /// Notifications that do not verify may come in a flood: logged once per channel and minute.
-    private let rejectedNotifications = Mutex(LogLimiter(interval: 60_000, capacity: 2))
-    /// Publishes for unknown nodes past the `cancel` budget come as often as users send messages: the
-    /// line saying so is written once a minute.
-    let unknownNodeLog = Mutex(LogLimiter(interval: 60_000, capacity: 1))
+    /// Lines about a condition that lasts (a store fault, notifications that do not verify, the `cancel`
+    /// budget spent) would come with every stanza while it lasts: each is written once a minute per key.
+    let minuteLog = Mutex(LogLimiter(interval: 60_000, capacity: 40))
 
     init(store: any PushStore, settings: APushSettings, logger: Logger, clock: PushClock = .system) {
         self.store = store
         self.settings = settings
         self.logger = logger
         self.clock = clock
-        dueWork = Doorbell(clock: clock)
-        backgroundDeliveryEnded = Doorbell(clock: clock)
+        dueWork = DueWork(clock: clock, capacity: settings.maxBackgroundDeliveries)
+        delivery = Delivery(
+            store: store, settings: settings, statistics: statistics, clock: clock, logger: logger, dueWork: dueWork)
     }
 
     func now() -> Timestamp { clock.now() }
 
-    /// `store.transaction`, counting what it counts only once it commits (`PushStatistics.countingAside`).
+    /// `store.transaction`, counting what it counts only once it commits.
     func transaction<T: Sendable>(_ body: @escaping @Sendable (any PushTransaction) throws -> T) async throws -> T {
-        let (result, counts) = try await store.transaction { transaction in
-            try PushStatistics.countingAside { try body(transaction) }
-        }
-        statistics.add(counts)
-        return result
+        try await store.transaction(counting: statistics, body)
     }
 
     /// `store.transactionDecided`, counting what it counts only once it commits.
     func transactionDecided<T: Sendable>(_ body: @escaping @Sendable (any PushTransaction) throws -> T) async throws
         -> DecidedTransaction<T>
     {
-        let decided = try await store.transactionDecided { transaction in
-            try PushStatistics.countingAside { try body(transaction) }
-        }
-        return DecidedTransaction(
-            value: decided.value.0, counts: decided.value.1, commit: decided.commit, statistics: statistics)
-    }
-
-    /// What a transaction's body decided, with its commit still to await (`committed()`) before
-    /// anything it decided leaves the process.
-    struct DecidedTransaction<T: Sendable>: Sendable {
-        let value: T
-        fileprivate let counts: CountsAside
-        fileprivate let commit: PendingCommit
-        fileprivate let statistics: PushStatistics
-
-        /// Returns once the transaction has committed, and counts what it counted; throws if it did not.
-        func committed() async throws {
-            try await commit.committed()
-            statistics.add(counts)
-        }
+        try await store.transactionDecided(counting: statistics, body)
     }
 
     static let day: Timestamp = 86_400_000
@@ -103,7 +69,7 @@ final class PushService: Sendable {
     /// system resource, the disk (RFC 6120 §8.3.3.18), not a defect (`internal-server-error`).
     func storeFault(_ error: any Error, during what: String) -> StanzaError? {
         guard let kind = (error as? any TransientStoreFault)?.transientKind else { return nil }
-        if storeFaults.withLock({ $0.allows(kind, at: now()) }) {
+        if minuteLog.withLock({ $0.allows("store fault: \(kind)", at: now()) }) {
             logger.error("\(what) met a store fault, answering wait (logged once a minute while it lasts): \(error)")
         }
         return StanzaError(
@@ -114,7 +80,7 @@ final class PushService: Sendable {
     /// sent it, or it was damaged): it was dropped unread; counted, and logged once a minute.
     func notificationRejected(on channel: String) {
         statistics.count(.notificationRejected)
-        if rejectedNotifications.withLock({ $0.allows(channel, at: now()) }) {
+        if minuteLog.withLock({ $0.allows("rejected notification: \(channel)", at: now()) }) {
             logger.warning(
                 "a notification on the store's \(channel) channel did not verify, dropped: another role of the database may be forging them (logged once a minute)"
             )

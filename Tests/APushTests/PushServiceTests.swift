@@ -146,8 +146,8 @@ import XMPPTesting
         @Test func oneAccountsRemovalLeavesTheOtherAccountsPushes() async throws {
             let harness = try Harness()
             _ = try await carolWritesToBoth(harness, id: "1")
-            try await harness.service.retire(
-                try #require(try await registration(harness, Self.alice)), at: harness.clock.now)
+            try await harness.service.store.retire(
+                registrationID: try #require(try await registration(harness, Self.alice)).id, at: harness.clock.now)
             harness.clock.advance(seconds: 60)
             #expect(try await carolWritesToBoth(harness, id: "2") == [PushServiceTests.gone, nil])
             #expect(harness.upstream.count == 3)

@@ -222,10 +222,10 @@ struct Harness {
 
     /// Waits (briefly) until no background delivery is in flight.
     func waitForBackgroundDeliveries() async throws {
-        for _ in 0..<5000 where service.backgroundDeliveries > 0 {
+        for _ in 0..<5000 where service.dueWork.deliveriesInFlight > 0 {
             try await Task.sleep(for: .milliseconds(1))
         }
-        #expect(service.backgroundDeliveries == 0)
+        #expect(service.dueWork.deliveriesInFlight == 0)
     }
 
     func bridge(_ xml: String) async throws {

@@ -4,9 +4,6 @@ import Store
 import Synchronization
 
 extension PushService {
-    /// Stored pushes being sent by the background work, at most `settings.maxBackgroundDeliveries`.
-    var backgroundDeliveries: Int { background.withLock { $0 } }
-
     /// One turn of the stored work: drops what expired, moves the held notices of ended windows into the
     /// outbox, then starts sending what is due, calls first, at most `maxBackgroundDeliveries` at once.
     /// Returns without waiting for the App Server's answers, so a slow or silent App Server delays
@@ -31,32 +28,23 @@ extension PushService {
 
     /// Claims what is due, calls first, for the free background slots, and starts sending it.
     private func startDueDeliveries(upstream: Upstream) async throws {
-        if backgroundDeliveries >= settings.maxBackgroundDeliveries {
-            // Every slot waits on the App Server: wait for one, briefly, so the loop's maintenance runs.
-            await backgroundDeliveryEnded.wait(until: now() + Self.slotWaitLimit)
-        }
-        let slots = background.withLock { inUse in
-            let free = max(0, settings.maxBackgroundDeliveries - inUse)
-            inUse += free
-            return free
-        }
+        let slots = await dueWork.takeFreeSlots()
         guard slots > 0 else { return }
         let claimed: [RetryItem]
         do {
             let claimedAt = now()
             claimed = try await store.claimDueRetries(
                 at: claimedAt, limit: slots,
-                leaseUntil: claimedAt + leaseMilliseconds)
+                leaseUntil: claimedAt + delivery.leaseMilliseconds)
         } catch {
-            background.withLock { $0 -= slots }
+            dueWork.release(slots)
             throw error
         }
-        background.withLock { $0 -= slots - claimed.count }
+        dueWork.release(slots - claimed.count)
         for item in claimed {
             Task {
                 await deliverStored(item, via: upstream)
-                background.withLock { $0 -= 1 }
-                backgroundDeliveryEnded.ring()
+                dueWork.deliveryEnded()
             }
         }
     }
@@ -96,7 +84,7 @@ extension PushService {
             let push = OutgoingPush.message(
                 account: account, chat: window.chat, notice: held, count: count,
                 generation: state?.generation ?? 0, policy: policy)
-            return (.push, self.outboxItem(push, registrationID: registration.id, at: at, dueAt: at))
+            return (.push, self.delivery.outboxItem(push, registrationID: registration.id, at: at, dueAt: at))
         }
         switch ended {
         case .quiet:
@@ -112,7 +100,7 @@ extension PushService {
                     verdict, registration: registration, account: account, at: at, in: transaction)
                 {
                     _ = try transaction.enqueueRetry(
-                        self.outboxItem(push, registrationID: registration.id, at: at, dueAt: at))
+                        self.delivery.outboxItem(push, registrationID: registration.id, at: at, dueAt: at))
                 }
             }
         }
@@ -138,7 +126,7 @@ extension PushService {
                     return
                 }
             }
-            await deliver(push, to: registration, via: upstream, at: now())
+            await delivery.deliver(push, to: registration, via: upstream, at: now())
         } catch {
             logger.error("a stored push failed: \(error)")
         }
@@ -148,27 +136,7 @@ extension PushService {
     /// loop's next chore), whichever comes first.
     func waitForDueWork(until deadline: Timestamp) async {
         let due = [try? await store.nextWindowEnd(), try? await store.nextRetry()].compactMap { $0 }.min()
-        let wake = Self.wakeTime(for: min(due ?? deadline, deadline), now: now())
-        plannedWake.withLock { $0 = wake }
-        await dueWork.wait(until: wake)
-        plannedWake.withLock { $0 = nil }
-    }
-
-    /// Another instance sharing the store stored work due at `due` (or `Timestamp.min`: anything may be
-    /// due): rings the loop if it sleeps until later. While it is awake every announcement rings, as
-    /// its turn may have looked at the store before the work was there.
-    func workCameDue(at due: Timestamp) {
-        let rings = plannedWake.withLock { planned in planned.map { due < $0 } ?? true }
-        if rings { dueWork.ring() }
-    }
-
-    /// How long a turn waits for a background slot when every one waits on the App Server.
-    static let slotWaitLimit: Timestamp = 1000
-
-    /// When to wake, at `now`, for work due at `due`: at once for a time past, and never later than a
-    /// flush interval from now, so a clock set back cannot put the loop to sleep for long.
-    static func wakeTime(for due: Timestamp, now: Timestamp) -> Timestamp {
-        now + min(max(0, due - now), MaintenanceSchedule.flushInterval)
+        await dueWork.sleep(until: DueWork.wakeTime(for: min(due ?? deadline, deadline), now: now()))
     }
 
     /// Forgets what has expired and adds the counters to the stored totals.

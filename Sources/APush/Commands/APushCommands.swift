@@ -117,7 +117,7 @@ struct APushCommands: Sendable {
         }
         let doomed = own.filter { removeAll || chosen.contains($0.fingerprint) }
         for registration in doomed {
-            try await service.retire(registration, at: service.now())
+            try await retire(registration)
         }
         return .completed(
             AdHocNote(
@@ -276,7 +276,7 @@ struct APushCommands: Sendable {
             doomed = try await service.store.registrations(matching: filter, limit: 100_000, offset: 0)
         }
         for registration in doomed {
-            try await service.retire(registration, at: service.now())
+            try await retire(registration)
         }
         context.logger.notice("an operator removed \(doomed.count) registration(s)")
         return .completed(AdHocNote(.info, "Removed \(doomed.count) registration(s)."))
@@ -332,7 +332,7 @@ struct APushCommands: Sendable {
                 values: [String(limits.registrationsWithoutAccount)]),
             .init(
                 variable: "in-flight", type: .textSingle, label: "Publishes in flight",
-                values: [String(service.publishesInFlight)]),
+                values: [String(service.delivery.publishesInFlight)]),
         ]
         for (scope, counts) in [("since-start", sinceStart), ("total", totals)] {
             let answers = counts[Statistic.upstreamAnswers.name] ?? 0
@@ -521,6 +521,13 @@ struct APushCommands: Sendable {
         var filter = filter
         filter.fingerprint = fingerprint.hasPrefix("#") ? fingerprint : "#" + fingerprint
         return try await service.store.registrations(matching: filter, limit: 1, offset: 0).first
+    }
+
+    /// Removes a registration by command and leaves a tombstone for its account only, so the server's
+    /// next publishes for it are answered `cancel` and the server drops its own copy (until the client
+    /// enables again, or a day passes); another account's registration of the token is untouched.
+    private func retire(_ registration: Registration) async throws {
+        try await service.store.retire(registrationID: registration.id, at: service.now())
     }
 }
 

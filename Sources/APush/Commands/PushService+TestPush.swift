@@ -41,9 +41,9 @@ extension PushService {
                 summary.chat = nil
             }
             statistics.count(.testPush(kind))
-            let push = await storedInOutbox(
+            let push = await delivery.storedInOutbox(
                 OutgoingPush(summary: summary, collapseChat: collapseChat), registrationID: registration.id, at: at)
-            let outcome = await deliver(push, to: registration, via: upstream, at: at)
+            let outcome = await delivery.deliver(push, to: registration, via: upstream, at: at)
             results.append((registration, outcome))
         }
         return results

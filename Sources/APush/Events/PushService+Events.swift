@@ -143,7 +143,7 @@ extension PushService {
         missedCall: Summary.Call? = nil, in transaction: any PushTransaction
     ) throws -> (decision: ChatCoalescer.MessageDecision, pushes: [OutgoingPush]) {
         let registrationID = target.registration.id
-        let leaseEnd = target.at + leaseMilliseconds
+        let leaseEnd = target.at + delivery.leaseMilliseconds
         let push = { (count: Int, generation: Int64) in
             OutgoingPush.message(
                 account: target.account, chat: chat, notice: held, count: count, generation: generation,
@@ -162,7 +162,7 @@ extension PushService {
             let outgoing = push(count, state?.generation ?? 0)
             return (
                 (decision, outgoing),
-                self.outboxItem(outgoing, registrationID: registrationID, at: target.at, dueAt: leaseEnd)
+                self.delivery.outboxItem(outgoing, registrationID: registrationID, at: target.at, dueAt: leaseEnd)
             )
         }
         guard var outgoing = decided else { return (decision, []) }

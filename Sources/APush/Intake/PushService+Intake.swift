@@ -56,11 +56,11 @@ extension PushService {
             return answer
         case .pushes(let pushes, let registration):
             // Sealed while the store commits; sent only once it has.
-            let sealed = pushes.map { sealing($0, for: registration) }
+            let sealed = pushes.map { delivery.seal($0, for: registration) }
             try await intake.committed()
             var answer = ServerAnswer.accepted
             for (push, sealed) in zip(pushes, sealed) {
-                let outcome = await deliver(push, sealed: sealed, to: registration, via: upstream, at: at)
+                let outcome = await delivery.send(push, sealed: sealed, to: registration, via: upstream, at: at)
                 if outcome == .deadToken { answer = .gone }
                 if case .retry(let reason) = outcome, answer == .accepted { answer = reason.serverAnswer }
             }
@@ -105,7 +105,7 @@ extension PushService {
         }
         let pushes = try apply(classified, to: registration, at: at, in: transaction).map { push in
             push.stored == nil
-                ? try enteringOutbox(push, registrationID: registration.id, at: at, in: transaction) : push
+                ? try delivery.enteringOutbox(push, registrationID: registration.id, at: at, in: transaction) : push
         }
         return .pushes(pushes, for: registration)
     }
@@ -120,7 +120,7 @@ extension PushService {
                 at: at, since: at - 3_600_000, limit: settings.unknownNodeCancelsPerHour, account: account ?? "",
                 accountLimit: settings.unknownNodeCancelsPerAccountPerHour)
         else {
-            if unknownNodeLog.withLock({ $0.allows("capped", at: at) }) {
+            if minuteLog.withLock({ $0.allows("unknown nodes capped", at: at) }) {
                 logger.warning(
                     "publish for an unknown node \(Fingerprint.of(token)); the hourly cap of cancel answers "
                         + "(of the server or its account) is reached, answering wait (logged once a minute)")

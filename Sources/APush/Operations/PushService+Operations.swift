@@ -11,7 +11,8 @@ extension PushService {
         }
         return HealthReport(
             role: host.linkRole, registrations: registrations, version: host.version,
-            uptimeSeconds: host.uptimeSeconds, inFlight: publishesInFlight, inFlightLimit: settings.maxInFlight,
+            uptimeSeconds: host.uptimeSeconds, inFlight: delivery.publishesInFlight,
+            inFlightLimit: settings.maxInFlight,
             httpAcceptFailures: host.httpAcceptFailures
         ).response
     }
@@ -23,7 +24,8 @@ extension PushService {
         }
         let page = MetricsPage(
             counters: statistics.sinceStartByStatistic, upstream: statistics.histogram(.upstream),
-            publish: statistics.histogram(.publish), inFlight: publishesInFlight, inFlightLimit: settings.maxInFlight,
+            publish: statistics.histogram(.publish), inFlight: delivery.publishesInFlight,
+            inFlightLimit: settings.maxInFlight,
             registrations: registrations, stockRegistrations: try? await store.countRegistrationsWithoutAccount(),
             limits: settings.storeLimits, linkUp: host.linkIsUp, linkReconnects: host.linkReconnects,
             httpAcceptFailures: host.httpAcceptFailures, process: ProcessMetrics.current())

@@ -223,7 +223,7 @@ import XMPPTesting
         var movedTheClock = false
         while !returned.withLock({ $0 }), ContinuousClock.now < deadline {
             if !movedTheClock, harness.clock.sleepers > 0 {
-                harness.clock.advance(milliseconds: PushService.slotWaitLimit)
+                harness.clock.advance(milliseconds: DueWork.slotWaitLimit)
                 movedTheClock = true
             }
             try await Task.sleep(for: .milliseconds(1))
@@ -254,7 +254,7 @@ import XMPPTesting
         #expect(try await Self.turnReturns(harness), "the turn waited for the App Server")
         try await harness.sender.waitForRequests(sentBefore + 3)
         #expect(harness.upstream.count == sentBefore + 3, "the bound")
-        #expect(harness.service.backgroundDeliveries == 3)
+        #expect(harness.service.dueWork.deliveriesInFlight == 3)
 
         // The next turn sends none of those again while they are in flight, and nothing past the bound.
         harness.clock.advance(seconds: 5)
@@ -457,35 +457,5 @@ import XMPPTesting
         harness.clock.advance(seconds: 86_401)
         try await harness.service.maintain()
         #expect(!(try await harness.store.isBuried(token: "tok123", pushModule: "apush", account: nil, since: 0)))
-    }
-}
-
-extension PushServiceBackgroundTests {
-    @Test func theLoopSleepsUntilTheNextDueTimeButNeverLongerThanAFlushInterval() {
-        #expect(PushService.wakeTime(for: 5_000, now: 1_000) == 5_000)
-        #expect(PushService.wakeTime(for: 1_000, now: 5_000) == 5_000)
-        #expect(PushService.wakeTime(for: 10_000_000, now: 0) == MaintenanceSchedule.flushInterval)
-    }
-
-    /// Another instance sharing the store stored work: a loop asleep until later wakes for it, one
-    /// asleep until sooner does not; an announcement while the loop is awake is kept for its next wait.
-    @Test func workAnnouncedByAnotherInstanceWakesTheLoopOnlyWhenDueSooner() async throws {
-        let service = try Harness().service
-        let start = service.now()
-        let woke = Mutex(false)
-        let sleeping = Task {
-            await service.waitForDueWork(until: start + 60_000)
-            woke.withLock { $0 = true }
-        }
-        while service.plannedWake.withLock({ $0 }) == nil { try await Task.sleep(for: .milliseconds(5)) }
-        service.workCameDue(at: start + 90_000)
-        try await Task.sleep(for: .milliseconds(200))
-        #expect(!woke.withLock { $0 }, "due after the loop wakes anyway")
-        service.workCameDue(at: start + 5_000)
-        await sleeping.value
-        #expect(service.plannedWake.withLock { $0 } == nil)
-
-        service.workCameDue(at: start + 90_000)
-        await service.waitForDueWork(until: start + 60_000)  // returns at once: the clock stands still
     }
 }

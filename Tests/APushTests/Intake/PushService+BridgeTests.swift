@@ -134,7 +134,7 @@ import XMPPTesting
                 try await harness.store.registration(
                     domain: "localhost", token: "tok123",
                     account: account))
-            try await harness.service.retire(registration, at: harness.clock.now)
+            try await harness.service.store.retire(registrationID: registration.id, at: harness.clock.now)
         }
         try await harness.bridge(Stanzas.registered(account: "bob@localhost", options: harness.options()))
         #expect(

@@ -4,7 +4,38 @@ import Store
 import Synchronization
 import XMPP
 
-extension PushService {
+/// Sends pushes: seals each for its device, publishes it upstream within `maxInFlight` slots, and
+/// records the App Server's answer (a dead token buried, a `wait` or a refusal retried until its
+/// deadline). A push is kept in the store's outbox from before it leaves until its answer is recorded.
+final class Delivery: Sendable {
+    private let store: any PushStore
+    private let settings: APushSettings
+    private let statistics: PushStatistics
+    private let clock: PushClock
+    private let logger: Logger
+    /// Rung when a retry is stored, so the background loop wakes for it.
+    private let dueWork: DueWork
+    private let inFlight = Mutex(0)
+    /// Ephemeral keys made while there is time to spare, so a seal on the push path does one scalar
+    /// multiplication instead of two.
+    private let ephemeralKeys = EphemeralKeyPool()
+    /// The App Server refusing us is logged once per condition and minute, not once per push.
+    private let refusals = Mutex(LogLimiter(interval: 60_000, capacity: 32))
+
+    init(
+        store: any PushStore, settings: APushSettings, statistics: PushStatistics, clock: PushClock, logger: Logger,
+        dueWork: DueWork
+    ) {
+        self.store = store
+        self.settings = settings
+        self.statistics = statistics
+        self.clock = clock
+        self.logger = logger
+        self.dueWork = dueWork
+    }
+
+    private func now() -> Timestamp { clock.now() }
+
     /// Takes one of the `maxInFlight` upstream slots, or says there is none free.
     private func takeSlot() -> Bool {
         inFlight.withLock { count in
@@ -21,7 +52,7 @@ extension PushService {
     /// without one: once without a safety net is better than not at all.
     func storedInOutbox(_ push: OutgoingPush, registrationID: Int64, at: Timestamp) async -> OutgoingPush {
         do {
-            return try await transaction {
+            return try await store.transaction(counting: statistics) {
                 try self.enteringOutbox(push, registrationID: registrationID, at: at, in: $0)
             }
         } catch {
@@ -49,11 +80,11 @@ extension PushService {
     func deliver(_ push: OutgoingPush, to registration: Registration, via upstream: Upstream, at: Timestamp) async
         -> UpstreamOutcome
     {
-        await deliver(push, sealed: sealing(push, for: registration), to: registration, via: upstream, at: at)
+        await send(push, sealed: seal(push, for: registration), to: registration, via: upstream, at: at)
     }
 
     /// `deliver` of a push sealed before (while the store committed what decided it).
-    func deliver(
+    func send(
         _ push: OutgoingPush, sealed: Result<Upstream.Fields, any Error>, to registration: Registration,
         via upstream: Upstream, at: Timestamp
     ) async -> UpstreamOutcome {
@@ -177,20 +208,13 @@ extension PushService {
         }
     }
 
-    /// Removes a registration by command and leaves a tombstone for its account only, so the server's
-    /// next publishes for it are answered `cancel` and the server drops its own copy (until the client
-    /// enables again, or a day passes); another account's registration of the token is untouched.
-    func retire(_ registration: Registration, at: Timestamp) async throws {
-        try await store.retire(registrationID: registration.id, at: at)
-    }
-
     /// 2 s, 4 s, 8 s … capped at 30 s between attempts.
     static func retryDelay(attempt: Int) -> Timestamp {
         min(30_000, 1000 << min(attempt, 5))
     }
 
     /// The envelope and collapse tag of `push` for `registration`'s device, or why it cannot be sealed.
-    func sealing(_ push: OutgoingPush, for registration: Registration) -> Result<Upstream.Fields, any Error> {
+    func seal(_ push: OutgoingPush, for registration: Registration) -> Result<Upstream.Fields, any Error> {
         Result {
             let plaintext = Summary.padded(
                 push.json, bucket: settings.paddingBucket, limit: Envelope.maxPlaintextLength)

@@ -10,7 +10,7 @@ import XMPPTesting
 @testable import Store
 
 extension PushServiceTests {
-    /// Seal, publish upstream, record the answer, retry (PushService+Delivery).
+    /// Seal, publish upstream, record the answer, retry (Delivery).
     @Suite struct Delivery {
         @Test func aMessageBecomesOneSealedPushWithoutItsText() async throws {
             let harness = try Harness()
@@ -114,7 +114,7 @@ extension PushServiceTests {
             harness.sender.script(.held)
             let first = Task { try await harness.publishBridged(Stanzas.chat(id: "m1")) }
             try await harness.sender.waitForRequests(1)
-            #expect(harness.service.publishesInFlight == 1)
+            #expect(harness.service.delivery.publishesInFlight == 1)
             // Another chat, so it would push now: past the cap it is stored for retry, not sent.
             let second = try await harness.publishBridged(Stanzas.chat(id: "m2", from: "carol@localhost/pc"))
             #expect(second == StanzaError(.resourceConstraint, type: .wait))
@@ -124,7 +124,7 @@ extension PushServiceTests {
                 "the push waits in the store, since the server never retries")
             harness.sender.release()
             #expect(try await first.value == nil)
-            #expect(harness.service.publishesInFlight == 0)
+            #expect(harness.service.delivery.publishesInFlight == 0)
             #expect(try await harness.publishBridged(Stanzas.chat(id: "m3", from: "dave@localhost/pc")) == nil)
         }
 
