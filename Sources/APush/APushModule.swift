@@ -34,10 +34,11 @@ public struct APushModule: HostedModule {
     /// Answers to another instance's requests go to it through the store they share.
     public var answerRelay: (any AnswerRelay)? { relay }
 
-    /// The keys of the configuration that are the push module's: the `push` section and the App
-    /// Server's JID (`appServer`, or `APUSH_APP_SERVER`).
+    /// The keys of the configuration that are the push module's: the `push` section, the App Server's
+    /// JID (`appServer`, or `APUSH_APP_SERVER`) and its store (`StoreSettings`).
     public static let configuration = ModuleConfiguration(
-        keys: ["appServer", "push"], environment: [EnvironmentOverride("APP_SERVER", key: "appServer")])
+        keys: ["appServer", "push"] + StoreSettings.keys,
+        environment: [EnvironmentOverride("APP_SERVER", key: "appServer")] + StoreSettings.environment)
 
     /// Reads the `push` section and `appServer` from the host's configuration.
     public static func settings(from configuration: Configuration) throws(ConfigurationError) -> APushSettings {
@@ -56,13 +57,8 @@ public struct APushModule: HostedModule {
             }
             settings = try Configuration.decode(APushSettings.self, from: section, section: "push")
         }
-        guard let value = configuration.moduleValues["appServer"] else {
+        guard let appServer = try configuration.moduleString("appServer") else {
             throw ConfigurationError(key: "appServer", reason: "missing: the App Server's JID is required")
-        }
-        guard let appServer = (try? JSONSerialization.jsonObject(with: value, options: .fragmentsAllowed)) as? String,
-            !appServer.isEmpty
-        else {
-            throw ConfigurationError(key: "appServer", reason: "must be a string")
         }
         guard (try? JID(appServer)) != nil else {
             throw ConfigurationError(key: "appServer", reason: "'\(appServer)' is not a valid JID")

@@ -51,22 +51,11 @@ public struct Configuration: Sendable, Equatable {
         }
     }
 
-    public enum StoreSynchronous: String, Sendable, Equatable, CaseIterable {
-        case full
-        case normal
-    }
-
     public var component: Component
     /// The server's component port, `host:port`.
     public var server: HostPort
     /// The server domains this component serves: stanzas for its modules are accepted only from them.
     public var domains: [String]
-    /// The SQLite database, or a PostgreSQL database's URL.
-    public var store: String
-    /// `storeSynchronous`: whether an SQLite store's commit waits for the disk (`full`, the default: a
-    /// commit survives a power loss) or only its checkpoints do (`normal`: a commit survives the process
-    /// being killed, not the host losing power).
-    public var storeSynchronous: StoreSynchronous
     public var admins: [String]
     public var logLevel: Logger.Level
     /// `log.format`: text lines, or one JSON object a line.
@@ -85,8 +74,6 @@ public struct Configuration: Sendable, Equatable {
         EnvironmentOverride("COMPONENT_SECRET", key: "component.secret"),
         EnvironmentOverride("SERVER", key: "server"),
         EnvironmentOverride("DOMAINS", key: "domains", isList: true),
-        EnvironmentOverride("STORE", key: "store"),
-        EnvironmentOverride("STORE_SYNCHRONOUS", key: "storeSynchronous"),
         EnvironmentOverride("ADMINS", key: "admins", isList: true),
         EnvironmentOverride("LOG", key: "log.level"),
         EnvironmentOverride("LOG_FORMAT", key: "log.format"),
@@ -203,5 +190,16 @@ extension Configuration {
         } catch {
             throw ConfigurationError(key: section, reason: "\(error)")
         }
+    }
+}
+
+extension Configuration {
+    /// A module's key that holds a string: nil when absent, an error when it is not a string or is empty.
+    public func moduleString(_ key: String) throws(ConfigurationError) -> String? {
+        guard let value = moduleValues[key] else { return nil }
+        guard let string = (try? JSONSerialization.jsonObject(with: value, options: .fragmentsAllowed)) as? String
+        else { throw ConfigurationError(key: key, reason: "must be a string") }
+        guard !string.isEmpty else { throw ConfigurationError(key: key, reason: "must not be empty") }
+        return string
     }
 }

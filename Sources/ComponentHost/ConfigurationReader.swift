@@ -9,7 +9,7 @@ struct ConfigurationReader {
     let moduleKeys: [String]
 
     static let knownKeys: Set<String> = [
-        "component", "server", "domains", "store", "storeSynchronous", "admins", "log", "http", "reconnect",
+        "component", "server", "domains", "admins", "log", "http", "reconnect",
         "keepalive",
     ]
     /// The keys of the host's own nested sections: a misspelt one (`initialMS`) would otherwise be
@@ -49,17 +49,6 @@ struct ConfigurationReader {
             guard let parsed = try? JID(domain), parsed.isDomainOnly else {
                 throw ConfigurationError(key: "domains[\(index)]", reason: "'\(domain)' is not a domain")
             }
-        }
-        let store =
-            try tree["store"].map { value throws(ConfigurationError) in try string("store", value) }
-            ?? "/var/lib/apush-component/apush.sqlite"
-        let synchronousName =
-            try tree["storeSynchronous"].map { value throws(ConfigurationError) in try string("storeSynchronous", value)
-            }
-            ?? Configuration.StoreSynchronous.full.rawValue
-        guard let storeSynchronous = Configuration.StoreSynchronous(rawValue: synchronousName) else {
-            let names = Configuration.StoreSynchronous.allCases.map(\.rawValue).joined(separator: ", ")
-            throw ConfigurationError(key: "storeSynchronous", reason: "'\(synchronousName)' is not one of \(names)")
         }
         let admins =
             try tree["admins"].map { value throws(ConfigurationError) in try stringList("admins", value) } ?? []
@@ -110,7 +99,7 @@ struct ConfigurationReader {
         }
         return Configuration(
             component: .init(jid: jid, secret: secret), server: server, domains: domains,
-            store: store, storeSynchronous: storeSynchronous, admins: admins, logLevel: level, logFormat: format,
+            admins: admins, logLevel: level, logFormat: format,
             http: http,
             reconnect: reconnect, keepalive: keepalive, moduleValues: moduleValues)
     }

@@ -28,23 +28,19 @@ do {
     fail("\(error)\n\n\(usage)", code: ExitCode.usage)
 }
 
-func loadConfiguration(_ file: String?) -> (Configuration, APushSettings) {
+func loadConfiguration(_ file: String?) -> (Configuration, APushSettings, StoreSettings) {
     do {
         let configuration = try Configuration.load(
             file: file, environment: ProcessInfo.processInfo.environment,
             schema: schema)
-        if configuration.storeSynchronous != .full, PushStoreSetting.isPostgreSQL(configuration.store) {
-            throw ConfigurationError(
-                key: "storeSynchronous", reason: "applies to an SQLite store only (PostgreSQL has synchronous_commit)")
-        }
-        return (configuration, try APushModule.settings(from: configuration))
+        return (configuration, try APushModule.settings(from: configuration), try StoreSettings(from: configuration))
     } catch {
         fail("\(error)", code: ExitCode.configuration)
     }
 }
 
-/// The store's `Synchronous` for the configuration's word (the host does not know the SQLite core).
-func synchronous(_ setting: Configuration.StoreSynchronous) -> Synchronous {
+/// The SQLite core's `Synchronous` for the configuration's word.
+func synchronous(_ setting: StoreSettings.Synchronous) -> Synchronous {
     switch setting {
     case .full: .full
     case .normal: .normal
@@ -57,21 +53,21 @@ case .help:
 case .version:
     print("\(ComponentService.softwareName) \(ComponentService.softwareVersion)")
 case .checkConfig(let file):
-    let (configuration, settings) = loadConfiguration(file)
+    let (configuration, settings, storeSettings) = loadConfiguration(file)
     print(
         """
         configuration is valid
           component    \(configuration.component.jid) -> \(configuration.server)
           domains      \(configuration.domains.joined(separator: ", "))
           app server   \(settings.appServer)
-          store        \(PushStoreSetting.redacted(configuration.store))\(PushStoreSetting.isPostgreSQL(configuration.store) ? "" : ", synchronous=\(configuration.storeSynchronous.rawValue)")
+          store        \(PushStoreSetting.redacted(storeSettings.location))\(PushStoreSetting.isPostgreSQL(storeSettings.location) ? "" : ", synchronous=\(storeSettings.synchronous.rawValue)")
           admins       \(configuration.admins.isEmpty ? "(none)" : configuration.admins.joined(separator: ", "))
           log          \(configuration.logLevel), \(configuration.logFormat.rawValue) lines
           http         \(configuration.http.map { "\($0): /health, /metrics" } ?? "(none)")
           coalescing   \(settings.coalesceSeconds) s
         """)
 case .run(let file):
-    let (configuration, settings) = loadConfiguration(file)
+    let (configuration, settings, storeSettings) = loadConfiguration(file)
     let logger = Logger(
         label: "apush", level: configuration.logLevel, sink: StandardErrorLogSink(format: configuration.logFormat))
     let service: ComponentService
@@ -79,8 +75,8 @@ case .run(let file):
     let unavailableAtStart: StoreUnavailableError?
     do {
         (store, unavailableAtStart) = try await PushStoreSetting.open(
-            configuration.store, limits: settings.storeLimits, componentSecret: configuration.component.secret,
-            synchronous: synchronous(configuration.storeSynchronous))
+            storeSettings.location, limits: settings.storeLimits, componentSecret: configuration.component.secret,
+            synchronous: synchronous(storeSettings.synchronous))
     } catch {
         fail("\(ConfigurationError(key: "store", reason: error.reason))", code: ExitCode.configuration)
     }

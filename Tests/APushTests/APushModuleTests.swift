@@ -13,7 +13,9 @@ import XMPPTesting
 @testable import Store
 
 @Suite struct APushModuleTests {
-    static func configuration(_ json: String, appServer: String? = "push.example.org") throws -> Configuration {
+    static func configuration(
+        _ json: String, appServer: String? = "push.example.org", environment extra: [String: String] = [:]
+    ) throws -> Configuration {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent(
             "apush-\(UInt64.random(in: 0...UInt64.max)).json"
         ).path
@@ -24,6 +26,7 @@ import XMPPTesting
             "APUSH_DOMAINS": "localhost",
         ]
         environment["APUSH_APP_SERVER"] = appServer
+        environment.merge(extra) { $1 }
         return try Configuration.load(file: path, environment: environment, schema: .apushComponent)
     }
 
@@ -74,6 +77,7 @@ import XMPPTesting
     @Test(arguments: [
         (#"{"push": []}"#, "push", "must be an object"),
         (#"{"appServer": 5}"#, "appServer", "must be a string"),
+        (#"{"appServer": ""}"#, "appServer", "must not be empty"),
         (#"{"appServer": "bad@@jid"}"#, "appServer", "'bad@@jid' is not a valid JID"),
     ])
     func aBadSectionOrAppServerNamesItsKey(json: String, key: String, reason: String) throws {

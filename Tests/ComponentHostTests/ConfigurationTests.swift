@@ -48,8 +48,6 @@ import Testing
         #expect(configuration.component.secret == "s3cret")
         #expect(configuration.domains == ["example.org"])
         #expect(configuration.server == HostPort(host: "127.0.0.1", port: 5347))
-        #expect(configuration.store == "/var/lib/apush-component/apush.sqlite")
-        #expect(configuration.storeSynchronous == .full)
         #expect(configuration.admins == [])
         #expect(configuration.logLevel == .info)
         #expect(configuration.logFormat == .text)
@@ -72,7 +70,6 @@ import Testing
         #expect(try section("reconnect", as: Configuration.Reconnect.self) == Configuration.Reconnect())
         #expect(try section("keepalive", as: Configuration.Keepalive.self) == Configuration.Keepalive())
         let defaults = try load(nil, environment: Self.minimalEnvironment)
-        #expect(file["storeSynchronous"] as? String == defaults.storeSynchronous.rawValue)
         #expect(
             file["log"] as? [String: String] == [
                 "level": "\(defaults.logLevel)", "format": defaults.logFormat.rawValue,
@@ -86,8 +83,6 @@ import Testing
           "server": "xmpp.internal:5275",
           "domains": ["example.org", "example.net"],
           "appServer": "push.example.com",
-          "store": "/tmp/apush.sqlite",
-          "storeSynchronous": "normal",
           "admins": ["boss@example.org"],
           "log": "debug",
           "http": "[::1]:8080",
@@ -103,8 +98,6 @@ import Testing
         #expect(configuration.server == HostPort(host: "xmpp.internal", port: 5275))
         #expect(configuration.domains == ["example.org", "example.net"])
         #expect(configuration.moduleValues["appServer"] == Data(#""push.example.com""#.utf8))
-        #expect(configuration.store == "/tmp/apush.sqlite")
-        #expect(configuration.storeSynchronous == .normal)
         #expect(configuration.admins == ["boss@example.org"])
         #expect(configuration.logLevel == .debug)
         #expect(configuration.http == HostPort(host: "::1", port: 8080))
@@ -126,8 +119,6 @@ import Testing
                 "APUSH_SERVER": "127.0.0.1:5347",
                 "APUSH_DOMAINS": " a.example , b.example ,",
                 "APUSH_APP_SERVER": "apns.example.com",
-                "APUSH_STORE": ":memory:",
-                "APUSH_STORE_SYNCHRONOUS": "full",
                 "APUSH_ADMINS": "x@a.example,y@b.example",
                 "APUSH_LOG": "warning",
                 "APUSH_HTTP": "0.0.0.0:9000",
@@ -139,8 +130,6 @@ import Testing
         #expect(
             configuration.moduleValues["appServer"] == Data(#""apns.example.com""#.utf8),
             "a module's variable sets its key")
-        #expect(configuration.store == ":memory:")
-        #expect(configuration.storeSynchronous == .full)
         #expect(configuration.admins == ["x@a.example", "y@b.example"])
         #expect(configuration.logLevel == .warning)
         #expect(configuration.http == HostPort(host: "0.0.0.0", port: 9000))
@@ -150,9 +139,8 @@ import Testing
     @Test func theEnvironmentTableNamesTheHostsVariablesThenEachModules() {
         #expect(
             Self.schema.environment.map(\.variable) == [
-                "APUSH_COMPONENT_JID", "APUSH_COMPONENT_SECRET", "APUSH_SERVER", "APUSH_DOMAINS", "APUSH_STORE",
-                "APUSH_STORE_SYNCHRONOUS", "APUSH_ADMINS", "APUSH_LOG", "APUSH_LOG_FORMAT", "APUSH_HTTP",
-                "APUSH_APP_SERVER",
+                "APUSH_COMPONENT_JID", "APUSH_COMPONENT_SECRET", "APUSH_SERVER", "APUSH_DOMAINS", "APUSH_ADMINS",
+                "APUSH_LOG", "APUSH_LOG_FORMAT", "APUSH_HTTP", "APUSH_APP_SERVER",
             ])
         let other = ConfigurationSchema(environmentPrefix: "OTHER_", modules: [])
         #expect(other.environment.first?.variable == "OTHER_COMPONENT_JID", "the program names the prefix")
@@ -189,7 +177,6 @@ import Testing
         ("APUSH_SERVER", "host:70000", "server"),
         ("APUSH_DOMAINS", " , ", "domains"),
         ("APUSH_DOMAINS", "example.org,user@example.net", "domains[1]"),
-        ("APUSH_STORE", "", "store"),
         ("APUSH_ADMINS", "example.org", "admins[0]"),
         ("APUSH_ADMINS", "ok@example.org,boss@example.org/phone", "admins[1]"),
         ("APUSH_LOG", "loud", "log.level"),
@@ -246,10 +233,6 @@ import Testing
         (
             #"{"component": {"jid": "apush.example.org", "secret": "s"}, "domains": ["example.org"], "keepalive": 30}"#,
             "keepalive"
-        ),
-        (
-            #"{"component": {"jid": "apush.example.org", "secret": "s"}, "domains": ["example.org"], "storeSynchronous": "off"}"#,
-            "storeSynchronous"
         ),
         (#"["not an object"]"#, "(top level)"),
         (#"{"component": "#, "(file)"),
