@@ -1,15 +1,16 @@
 #!/usr/bin/env python3
-"""Checks mod_apush_bridge against a real Prosody 0.12 with mod_cloud_notify.
+"""Checks mod_apush_bridge against a real Prosody (0.12 or 13.0) with mod_cloud_notify.
 
 Starts Prosody from a temporary directory on free loopback ports, connects a fake apush component
 (XEP-0114) that logs what it receives and answers every IQ set with a result, and plays alice's
 phone and desktop and bob as plain c2s clients (SASL PLAIN, no TLS). Python 3 standard library only.
 
-    python3 contrib/prosody/test/bridge_test.py [--keep] [--verbose]
+    python3 contrib/prosody/test/bridge_test.py [--release 0.12|13] [--keep] [--verbose]
 
 --keep leaves the temporary directory (config, logs, the component's capture) for inspection.
-Exits non-zero on the first failed check. Needs `prosody` and `prosodyctl` on PATH (Debian:
-prosody, prosody-modules) and may run as root (the config sets run_as_root).
+Exits non-zero on the first failed check. Needs, for 0.12 (the default), `prosody` and `prosodyctl` on
+PATH (Debian: prosody, prosody-modules); for 13, the ones contrib/prosody/backports.sh unpacks. May run
+as root (the config sets run_as_root).
 """
 
 import argparse
@@ -25,6 +26,8 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 MODULE_DIR = os.path.dirname(HERE)
+# Where each release's prosody and prosodyctl are ("" for PATH).
+RELEASE_BIN = {"0.12": "", "13": "/opt/apush-backports/prosody-13/usr/bin/"}
 sys.path.insert(0, os.path.join(os.path.dirname(MODULE_DIR), "bridge-test"))
 import bridge_wire  # noqa: E402
 from bridge_wire import (COMPONENT, DOMAIN, NS_COMPONENT, NS_PUBSUB, PASSWORD, SECRET, USERS, Client,  # noqa: E402
@@ -110,20 +113,22 @@ def module_log_errors(base):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--release", choices=RELEASE_BIN, default="0.12", help="which Prosody")
     parser.add_argument("--keep", action="store_true", help="keep the temporary directory")
     parser.add_argument("--verbose", action="store_true", help="print every stanza")
     args = parser.parse_args()
     bridge_wire.VERBOSE = args.verbose
+    binaries = RELEASE_BIN[args.release]
 
     base = tempfile.mkdtemp(prefix="apush-bridge-")
     c2s_port, component_port = free_port(), free_port()
     config = write_config(base, c2s_port, component_port)
     def register(user):
-        subprocess.run(["prosodyctl", "--config", config, "register", user, DOMAIN, PASSWORD],
+        subprocess.run([binaries + "prosodyctl", "--config", config, "register", user, DOMAIN, PASSWORD],
                        check=True, stdout=subprocess.DEVNULL)
     for user in USERS:
         register(user)
-    prosody = subprocess.Popen(["prosody", "--config", config, "-F"],
+    prosody = subprocess.Popen([binaries + "prosody", "--config", config, "-F"],
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         wait_for_port(c2s_port, prosody, "Prosody")
