@@ -170,8 +170,9 @@ extension PushTestbed {
 extension HostileInputEndToEndTests {
     /// 60 KB of `'` in an options form, which Prosody writes as `&apos;`: every publish for that user is
     /// over 256 KiB. Each is refused alone; the same link goes on pushing for others.
-    @Test func aPublishOverTheStanzaLimitIsRefusedAloneAndTheLinkStaysUp() async throws {
-        try await PushTestbed.with(.prosodyStock, coalesceSeconds: 0) { bed in
+    @Test(arguments: [PushTestbed.Server.prosodyStock, .prosody13Stock])
+    func aPublishOverTheStanzaLimitIsRefusedAloneAndTheLinkStaysUp(on server: PushTestbed.Server) async throws {
+        try await PushTestbed.with(server, coalesceSeconds: 0) { bed in
             let bobKey = try await bed.enableDevice("bob", token: "token-fine")
             let form = DataForm(
                 type: .submit, formType: Namespace.pubsubPublishOptions,
@@ -219,6 +220,7 @@ extension HostileInputEndToEndTests {
     /// publishes are refused with an error the server counts, and nothing is stored or pushed.
     @Test(arguments: [
         (PushTestbed.Server.prosodyStock, "apush.localhost/x"), (.prosodyStock, "x@apush.localhost"),
+        (.prosody13Stock, "apush.localhost/x"), (.prosody13Stock, "x@apush.localhost"),
         (.ejabberd, "apush.localhost/x"), (.ejabberd, "x@apush.localhost"),
     ])
     func aPublishToAnotherJIDOfTheComponentIsRefused(on server: PushTestbed.Server, service: String) async throws {
