@@ -173,18 +173,29 @@ public actor ProsodyServer {
         }
     }
 
-    /// Deletes the account `user@domain` from the store with `prosodyctl deluser`, in a process of
-    /// its own: the running server's modules hear nothing of it (as with an account deleted while a
-    /// module that reports deletions was not loaded).
+    /// Deletes the account `user@domain` from the store behind the server's back, as with an account
+    /// deleted while a module that reports deletions was not loaded: its file goes from the data
+    /// directory (storage "internal"), and the running server's modules hear nothing of it. (No
+    /// `prosodyctl deluser`: since 13.0 it asks the running server, whose modules hear of it.)
     public func deleteFromStore(user: String, domain: String) async throws {
-        let prosodyctl = try locate("prosodyctl")
-        let result = try await ExternalCommand.run(
-            prosodyctl, ["--config", configURL.path, "deluser", "\(user)@\(domain)"],
-            workingDirectory: baseDirectory)
-        guard result.status == 0 else {
-            throw ServerProcessError(
-                .commandFailed, "prosodyctl deluser \(user) exited \(result.status): \(result.output)")
+        let account = baseDirectory.appendingPathComponent("data")
+            .appendingPathComponent(Self.storeName(domain)).appendingPathComponent("accounts")
+            .appendingPathComponent(Self.storeName(user) + ".dat")
+        do {
+            try FileManager.default.removeItem(at: account)
+        } catch {
+            throw ServerProcessError(.commandFailed, "deleting \(user)@\(domain) (\(account.path)): \(error)")
         }
+    }
+
+    /// A host or user as Prosody's file store names it (util.datamanager's encode): every byte but an
+    /// ASCII letter or digit as `%xx`.
+    static func storeName(_ string: String) -> String {
+        string.utf8.map { byte in
+            let character = Character(Unicode.Scalar(byte))
+            return byte < 0x80 && (character.isLetter || character.isNumber)
+                ? String(character) : "%" + String(format: "%02x", byte)
+        }.joined()
     }
 
     /// The release's own `prosody` or `prosodyctl`.

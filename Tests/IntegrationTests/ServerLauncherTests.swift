@@ -20,6 +20,33 @@ struct ServerLauncherTests {
         }
     }
 
+    /// Behind the running server's back, on a domain its file store names with escapes: the account
+    /// can no longer log in, another one still can.
+    @Test(arguments: [ProsodyServer.Release.v0_12, .v13])
+    func prosodyDeletesAnAccountFromItsStoreAlone(release: ProsodyServer.Release) async throws {
+        let domain = "push-test.localhost"
+        let server = try ProsodyServer(
+            release: release, domain: domain, componentJID: "apush.localhost", componentSecret: "launcher-secret")
+        try await server.start()
+        do {
+            for user in ["gone", "stays"] { try await server.register(user: user, password: "pw", domain: domain) }
+            try await server.deleteFromStore(user: "gone", domain: domain)
+            await #expect(throws: (any Error).self) {
+                try await C2SClient.connect(port: server.c2sPort, domain: domain, user: "gone", password: "pw")
+            }
+            try await C2SClient.connect(port: server.c2sPort, domain: domain, user: "stays", password: "pw").close()
+        } catch {
+            await server.stop()
+            throw error
+        }
+        await server.stop()
+    }
+
+    @Test func prosodyNamesStoreFilesAsItsDataManagerDoes() {
+        #expect(ProsodyServer.storeName("push-test.localhost") == "push%2dtest%2elocalhost")
+        #expect(ProsodyServer.storeName("Zoë9") == "Zo%c3%ab9")
+    }
+
     @Test func prosodyThatIsNotUnpackedNamesTheScriptThatUnpacksIt() throws {
         let error = #expect(throws: ServerProcessError.self) {
             try ProsodyServer.locate("prosody", release: .v13, in: "/nonexistent/prosody-13/usr/bin")
