@@ -57,6 +57,7 @@ from_bookworm=$(echo "$plan" | awk '/^Inst / && !/Backports/ { print $2 }')
 echo "$from_backports" | grep -q "^prosody=$release" ||
     fail "bookworm-backports offers no prosody $release; apt would install: $(echo $from_backports)"
 if [ -n "$from_bookworm" ]; then
+    apt-get -qq update
     # shellcheck disable=SC2086 # one package a word
     DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $from_bookworm
 fi
