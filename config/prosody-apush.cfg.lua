@@ -1,8 +1,8 @@
--- Prosody 0.12 with the apush component: the lines to add to /etc/prosody/prosody.cfg.lua.
+-- Prosody 0.12 or 13.0 with the apush component: the lines to add to /etc/prosody/prosody.cfg.lua.
 --
 -- Replace example.org with your domain and apush.example.org with the component's JID (any name
 -- under your domain that your DNS does not need to know: the component is reached through Prosody).
--- Needs mod_cloud_notify (Debian: prosody-modules). mod_apush_bridge is optional but gives the
+-- Needs mod_cloud_notify (0.12: Debian's prosody-modules; 13.0 has its own). mod_apush_bridge is optional but gives the
 -- component full fidelity (the account, calls, reads, group chats, message ids): see
 -- contrib/prosody/README.md. Without it, remove "apush_bridge" and its two options below: the
 -- component then runs in stock mode.
@@ -36,7 +36,7 @@ push_notification_with_body = false
 
 VirtualHost "example.org"
   -- Add these to the host's modules (the global modules_enabled still applies). Stream management
-  -- ("smacks", loaded globally by default in 0.12) and MAM let cloud_notify push for hibernated and
+  -- ("smacks", loaded globally by default in 0.12 and 13.0) and MAM let cloud_notify push for hibernated and
   -- partly online accounts; "pep" is needed for XEP-0490 read markers.
   modules_enabled = { "cloud_notify"; "apush_bridge" }
 

@@ -68,3 +68,5 @@ if ! python3 -c 'import cryptography' 2>/dev/null; then
     python3 -m pip install --break-system-packages cryptography
 fi
 
+# Prosody 13.0 beside 0.12, unpacked from bookworm-backports into /opt/apush-backports/prosody-13.
+bash "$(dirname "${BASH_SOURCE[0]}")/prosody/backports.sh"

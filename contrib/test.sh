@@ -29,9 +29,11 @@ if [ -n "$unlisted" ]; then
     echo "$unlisted"
     exit 1
 fi
-# The Prosody bridge on its own: its stripping library in plain Lua, then the module in a real Prosody.
+# The Prosody bridge on its own: its stripping library in plain Lua, then the module in a real Prosody,
+# 0.12 (bookworm's) and 13.0 (unpacked by contrib/prosody/backports.sh).
 lua5.4 contrib/prosody/test/strip_test.lua
 python3 contrib/prosody/test/bridge_test.py
+python3 contrib/prosody/test/bridge_test.py --release 13
 # The ejabberd bridge on its own: its eunit tests, then the module in a real ejabberd, loaded from
 # the code path and installed through ejabberd's contrib mechanism.
 bash contrib/ejabberd/build.sh --test

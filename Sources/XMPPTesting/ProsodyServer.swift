@@ -1,13 +1,45 @@
 public import Foundation
 
-/// A private Prosody 0.12 on loopback for tests and the demo: its own temporary directory, config, data,
-/// logs and ports, run in the foreground and stopped by its PID. c2s has no TLS and allows PLAIN.
+/// A private Prosody (0.12 or 13.0) on loopback for tests and the demo: its own temporary directory,
+/// config, data, logs and ports, run in the foreground and stopped by its PID. c2s has no TLS and allows
+/// PLAIN.
 public actor ProsodyServer {
+    /// Which Prosody runs: Debian bookworm's, or the newer one unpacked beside it.
+    public enum Release: Sendable, CustomStringConvertible {
+        /// Debian bookworm's packages (`prosody`, and `prosody-modules` for mod_cloud_notify).
+        case v0_12
+        /// bookworm-backports' 13.0, unpacked by contrib/prosody/backports.sh (it has its own
+        /// mod_cloud_notify).
+        case v13
+
+        public var description: String {
+            switch self {
+            case .v0_12: "Prosody 0.12"
+            case .v13: "Prosody 13.0"
+            }
+        }
+
+        /// Where its `prosody` and `prosodyctl` are, nil for the ones on the PATH.
+        var directory: String? {
+            switch self {
+            case .v0_12: nil
+            case .v13: "/opt/apush-backports/prosody-13/usr/bin"
+            }
+        }
+
+        var installHint: String {
+            switch self {
+            case .v0_12: "apt-get install prosody prosody-modules"
+            case .v13: "run contrib/prosody/backports.sh (as root; contrib/setup-debian.sh runs it)"
+            }
+        }
+    }
+
     public static let defaultModules = [
         "roster", "saslauth", "disco", "ping", "carbons", "mam", "smacks", "cloud_notify",
     ]
-    static let installHint = "apt-get install prosody prosody-modules"
 
+    public nonisolated let release: Release
     public nonisolated let domain: String
     public nonisolated let componentJID: String
     public nonisolated let componentSecret: String
@@ -26,7 +58,9 @@ public actor ProsodyServer {
     ///   - extraComponentConfig: Lua lines inside the Component section.
     ///   - pluginPaths: directories searched for modules before Prosody's own.
     ///   - otherComponents: more components (JID → secret), e.g. a stand-in App Server.
+    ///   - release: which Prosody.
     public init(
+        release: Release = .v0_12,
         domain: String = "localhost",
         componentJID: String,
         componentSecret: String,
@@ -37,6 +71,7 @@ public actor ProsodyServer {
         pluginPaths: [String] = [],
         otherComponents: [String: String] = [:]
     ) throws {
+        self.release = release
         self.domain = domain
         self.componentJID = componentJID
         self.componentSecret = componentSecret
@@ -95,7 +130,7 @@ public actor ProsodyServer {
     /// Starts `prosody -F` and returns once the c2s and component ports accept connections.
     public func start() async throws {
         guard process == nil else { return }
-        let executable = try ExternalCommand.locate("prosody", installHint: Self.installHint)
+        let executable = try locate("prosody")
         let server = try ServerProcess(
             name: "prosody",
             executable: executable,
@@ -128,7 +163,7 @@ public actor ProsodyServer {
     /// Creates the account `user@domain`; works whether or not the server runs.
     /// Creates an account on `domain` (another than the VirtualHost's must be configured).
     public func register(user: String, password: String, domain: String) async throws {
-        let prosodyctl = try ExternalCommand.locate("prosodyctl", installHint: Self.installHint)
+        let prosodyctl = try locate("prosodyctl")
         let result = try await ExternalCommand.run(
             prosodyctl, ["--config", configURL.path, "register", user, domain, password],
             workingDirectory: baseDirectory)
@@ -138,18 +173,47 @@ public actor ProsodyServer {
         }
     }
 
-    /// Deletes the account `user@domain` from the store with `prosodyctl deluser`, in a process of
-    /// its own: the running server's modules hear nothing of it (as with an account deleted while a
-    /// module that reports deletions was not loaded).
+    /// Deletes the account `user@domain` from the store behind the server's back, as with an account
+    /// deleted while a module that reports deletions was not loaded: its file goes from the data
+    /// directory (storage "internal"), and the running server's modules hear nothing of it. (No
+    /// `prosodyctl deluser`: since 13.0 it asks the running server, whose modules hear of it.)
     public func deleteFromStore(user: String, domain: String) async throws {
-        let prosodyctl = try ExternalCommand.locate("prosodyctl", installHint: Self.installHint)
-        let result = try await ExternalCommand.run(
-            prosodyctl, ["--config", configURL.path, "deluser", "\(user)@\(domain)"],
-            workingDirectory: baseDirectory)
-        guard result.status == 0 else {
-            throw ServerProcessError(
-                .commandFailed, "prosodyctl deluser \(user) exited \(result.status): \(result.output)")
+        let account = baseDirectory.appendingPathComponent("data")
+            .appendingPathComponent(Self.storeName(domain)).appendingPathComponent("accounts")
+            .appendingPathComponent(Self.storeName(user) + ".dat")
+        do {
+            try FileManager.default.removeItem(at: account)
+        } catch {
+            throw ServerProcessError(.commandFailed, "deleting \(user)@\(domain) (\(account.path)): \(error)")
         }
+    }
+
+    /// A host or user as Prosody's file store names it (util.datamanager's encode): every byte but an
+    /// ASCII letter or digit as `%xx`.
+    static func storeName(_ string: String) -> String {
+        string.utf8.map { byte in
+            let character = Character(Unicode.Scalar(byte))
+            return byte < 0x80 && (character.isLetter || character.isNumber)
+                ? String(character) : "%" + String(format: "%02x", byte)
+        }.joined()
+    }
+
+    /// The release's own `prosody` or `prosodyctl`.
+    private nonisolated func locate(_ name: String) throws -> URL {
+        try Self.locate(name, release: release, in: release.directory)
+    }
+
+    /// `name` in `directory`, or on the PATH without one; a missing one names what installs it.
+    static func locate(_ name: String, release: Release, in directory: String?) throws -> URL {
+        guard let directory else {
+            return try ExternalCommand.locate(name, installHint: release.installHint)
+        }
+        let executable = URL(fileURLWithPath: directory).appendingPathComponent(name)
+        guard FileManager.default.isExecutableFile(atPath: executable.path) else {
+            throw ServerProcessError(
+                .notInstalled, "\(release) is not unpacked (no \(executable.path)): \(release.installHint)")
+        }
+        return executable
     }
 
     /// Prosody's logs and console output (each cut to its last `lastLines` lines), for failure diagnostics.

@@ -8,10 +8,10 @@ import XMLStream
 import XMPP
 import XMPPTesting
 
-/// The whole mission on one screen, on loopback only: a real Prosody with mod_cloud_notify and the
-/// bridge (or, with `--server ejabberd`, a real ejabberd with mod_push and its bridge), apush-component
-/// with an SQLite store, a demo App Server that opens each push with the demo device's private key, and
-/// real clients. Nothing is sent anywhere else.
+/// The whole mission on one screen, on loopback only: a real Prosody 0.12 with mod_cloud_notify and the
+/// bridge (`--server prosody13`: Prosody 13.0; `--server ejabberd`: a real ejabberd with mod_push and its
+/// bridge), apush-component with an SQLite store, a demo App Server that opens each push with the demo
+/// device's private key, and real clients. Nothing is sent anywhere else.
 @main
 struct Demo {
     static let window = 3
@@ -39,14 +39,15 @@ struct Demo {
         let server: any XMPPTestServer
         let description: String
         switch serverName {
-        case "prosody":
+        case "prosody", "prosody13":
+            let release: ProsodyServer.Release = serverName == "prosody13" ? .v13 : .v0_12
             server = try ProsodyServer(
-                componentJID: "apush.localhost", componentSecret: componentSecret,
+                release: release, componentJID: "apush.localhost", componentSecret: componentSecret,
                 modules: ProsodyServer.defaultModules + ["apush_bridge"],
                 hostConfig: "    apush_bridge_component = \"apush.localhost\"",
                 pluginPaths: [repository.appendingPathComponent("contrib/prosody").path],
                 otherComponents: ["push.localhost": appServerSecret])
-            description = "Prosody 0.12 with mod_cloud_notify and mod_apush_bridge"
+            description = "\(release) with mod_cloud_notify and mod_apush_bridge"
         case "ejabberd":
             server = try EjabberdServer(
                 componentJID: "apush.localhost", componentSecret: componentSecret,
@@ -55,7 +56,7 @@ struct Demo {
                     buildScript: repository.appendingPathComponent("contrib/ejabberd/build.sh")))
             description = "ejabberd 23.01 with mod_push and mod_apush_bridge"
         default:
-            throw DemoError("--server takes prosody or ejabberd, not \(serverName)")
+            throw DemoError("--server takes prosody, prosody13 or ejabberd, not \(serverName)")
         }
         section("apush-component demo: everything on 127.0.0.1, nothing leaves this machine")
         try await server.start()

@@ -28,9 +28,11 @@ struct ComponentDiscoveryTests {
         }
     }
 
-    @Test func prosody() async throws {
+    @Test(arguments: [ProsodyServer.Release.v0_12, .v13])
+    func prosody(release: ProsodyServer.Release) async throws {
         try await discoverAndSurviveARestart(
             try ProsodyServer(
+                release: release,
                 componentJID: Self.componentJID,
                 componentSecret: Self.secret))
     }

@@ -151,12 +151,12 @@ struct PruneEndToEndTests {
     }
 
     /// On a real Prosody with its bridge: an account deleted through the server takes its
-    /// registrations with it (the bridge reports it), and one deleted behind the server's back (from
-    /// the store, with `prosodyctl deluser`) is pruned by the operator's command, which asks the
-    /// bridge; the other accounts' registrations stay.
-    @Test
-    func onProsodyADeletedAccountLeavesNoRegistrationBehind() async throws {
-        try await PushTestbed.with(.prosodyBridged, prosodyModules: ["register"]) { bed in
+    /// registrations with it (the bridge reports it), and one deleted behind the server's back (its
+    /// file removed from the store) is pruned by the operator's command, which asks the bridge; the
+    /// other accounts' registrations stay. On 0.12 and 13.0.
+    @Test(arguments: [PushTestbed.Server.prosodyBridged, .prosody13Bridged])
+    func onProsodyADeletedAccountLeavesNoRegistrationBehind(on server: PushTestbed.Server) async throws {
+        try await PushTestbed.with(server, prosodyModules: ["register"]) { bed in
             guard let prosody = bed.server as? ProsodyServer else { throw CancellationError() }
             for user in ["leaver", "vanished"] {
                 try await bed.server.register(user: user, password: "pw-\(user)")

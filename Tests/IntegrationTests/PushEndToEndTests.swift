@@ -115,7 +115,7 @@ struct PushEndToEndTests {
     /// its copy in its own way: Prosody after push_max_errors (16) more errors that are not `wait` (the
     /// tombstone answers them `cancel`), ejabberd's mod_push at the first error, bridged or not. After
     /// that no publish comes.
-    @Test(arguments: [PushTestbed.Server.prosodyBridged, .ejabberd, .ejabberdBridged])
+    @Test(arguments: [PushTestbed.Server.prosodyBridged, .prosody13Bridged, .ejabberd, .ejabberdBridged])
     func aDeadTokenIsRemovedOnTheComponentAndOnTheServer(on server: PushTestbed.Server) async throws {
         try await PushTestbed.with(server, coalesceSeconds: 0) { bed in
             try await bed.enableDevice(token: "token-dead")
@@ -126,7 +126,7 @@ struct PushEndToEndTests {
             try await waitUntil("the server is answered cancel") { bed.statistic("answers.cancel") == 1 }
             #expect(try await bed.storedRegistration(token: "token-dead") == nil)
             // The tombstone answers Prosody's next 16 publishes; ejabberd sends none.
-            let publishesAfterRemoval = server == .prosodyBridged ? 16 : 0
+            let publishesAfterRemoval = server.prosodyRelease != nil ? 16 : 0
             for index in 0..<publishesAfterRemoval {
                 try bed.message(from: bob, to: "alice@localhost", body: "again \(index)")
             }
@@ -164,8 +164,9 @@ struct PushEndToEndTests {
         }
     }
 
-    @Test func stockProsodyPublishesAreSealedWithTheSenderAsTheChat() async throws {
-        try await PushTestbed.with(.prosodyStock, coalesceSeconds: 0) { bed in
+    @Test(arguments: [PushTestbed.Server.prosodyStock, .prosody13Stock])
+    func stockProsodyPublishesAreSealedWithTheSenderAsTheChat(on server: PushTestbed.Server) async throws {
+        try await PushTestbed.with(server, coalesceSeconds: 0) { bed in
             let key = try await bed.enableDevice(token: "token-stock")
             let bob = try await bed.client("bob")
             try bed.message(from: bob, to: "alice@localhost", body: "stock mode")

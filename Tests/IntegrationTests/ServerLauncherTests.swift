@@ -6,13 +6,53 @@ import Testing
 /// Starts the real servers installed on the machine. A missing server fails these tests: never skipped.
 @Suite(.serialized, .timeLimit(.minutes(2)))
 struct ServerLauncherTests {
-    @Test func prosodyServesPortsRegistersRestartsAndStops() async throws {
-        let server = try ProsodyServer(componentJID: "apush.localhost", componentSecret: "launcher-secret")
+    @Test(arguments: [ProsodyServer.Release.v0_12, .v13])
+    func prosodyServesPortsRegistersRestartsAndStops(release: ProsodyServer.Release) async throws {
+        let server = try ProsodyServer(
+            release: release, componentJID: "apush.localhost", componentSecret: "launcher-secret")
         try await server.start()
+        // The release's own code runs, not the other's (13.0's launchers have their paths patched).
+        let version = release == .v13 ? "13.0." : "0.12."
+        #expect(await server.logContents(lastLines: nil).contains("Hello and welcome to Prosody version \(version)"))
         await expectLifecycle(of: server) {
             let accounts = server.baseDirectory.appendingPathComponent("data/localhost/accounts")
             return FileManager.default.fileExists(atPath: accounts.appendingPathComponent("alice.dat").path)
         }
+    }
+
+    /// Behind the running server's back, on a domain its file store names with escapes: the account
+    /// can no longer log in, another one still can.
+    @Test(arguments: [ProsodyServer.Release.v0_12, .v13])
+    func prosodyDeletesAnAccountFromItsStoreAlone(release: ProsodyServer.Release) async throws {
+        let domain = "push-test.localhost"
+        let server = try ProsodyServer(
+            release: release, domain: domain, componentJID: "apush.localhost", componentSecret: "launcher-secret")
+        try await server.start()
+        do {
+            for user in ["gone", "stays"] { try await server.register(user: user, password: "pw", domain: domain) }
+            try await server.deleteFromStore(user: "gone", domain: domain)
+            await #expect(throws: (any Error).self) {
+                try await C2SClient.connect(port: server.c2sPort, domain: domain, user: "gone", password: "pw")
+            }
+            try await C2SClient.connect(port: server.c2sPort, domain: domain, user: "stays", password: "pw").close()
+        } catch {
+            await server.stop()
+            throw error
+        }
+        await server.stop()
+    }
+
+    @Test func prosodyNamesStoreFilesAsItsDataManagerDoes() {
+        #expect(ProsodyServer.storeName("push-test.localhost") == "push%2dtest%2elocalhost")
+        #expect(ProsodyServer.storeName("Zoë9") == "Zo%c3%ab9")
+    }
+
+    @Test func prosodyThatIsNotUnpackedNamesTheScriptThatUnpacksIt() throws {
+        let error = #expect(throws: ServerProcessError.self) {
+            try ProsodyServer.locate("prosody", release: .v13, in: "/nonexistent/prosody-13/usr/bin")
+        }
+        #expect(error?.code == .notInstalled)
+        #expect(error?.message.contains("contrib/prosody/backports.sh") == true)
     }
 
     @Test func ejabberdServesPortsRegistersRestartsAndStops() async throws {

@@ -27,16 +27,31 @@ extension Trait where Self == ConditionTrait {
 /// real c2s clients. Everything on loopback ports of its own.
 final class PushTestbed: Sendable {
     enum Server: Sendable {
+        /// Prosody 0.12 with mod_cloud_notify and contrib/prosody's bridge.
         case prosodyBridged
+        /// Prosody 0.12 with stock mod_cloud_notify.
         case prosodyStock
+        /// Prosody 13.0 (contrib/prosody/backports.sh) with its mod_cloud_notify and the bridge.
+        case prosody13Bridged
+        /// Prosody 13.0 with its stock mod_cloud_notify.
+        case prosody13Stock
         /// ejabberd 23.01 with stock mod_push.
         case ejabberd
         /// ejabberd 23.01 with mod_push and contrib/ejabberd's bridge.
         case ejabberdBridged
+
+        /// The Prosody release it runs, nil for ejabberd.
+        var prosodyRelease: ProsodyServer.Release? {
+            switch self {
+            case .prosodyBridged, .prosodyStock: .v0_12
+            case .prosody13Bridged, .prosody13Stock: .v13
+            case .ejabberd, .ejabberdBridged: nil
+            }
+        }
     }
 
     /// Every server with a bridge: the scenarios that need an account named run on each.
-    static let bridgedServers: [Server] = [.prosodyBridged, .ejabberdBridged]
+    static let bridgedServers: [Server] = [.prosodyBridged, .prosody13Bridged, .ejabberdBridged]
 
     enum Placement: Sendable {
         /// In this process: fast, and the test can read the module's counters.
@@ -105,18 +120,17 @@ final class PushTestbed: Sendable {
         httpSettings = http ?? HTTPServer.Settings()
         componentSecret = "component-\(UInt64.random(in: .min ... .max))"
         let appServerSecret = "appserver-\(UInt64.random(in: .min ... .max))"
-        switch kind {
-        case .prosodyBridged, .prosodyStock:
-            let bridged = kind == .prosodyBridged
+        if let release = kind.prosodyRelease {
+            let bridged = kind == .prosodyBridged || kind == .prosody13Bridged
             server = try ProsodyServer(
-                componentJID: Self.componentJID, componentSecret: componentSecret,
+                release: release, componentJID: Self.componentJID, componentSecret: componentSecret,
                 modules: ProsodyServer.defaultModules + (bridged ? ["apush_bridge", "pep"] : []) + prosodyModules,
                 extraGlobalConfig: "VirtualHost \"\(Self.foreignDomain)\"",
                 hostConfig: (bridged ? "    apush_bridge_component = \"\(Self.componentJID)\"\n" : "")
                     + serverHostConfig,
                 pluginPaths: [Self.repository.appendingPathComponent("contrib/prosody").path],
                 otherComponents: [Self.appServerJID: appServerSecret])
-        case .ejabberd, .ejabberdBridged:
+        } else {
             let bridge = EjabberdServer.Bridge(
                 buildScript: Self.repository.appendingPathComponent("contrib/ejabberd/build.sh"))
             server = try EjabberdServer(

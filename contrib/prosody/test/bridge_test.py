@@ -1,15 +1,16 @@
 #!/usr/bin/env python3
-"""Checks mod_apush_bridge against a real Prosody 0.12 with mod_cloud_notify.
+"""Checks mod_apush_bridge against a real Prosody (0.12 or 13.0) with mod_cloud_notify.
 
 Starts Prosody from a temporary directory on free loopback ports, connects a fake apush component
 (XEP-0114) that logs what it receives and answers every IQ set with a result, and plays alice's
 phone and desktop and bob as plain c2s clients (SASL PLAIN, no TLS). Python 3 standard library only.
 
-    python3 contrib/prosody/test/bridge_test.py [--keep] [--verbose]
+    python3 contrib/prosody/test/bridge_test.py [--release 0.12|13] [--keep] [--verbose]
 
 --keep leaves the temporary directory (config, logs, the component's capture) for inspection.
-Exits non-zero on the first failed check. Needs `prosody` and `prosodyctl` on PATH (Debian:
-prosody, prosody-modules) and may run as root (the config sets run_as_root).
+Exits non-zero on the first failed check. Needs, for 0.12 (the default), `prosody` and `prosodyctl` on
+PATH (Debian: prosody, prosody-modules); for 13, the ones contrib/prosody/backports.sh unpacks. May run
+as root (the config sets run_as_root).
 """
 
 import argparse
@@ -25,9 +26,11 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 MODULE_DIR = os.path.dirname(HERE)
+# Where each release's prosody and prosodyctl are ("" for PATH).
+RELEASE_BIN = {"0.12": "", "13": "/opt/apush-backports/prosody-13/usr/bin/"}
 sys.path.insert(0, os.path.join(os.path.dirname(MODULE_DIR), "bridge-test"))
 import bridge_wire  # noqa: E402
-from bridge_wire import (COMPONENT, DOMAIN, NS_COMPONENT, NS_PUBSUB, PASSWORD, SECRET, USERS, Client,  # noqa: E402
+from bridge_wire import (COMPONENT, DOMAIN, NS_BRIDGE, NS_COMPONENT, NS_PUBSUB, PASSWORD, SECRET, USERS, Client,  # noqa: E402
                          check, enable, free_port, q, refusal, run_checks, scenarios, wait_for_port)
 
 
@@ -40,7 +43,7 @@ log = {{ debug = "{base}/prosody.log"; error = "{base}/prosody.err" }}
 interfaces = {{ "127.0.0.1" }}; c2s_ports = {{ {c2s_port} }}
 component_ports = {{ {component_port} }}; component_interfaces = {{ "127.0.0.1" }}
 http_ports = {{}}; https_ports = {{}}; c2s_direct_tls_ports = {{}}; s2s_ports = {{}}
-modules_enabled = {{ "roster"; "saslauth"; "disco"; "ping"; "carbons"; "mam"; "smacks"; "pep"; "offline"; "register"; "cloud_notify" }}
+modules_enabled = {{ "roster"; "saslauth"; "disco"; "ping"; "carbons"; "mam"; "smacks"; "pep"; "offline"; "register"; "cloud_notify"; "admin_shell" }}
 modules_disabled = {{ "s2s"; "s2s_auth_certs" }}
 authentication = "internal_hashed"; storage = "internal"
 c2s_require_encryption = false; allow_unencrypted_plain_auth = true
@@ -72,9 +75,9 @@ def stored_nodes(base, user):
         return re.findall(r'\["node"\] = "([^"]*)"', f.read())
 
 
-def prosody_scenarios(c2s_port, component):
+def prosody_scenarios(c2s_port, component, release, prosodyctl):
     """What is Prosody's own: mod_cloud_notify pushes for a hibernated session from the registration the
-    session holds, not from its store."""
+    session holds, not from its store; prosodyctl deluser is reported on 13.0 only."""
     def refused_while_held():
         tablet = Client(c2s_port, "carol", "tablet")
         tablet.send("<enable xmlns='urn:xmpp:sm:3' resume='true'/>")
@@ -94,6 +97,17 @@ def prosody_scenarios(c2s_port, component):
         bob.close()
     check("a refused registration is not pushed to for the session that made it, once it hibernates",
           refused_while_held)
+
+    def deleted_with_prosodyctl():
+        prosodyctl("register", "ctl", DOMAIN, PASSWORD)
+        prosodyctl("deluser", f"ctl@{DOMAIN}")
+        reports = [m.find(q(NS_BRIDGE, "unregistered")) for m in component.collect(1.5)
+                   if m.tag == q(NS_COMPONENT, "message")]
+        accounts = [r.get("account") for r in reports if r is not None]
+        # 13.0's deluser asks the running server (mod_admin_shell); 0.12's changes the store behind it.
+        assert accounts == ([f"ctl@{DOMAIN}"] if release == "13" else []), accounts
+    check("prosodyctl deluser is reported as <unregistered/> on 13.0, and goes unheard on 0.12",
+          deleted_with_prosodyctl)
     return component
 
 
@@ -110,27 +124,31 @@ def module_log_errors(base):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--release", choices=RELEASE_BIN, default="0.12", help="which Prosody")
     parser.add_argument("--keep", action="store_true", help="keep the temporary directory")
     parser.add_argument("--verbose", action="store_true", help="print every stanza")
     args = parser.parse_args()
     bridge_wire.VERBOSE = args.verbose
+    binaries = RELEASE_BIN[args.release]
 
     base = tempfile.mkdtemp(prefix="apush-bridge-")
     c2s_port, component_port = free_port(), free_port()
     config = write_config(base, c2s_port, component_port)
+    def prosodyctl(*arguments):
+        subprocess.run([binaries + "prosodyctl", "--config", config, *arguments],
+                       check=True, stdout=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
     def register(user):
-        subprocess.run(["prosodyctl", "--config", config, "register", user, DOMAIN, PASSWORD],
-                       check=True, stdout=subprocess.DEVNULL)
+        prosodyctl("register", user, DOMAIN, PASSWORD)
     for user in USERS:
         register(user)
-    prosody = subprocess.Popen(["prosody", "--config", config, "-F"],
+    prosody = subprocess.Popen([binaries + "prosody", "--config", config, "-F"],
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         wait_for_port(c2s_port, prosody, "Prosody")
         wait_for_port(component_port, prosody, "Prosody")
         def checks(component):
             scenarios(c2s_port, component, register, lambda user: stored_nodes(base, user))
-            return prosody_scenarios(c2s_port, component)
+            return prosody_scenarios(c2s_port, component, args.release, prosodyctl)
         return run_checks(base, component_port, checks)
     finally:
         prosody.send_signal(signal.SIGTERM)
