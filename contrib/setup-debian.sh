@@ -68,3 +68,5 @@ if ! python3 -c 'import cryptography' 2>/dev/null; then
     python3 -m pip install --break-system-packages cryptography
 fi
 
+# ejabberd 24.12 from bookworm-backports, unpacked beside 23.01 (the tests and the demo run both).
+bash "$(dirname "${BASH_SOURCE[0]}")/ejabberd/backports.sh"
