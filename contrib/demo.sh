@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The README's main command: the whole mission on one screen. Starts, on loopback, a Prosody with the
-# bridge (or, with `--server ejabberd`, an ejabberd 23.01 with its bridge), the component with an SQLite
+# bridge (or, with `--server ejabberd`, an ejabberd 23.01 with its bridge; `--server ejabberd24`, an
+# ejabberd 24.12, unpacked by contrib/ejabberd/backports.sh), the component with an SQLite
 # store and a demo App Server that opens each push with the demo device's key; then a client enables
 # push, goes offline, and gets a burst, a call and a read. `--verbose` shows the component's debug log.
 set -euo pipefail
