@@ -425,10 +425,10 @@ forget_mam_message(Pkt, _LUser, _LServer, _Peer, _Nick, _Type, _Dir) ->
     forget_note(),
     Pkt.
 
-%% The one difference between the ejabberd releases the bridge supports: 23.04
-%% and later (24.12 among them) add whether a room's archive stored the message,
-%% so 23.01 calls the /7 handlers and 24.12 these. Every other hook it uses has
-%% the same name, arity and priority in 23.01 and 24.12.
+%% The bridge's one difference between ejabberd releases: 26.03 and later add
+%% whether a room's archive stored the message (these /8 handlers). 23.01 and
+%% 24.12 call the /7 ones, and every hook the bridge uses has the same name,
+%% arguments and priority in both.
 note_mam_message(Pkt, LUser, LServer, Peer, Nick, Type, Dir, _StoredInMucMam) ->
     note_mam_message(Pkt, LUser, LServer, Peer, Nick, Type, Dir).
 
