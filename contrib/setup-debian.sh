@@ -68,5 +68,7 @@ if ! python3 -c 'import cryptography' 2>/dev/null; then
     python3 -m pip install --break-system-packages cryptography
 fi
 
-# Prosody 13.0 beside 0.12, unpacked from bookworm-backports into /opt/apush-backports/prosody-13.
+# Prosody 13.0 and ejabberd 24.12 beside 0.12 and 23.01, unpacked from bookworm-backports into
+# /opt/apush-backports (the tests and the demo run every release).
 bash "$(dirname "${BASH_SOURCE[0]}")/prosody/backports.sh"
+bash "$(dirname "${BASH_SOURCE[0]}")/ejabberd/backports.sh"

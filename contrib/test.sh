@@ -8,8 +8,9 @@
 #      address" for both), each in a scratch path of its own (.build/tsan, .build/asan), its output
 #      in .build/tsan-test.log, .build/asan-test.log (a failure's reports and failed tests are shown
 #      again at the end of the whole run);
-#   3. builds and runs every test (unit, and integration against a real Prosody and ejabberd that the
-#      tests start on loopback themselves), with swift test's own output: its summary ends the run.
+#   3. builds and runs every test (unit, and integration against a real Prosody and ejabberd, 23.01 and
+#      24.12, that the tests start on loopback themselves), with swift test's own output: its summary
+#      ends the run.
 # Exits non-zero when any of them fails: a test, a fuzz finding, or a sanitizer report.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -35,10 +36,13 @@ lua5.4 contrib/prosody/test/strip_test.lua
 python3 contrib/prosody/test/bridge_test.py
 python3 contrib/prosody/test/bridge_test.py --release 13
 # The ejabberd bridge on its own: its eunit tests, then the module in a real ejabberd, loaded from
-# the code path and installed through ejabberd's contrib mechanism.
+# the code path and installed through ejabberd's contrib mechanism; then the same built against and
+# loaded into ejabberd 24.12 (unpacked by setup-debian.sh).
 bash contrib/ejabberd/build.sh --test
 python3 contrib/ejabberd/test/bridge_test.py --install code-path
 python3 contrib/ejabberd/test/bridge_test.py --install contrib
+bash contrib/ejabberd/build.sh --root /opt/apush-backports/ejabberd-24 --test
+python3 contrib/ejabberd/test/bridge_test.py --install code-path --root /opt/apush-backports/ejabberd-24
 
 failed=()
 timed() {

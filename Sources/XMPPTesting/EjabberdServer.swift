@@ -1,10 +1,43 @@
 public import Foundation
 
-/// A private ejabberd 23.01 on loopback for tests and the demo: its own temporary directory, Erlang node
-/// name, cookie and distribution port, run with `ejabberdctl foreground` and stopped by its PID.
+/// A private ejabberd (23.01, or 24.12) on loopback for tests and the demo: its own temporary directory,
+/// Erlang node name, cookie and distribution port, run with `ejabberdctl foreground` and stopped by its PID.
 /// Debian's `ejabberdctl` only runs as root (or as the ejabberd user); it is told to stay the current user.
 public actor EjabberdServer {
-    static let installHint = "apt-get install ejabberd"
+    /// The ejabberd releases the project supports.
+    public enum Release: String, Sendable, CaseIterable {
+        /// Debian bookworm's package, installed (`apt-get install ejabberd`).
+        case v23_01 = "23.01"
+        /// bookworm-backports' package, unpacked beside it by contrib/ejabberd/backports.sh.
+        case v24_12 = "24.12"
+
+        /// Where the release is unpacked (its `usr/sbin/ejabberdctl`, libraries and headers); nil for
+        /// the installed one.
+        public var root: URL? {
+            switch self {
+            case .v23_01: nil
+            case .v24_12: URL(fileURLWithPath: "/opt/apush-backports/ejabberd-24")
+            }
+        }
+
+        var installHint: String {
+            switch self {
+            case .v23_01: "apt-get install ejabberd"
+            case .v24_12: "run contrib/ejabberd/backports.sh (as root) to unpack ejabberd 24.12"
+            }
+        }
+
+        /// Its `ejabberdctl`; a release that is not there is an error that says how to get it.
+        func ejabberdctl() throws -> URL {
+            guard let root else { return try ExternalCommand.locate("ejabberdctl", installHint: installHint) }
+            let ejabberdctl = root.appendingPathComponent("usr/sbin/ejabberdctl")
+            guard FileManager.default.isExecutableFile(atPath: ejabberdctl.path) else {
+                throw ServerProcessError(
+                    .notInstalled, "ejabberd \(rawValue) is not unpacked at \(root.path): \(installHint)")
+            }
+            return ejabberdctl
+        }
+    }
 
     /// The apush bridge module (contrib/ejabberd/mod_apush_bridge.erl), compiled by its build script
     /// into the server's directory when the node first starts, and loaded from there.
@@ -34,6 +67,8 @@ public actor EjabberdServer {
     /// Holds `ejabberd.yml`, `ejabberdctl.cfg`, `spool/` (Mnesia), `logs/` and the pidfile.
     public nonisolated let baseDirectory: URL
     public nonisolated let bridge: Bridge?
+    public nonisolated let release: Release
+    private nonisolated let ejabberdctl: URL
     private var process: ServerProcess?
 
     /// Writes the configuration into a fresh temporary directory; nothing runs until `start()`.
@@ -42,7 +77,9 @@ public actor EjabberdServer {
     ///   - extraConfig: YAML lines added at the top level.
     ///   - codePaths: directories of `.beam` files (e.g. a bridge module) added to the code path.
     ///   - otherComponents: more components (JID → secret), e.g. a stand-in App Server.
-    ///   - bridge: runs the apush bridge for `componentJID` (with `mod_pubsub`'s PEP for XEP-0490 reads).
+    ///   - bridge: runs the apush bridge for `componentJID` (with `mod_pubsub`'s PEP for XEP-0490 reads),
+    ///     built against `release`'s headers.
+    ///   - release: which ejabberd runs; one that is not installed (or unpacked) throws `.notInstalled`.
     public init(
         domain: String = "localhost",
         componentJID: String,
@@ -51,8 +88,11 @@ public actor EjabberdServer {
         extraModulesConfig: String = "",
         extraConfig: String = "",
         codePaths: [String] = [],
-        bridge: Bridge? = nil
+        bridge: Bridge? = nil,
+        release: Release = .v23_01
     ) throws {
+        self.release = release
+        ejabberdctl = try release.ejabberdctl()
         self.domain = domain
         self.componentJID = componentJID
         self.componentSecret = componentSecret
@@ -157,7 +197,6 @@ public actor EjabberdServer {
     public func start() async throws {
         guard process == nil else { return }
         try await buildBridge()
-        let ejabberdctl = try ExternalCommand.locate("ejabberdctl", installHint: Self.installHint)
         let server = try ServerProcess(
             name: "ejabberd",
             executable: ejabberdctl,
@@ -258,7 +297,9 @@ public actor EjabberdServer {
         guard !FileManager.default.fileExists(atPath: beam.path) else { return }
         let bash = try ExternalCommand.locate("bash", installHint: "apt-get install bash")
         let result = try await ExternalCommand.run(
-            bash, [bridge.buildScript.path, bridgeDirectory.path], workingDirectory: baseDirectory,
+            bash,
+            [bridge.buildScript.path] + (release.root.map { ["--root", $0.path] } ?? []) + [bridgeDirectory.path],
+            workingDirectory: baseDirectory,
             timeout: .seconds(120))
         guard result.status == 0, FileManager.default.fileExists(atPath: beam.path) else {
             throw ServerProcessError(

@@ -9,9 +9,9 @@ import XMPP
 import XMPPTesting
 
 /// The whole mission on one screen, on loopback only: a real Prosody 0.12 with mod_cloud_notify and the
-/// bridge (`--server prosody13`: Prosody 13.0; `--server ejabberd`: a real ejabberd with mod_push and its
-/// bridge), apush-component with an SQLite store, a demo App Server that opens each push with the demo
-/// device's private key, and real clients. Nothing is sent anywhere else.
+/// bridge (`--server prosody13`: Prosody 13.0; `--server ejabberd` or `ejabberd24`: a real ejabberd 23.01
+/// or 24.12 with mod_push and its bridge), apush-component with an SQLite store, a demo App Server that
+/// opens each push with the demo device's private key, and real clients. Nothing is sent anywhere else.
 @main
 struct Demo {
     static let window = 3
@@ -48,15 +48,17 @@ struct Demo {
                 pluginPaths: [repository.appendingPathComponent("contrib/prosody").path],
                 otherComponents: ["push.localhost": appServerSecret])
             description = "\(release) with mod_cloud_notify and mod_apush_bridge"
-        case "ejabberd":
+        case "ejabberd", "ejabberd24":
+            let release: EjabberdServer.Release = serverName == "ejabberd24" ? .v24_12 : .v23_01
             server = try EjabberdServer(
                 componentJID: "apush.localhost", componentSecret: componentSecret,
                 otherComponents: ["push.localhost": appServerSecret],
                 bridge: EjabberdServer.Bridge(
-                    buildScript: repository.appendingPathComponent("contrib/ejabberd/build.sh")))
-            description = "ejabberd 23.01 with mod_push and mod_apush_bridge"
+                    buildScript: repository.appendingPathComponent("contrib/ejabberd/build.sh")),
+                release: release)
+            description = "ejabberd \(release.rawValue) with mod_push and mod_apush_bridge"
         default:
-            throw DemoError("--server takes prosody, prosody13 or ejabberd, not \(serverName)")
+            throw DemoError("--server takes prosody, prosody13, ejabberd or ejabberd24, not \(serverName)")
         }
         section("apush-component demo: everything on 127.0.0.1, nothing leaves this machine")
         try await server.start()

@@ -37,11 +37,12 @@ struct ComponentDiscoveryTests {
                 componentSecret: Self.secret))
     }
 
-    @Test func ejabberd() async throws {
+    @Test(arguments: EjabberdServer.Release.allCases)
+    func ejabberd(release: EjabberdServer.Release) async throws {
         try await discoverAndSurviveARestart(
             try EjabberdServer(
                 componentJID: Self.componentJID,
-                componentSecret: Self.secret))
+                componentSecret: Self.secret, release: release))
     }
 
     private func discoverAndSurviveARestart(_ server: any XMPPTestServer) async throws {

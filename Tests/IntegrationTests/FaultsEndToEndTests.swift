@@ -254,7 +254,7 @@ struct FaultsEndToEndTests {
     }
 
     /// The component away while messages arrive must cost no registration on the server: Prosody counts
-    /// the bounce as one of its `push_max_errors`, and ejabberd 23.01's mod_push, which deletes a
+    /// the bounce as one of its `push_max_errors`, and ejabberd's mod_push (23.01 and 24.12), which deletes a
     /// registration on `remote-server-not-found`, gets no answer at all from the bridge (a timeout it
     /// ignores). So when the component is back, the next message reaches every device.
     @Test(arguments: PushTestbed.bridgedServers)

@@ -137,6 +137,16 @@ extension PushTestbed {
     /// A device of `user` enables push in a session that then loses its connection: the server keeps
     /// the session hibernated (XEP-0198) and pushes for what it queues to it, group chat included.
     func hibernateDevice(_ user: String = "alice", token: String, resource: String = "phone") async throws -> KeyPair {
+        let (device, key) = try await resumableDevice(user, token: token, resource: resource)
+        device.drop()
+        return key
+    }
+
+    /// A device of `user` with stream management (XEP-0198) that enables push: what it is sent stays
+    /// unacknowledged, and `drop()` hibernates its session.
+    func resumableDevice(
+        _ user: String = "alice", token: String, resource: String = "phone"
+    ) async throws -> (C2SClient, KeyPair) {
         let key = KeyPair.generate()
         let form = DataForm(
             type: .submit, formType: Namespace.pubsubPublishOptions,
@@ -146,8 +156,7 @@ extension PushTestbed {
         let device = try await client(user, resource: resource)
         try await device.enableResumption()
         try await device.enablePush(service: Self.componentJID, node: token, publishOptions: form)
-        device.drop()
-        return key
+        return (device, key)
     }
 
     /// No message push (a wake may come: a forgery can be taken for one) within `window`.
@@ -221,7 +230,7 @@ extension HostileInputEndToEndTests {
     @Test(arguments: [
         (PushTestbed.Server.prosodyStock, "apush.localhost/x"), (.prosodyStock, "x@apush.localhost"),
         (.prosody13Stock, "apush.localhost/x"), (.prosody13Stock, "x@apush.localhost"),
-        (.ejabberd, "apush.localhost/x"), (.ejabberd, "x@apush.localhost"),
+        (.ejabberd, "apush.localhost/x"), (.ejabberd, "x@apush.localhost"), (.ejabberd24, "x@apush.localhost"),
     ])
     func aPublishToAnotherJIDOfTheComponentIsRefused(on server: PushTestbed.Server, service: String) async throws {
         try await PushTestbed.with(server, coalesceSeconds: 0) { bed in

@@ -195,9 +195,9 @@ struct PruneEndToEndTests {
     /// bridge's `remove_user` report); the registration of an account the server does not have (left
     /// from before the bridge reported deletions: written to the store here) is pruned by the
     /// operator's command.
-    @Test
-    func onEjabberdADeletedAccountLeavesNoRegistrationBehind() async throws {
-        try await PushTestbed.with(.ejabberdBridged) { bed in
+    @Test(arguments: [PushTestbed.Server.ejabberdBridged, .ejabberd24Bridged])
+    func onEjabberdADeletedAccountLeavesNoRegistrationBehind(on server: PushTestbed.Server) async throws {
+        try await PushTestbed.with(server) { bed in
             guard let ejabberd = bed.server as? EjabberdServer else { throw CancellationError() }
             try await bed.server.register(user: "leaver", password: "pw-leaver")
             for user in ["alice", "leaver"] {

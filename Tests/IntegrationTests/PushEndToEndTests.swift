@@ -63,6 +63,30 @@ struct PushEndToEndTests {
         }
     }
 
+    /// XEP-0198 on ejabberd: the phone's connection drops while a message to it waits unacknowledged.
+    /// The server keeps the session hibernated and mod_push pushes once for what it queued (in its
+    /// `c2s_session_pending` hook), and the bridge adds the queued message to the push.
+    @Test(arguments: [PushTestbed.Server.ejabberdBridged, .ejabberd24Bridged])
+    func aMessageLeftUnacknowledgedWhenTheConnectionDropsIsPushedForTheAccount(
+        on server: PushTestbed.Server
+    ) async throws {
+        try await PushTestbed.with(server, coalesceSeconds: 0) { bed in
+            let (phone, key) = try await bed.resumableDevice(token: "token-pending")
+            let bob = try await bed.client("bob")
+            try bed.message(from: bob, to: "alice@localhost/phone", body: "never acknowledged", id: "pending-1")
+            _ = try await phone.nextStanza(matching: { $0.name == "message" && $0.stanzaID == "pending-1" })
+            phone.drop()
+            let (push, summary) = try await bed.nextPush(key: key, secrets: ["never acknowledged"])
+            #expect(push.node == "token-pending")
+            #expect(summary["kind"] as? String == "message")
+            #expect(summary["account"] as? String == "alice@localhost")
+            #expect(summary["chat"] as? String == "bob@localhost")
+            // Only the stanza the bridge forwards carries the archive id: the stock publish has none.
+            #expect(summary["id"] is String, "the push was not enriched with the queued message")
+            await bob.close()
+        }
+    }
+
     /// One app, two accounts on one server, one device token (docs/wire-contract.md, Publishes): each account keeps its
     /// own registration, device key and counts, and one account removing its registration leaves the
     /// other's working (no tombstone of the token for both).
@@ -115,7 +139,9 @@ struct PushEndToEndTests {
     /// its copy in its own way: Prosody after push_max_errors (16) more errors that are not `wait` (the
     /// tombstone answers them `cancel`), ejabberd's mod_push at the first error, bridged or not. After
     /// that no publish comes.
-    @Test(arguments: [PushTestbed.Server.prosodyBridged, .prosody13Bridged, .ejabberd, .ejabberdBridged])
+    @Test(arguments: [
+        PushTestbed.Server.prosodyBridged, .prosody13Bridged, .ejabberd, .ejabberdBridged, .ejabberd24Bridged,
+    ])
     func aDeadTokenIsRemovedOnTheComponentAndOnTheServer(on server: PushTestbed.Server) async throws {
         try await PushTestbed.with(server, coalesceSeconds: 0) { bed in
             try await bed.enableDevice(token: "token-dead")
@@ -178,8 +204,10 @@ struct PushEndToEndTests {
         }
     }
 
-    @Test func stockEjabberdPublishesAreSealedWithTheSenderAsTheChat() async throws {
-        try await PushTestbed.with(.ejabberd, coalesceSeconds: 0) { bed in
+    /// The sender stock mod_push names is the chat: a full JID in 23.01, a bare one in 24.12.
+    @Test(arguments: [PushTestbed.Server.ejabberd, .ejabberd24])
+    func stockEjabberdPublishesAreSealedWithTheSenderAsTheChat(on server: PushTestbed.Server) async throws {
+        try await PushTestbed.with(server, coalesceSeconds: 0) { bed in
             let key = try await bed.enableDevice(token: "token-ej")
             let bob = try await bed.client("bob")
             try bed.message(from: bob, to: "alice@localhost", body: "from ejabberd")
@@ -192,10 +220,12 @@ struct PushEndToEndTests {
 }
 
 extension PushEndToEndTests {
-    /// ejabberd 23.01 sends anything but a message with a body as an empty notification: the component
-    /// cannot tell a call from a presence there, so it is a silent wake, at most one a minute.
-    @Test func ejabberdsEmptyNotificationsBecomeRateLimitedWakes() async throws {
-        try await PushTestbed.with(.ejabberd) { bed in
+    /// Stock ejabberd (23.01 and 24.12) sends anything but a message with a body as an empty
+    /// notification: the component cannot tell a call from a presence there, so it is a silent wake,
+    /// at most one a minute.
+    @Test(arguments: [PushTestbed.Server.ejabberd, .ejabberd24])
+    func ejabberdsEmptyNotificationsBecomeRateLimitedWakes(on server: PushTestbed.Server) async throws {
+        try await PushTestbed.with(server) { bed in
             let key = try await bed.enableDevice(token: "token-wake")
             let bob = try await bed.client("bob")
             try bed.propose(from: bob, to: "alice@localhost", sid: "ej-call-1")

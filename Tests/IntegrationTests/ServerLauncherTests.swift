@@ -55,8 +55,10 @@ struct ServerLauncherTests {
         #expect(error?.message.contains("contrib/prosody/backports.sh") == true)
     }
 
-    @Test func ejabberdServesPortsRegistersRestartsAndStops() async throws {
-        let server = try EjabberdServer(componentJID: "apush.localhost", componentSecret: "launcher-secret")
+    @Test(arguments: EjabberdServer.Release.allCases)
+    func ejabberdServesPortsRegistersRestartsAndStops(release: EjabberdServer.Release) async throws {
+        let server = try EjabberdServer(
+            componentJID: "apush.localhost", componentSecret: "launcher-secret", release: release)
         try await server.start()
         await expectLifecycle(of: server) {
             do {

@@ -39,19 +39,23 @@ final class PushTestbed: Sendable {
         case ejabberd
         /// ejabberd 23.01 with mod_push and contrib/ejabberd's bridge.
         case ejabberdBridged
+        /// ejabberd 24.12 (bookworm-backports, unpacked by contrib/ejabberd/backports.sh) with stock mod_push.
+        case ejabberd24
+        /// ejabberd 24.12 with mod_push and the bridge built against 24.12.
+        case ejabberd24Bridged
 
         /// The Prosody release it runs, nil for ejabberd.
         var prosodyRelease: ProsodyServer.Release? {
             switch self {
             case .prosodyBridged, .prosodyStock: .v0_12
             case .prosody13Bridged, .prosody13Stock: .v13
-            case .ejabberd, .ejabberdBridged: nil
+            case .ejabberd, .ejabberdBridged, .ejabberd24, .ejabberd24Bridged: nil
             }
         }
     }
 
     /// Every server with a bridge: the scenarios that need an account named run on each.
-    static let bridgedServers: [Server] = [.prosodyBridged, .prosody13Bridged, .ejabberdBridged]
+    static let bridgedServers: [Server] = [.prosodyBridged, .prosody13Bridged, .ejabberdBridged, .ejabberd24Bridged]
 
     enum Placement: Sendable {
         /// In this process: fast, and the test can read the module's counters.
@@ -136,7 +140,8 @@ final class PushTestbed: Sendable {
             server = try EjabberdServer(
                 componentJID: Self.componentJID, componentSecret: componentSecret,
                 otherComponents: [Self.appServerJID: appServerSecret],
-                bridge: kind == .ejabberdBridged ? bridge : nil)
+                bridge: [.ejabberdBridged, .ejabberd24Bridged].contains(kind) ? bridge : nil,
+                release: [.ejabberd24, .ejabberd24Bridged].contains(kind) ? .v24_12 : .v23_01)
         }
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("apush-e2e-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)

@@ -2,18 +2,22 @@
 # Compiles mod_apush_bridge for ejabberd, or lays it out as a source package for ejabberd's
 # contrib mechanism (`ejabberdctl module_install`).
 #
-#   build.sh [--ejabberd DIR] [--xmpp DIR] OUTDIR    writes OUTDIR/*.beam
-#   build.sh --package SOURCES_DIR                   writes SOURCES_DIR/mod_apush_bridge/
-#   build.sh [--ejabberd DIR] [--xmpp DIR] --test    builds with test/ and runs its eunit tests
+#   build.sh [--root ROOT] [--ejabberd DIR] [--xmpp DIR] OUTDIR    writes OUTDIR/*.beam
+#   build.sh --package SOURCES_DIR                                 writes SOURCES_DIR/mod_apush_bridge/
+#   build.sh [--root ROOT] [--ejabberd DIR] [--xmpp DIR] --test    builds with test/, runs its eunit tests
 #
 # DIR defaults: Debian's package (/usr/lib/<arch>/ejabberd-<version>, holding ebin/ and include/)
-# and the xmpp library beside it; for an ejabberd built from source, give its lib directories, e.g.
+# and the xmpp library beside it or in Erlang's lib directory, found under ROOT (default /): e.g.
+# --root /opt/apush-backports/ejabberd-24 builds against ejabberd 24.12 as
+# contrib/ejabberd/backports.sh unpacks it. For an ejabberd built from source, give its lib
+# directories, e.g.
 #   build.sh --ejabberd /opt/ejabberd/lib/ejabberd-23.01 --xmpp /opt/ejabberd/lib/xmpp-1.6.1 out
 # (or set EJABBERD_DIR and XMPP_DIR; ERLC_FLAGS adds compiler flags, e.g. +warnings_as_errors).
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 sources=(mod_apush_bridge.erl mod_apush_bridge_stanza.erl)
+root=
 ejabberd_dir=${EJABBERD_DIR:-}
 xmpp_dir=${XMPP_DIR:-}
 package_into=
@@ -24,11 +28,12 @@ fail() { echo "build.sh: $*" >&2; exit 1; }
 
 while [ $# -gt 0 ]; do
     case $1 in
+        --root) root=${2:?--root needs a directory}; shift 2 ;;
         --ejabberd) ejabberd_dir=${2:?--ejabberd needs a directory}; shift 2 ;;
         --xmpp) xmpp_dir=${2:?--xmpp needs a directory}; shift 2 ;;
         --package) package_into=${2:?--package needs a directory}; shift 2 ;;
         --test) run_tests=1; shift ;;
-        -h|--help) sed -n '2,13p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
         -*) fail "unknown option $1 (see --help)" ;;
         *) [ -z "$outdir" ] || fail "one output directory only"; outdir=$1; shift ;;
     esac
@@ -59,7 +64,7 @@ fi
 command -v erlc >/dev/null || fail "erlc is missing: apt-get install erlang-dev (or ejabberd, which brings it)"
 
 if [ -z "$ejabberd_dir" ]; then
-    for candidate in /usr/lib/*/ejabberd-* /usr/lib/ejabberd-* /usr/lib/erlang/lib/ejabberd-*; do
+    for candidate in "$root"/usr/lib/*/ejabberd-* "$root"/usr/lib/ejabberd-* "$root"/usr/lib/erlang/lib/ejabberd-*; do
         if [ -f "$candidate/ebin/gen_mod.beam" ] && [ -d "$candidate/include" ]; then
             ejabberd_dir=$candidate; break
         fi
@@ -68,7 +73,7 @@ if [ -z "$ejabberd_dir" ]; then
 fi
 [ -f "$ejabberd_dir/ebin/gen_mod.beam" ] || fail "$ejabberd_dir has no ebin/gen_mod.beam: not an ejabberd lib directory"
 if [ -z "$xmpp_dir" ]; then
-    for candidate in "$(dirname "$ejabberd_dir")"/xmpp-* /usr/lib/erlang/lib/p1_xmpp-* /usr/lib/erlang/lib/xmpp-*; do
+    for candidate in "$(dirname "$ejabberd_dir")"/xmpp-* "$root"/usr/lib/erlang/lib/p1_xmpp-* "$root"/usr/lib/erlang/lib/xmpp-*; do
         if [ -f "$candidate/include/xmpp.hrl" ]; then xmpp_dir=$candidate; break; fi
     done
     [ -n "$xmpp_dir" ] || fail "no xmpp library (xmpp.hrl) found: give --xmpp DIR"

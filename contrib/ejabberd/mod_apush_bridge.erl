@@ -425,7 +425,10 @@ forget_mam_message(Pkt, _LUser, _LServer, _Peer, _Nick, _Type, _Dir) ->
     forget_note(),
     Pkt.
 
-%% ejabberd 23.04 and later add whether a room's archive stored the message.
+%% The bridge's one difference between ejabberd releases: 26.03 and later add
+%% whether a room's archive stored the message (these /8 handlers). 23.01 and
+%% 24.12 call the /7 ones, and every hook the bridge uses has the same name,
+%% arguments and priority in both.
 note_mam_message(Pkt, LUser, LServer, Peer, Nick, Type, Dir, _StoredInMucMam) ->
     note_mam_message(Pkt, LUser, LServer, Peer, Nick, Type, Dir).
 

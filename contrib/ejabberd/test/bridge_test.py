@@ -1,16 +1,18 @@
 #!/usr/bin/env python3
-"""Checks mod_apush_bridge against a real ejabberd 23.01 with mod_push.
+"""Checks mod_apush_bridge against a real ejabberd (23.01, or 24.12 with --root) with mod_push.
 
 Starts a private ejabberd (its own Erlang node, cookie and ports, loopback only) from a temporary
 directory, connects a fake apush component (XEP-0114) that records what it receives, and runs the
 scenarios every bridge must pass (contrib/bridge-test/bridge_wire.py), then what is ejabberd's own:
 a component that is away costs no registration, and a hibernated session's pushes name the account.
 
-    python3 contrib/ejabberd/test/bridge_test.py [--install contrib|code-path] [--keep] [--verbose]
+    python3 contrib/ejabberd/test/bridge_test.py [--install contrib|code-path] [--root ROOT] [--keep] [--verbose]
 
 --install contrib installs the module the way an operator would with ejabberd's contrib mechanism
 (build.sh --package, then `ejabberdctl module_install`); code-path (the default) builds it with
-build.sh and loads it from ejabberd's code path. Exits non-zero on the first failed check. Needs
+build.sh and loads it from ejabberd's code path. --root runs the ejabberd unpacked there (ejabberd
+24.12: --root /opt/apush-backports/ejabberd-24, from contrib/ejabberd/backports.sh) and builds the
+module against it; without it, the installed one (Debian bookworm's 23.01). Exits non-zero on the first failed check. Needs
 ejabberd (Debian: ejabberd, erlang-dev) and may run as root.
 """
 
@@ -38,8 +40,9 @@ ALLOWED_SERVICES = f'["{COMPONENT}", "push.allowed.example"]'
 class Ejabberd:
     """A private ejabberd, driven with ejabberdctl and stopped by the PID in its pid file."""
 
-    def __init__(self, base, install):
-        self.base, self.install = base, install
+    def __init__(self, base, install, root):
+        self.base, self.install, self.root = base, install, root
+        self.ejabberdctl = os.path.join(root, "usr/sbin/ejabberdctl") if root else "ejabberdctl"
         self.c2s_port, self.component_port, self.dist_port = free_port(), free_port(), free_port()
         self.cookie = f"bridge{os.getpid()}"
         for sub in ("spool", "logs", "ebin", "contrib/sources"):
@@ -95,7 +98,7 @@ modules:
 {module}""")
 
     def ctl(self, *args, check=True):
-        command = ["ejabberdctl", "--config-dir", self.base, "--spool", f"{self.base}/spool",
+        command = [self.ejabberdctl, "--config-dir", self.base, "--spool", f"{self.base}/spool",
                    "--logs", f"{self.base}/logs", *args]
         result = subprocess.run(command, capture_output=True, text=True)
         if check and result.returncode != 0:
@@ -103,11 +106,11 @@ modules:
         return result.stdout
 
     def start(self):
-        build = [os.path.join(MODULE_DIR, "build.sh")]
+        build = [os.path.join(MODULE_DIR, "build.sh")] + (["--root", self.root] if self.root else [])
         if self.install == "code-path":
             subprocess.run(build + [f"{self.base}/ebin"], check=True)
         self.process = subprocess.Popen(
-            ["ejabberdctl", "--config-dir", self.base, "--spool", f"{self.base}/spool", "--logs", f"{self.base}/logs",
+            [self.ejabberdctl, "--config-dir", self.base, "--spool", f"{self.base}/spool", "--logs", f"{self.base}/logs",
              "foreground"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
         wait_for_port(self.c2s_port, self.process, "ejabberd", timeout=60)
         wait_for_port(self.component_port, self.process, "ejabberd", timeout=60)
@@ -238,13 +241,14 @@ def ejabberd_scenarios(server, component):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--install", choices=("code-path", "contrib"), default="code-path")
+    parser.add_argument("--root", default="", help="the root ejabberd is unpacked in (default: the installed one)")
     parser.add_argument("--keep", action="store_true", help="keep the temporary directory")
     parser.add_argument("--verbose", action="store_true", help="print every stanza")
     args = parser.parse_args()
     bridge_wire.VERBOSE = args.verbose
 
     base = tempfile.mkdtemp(prefix="apush-ejabberd-bridge-")
-    server = Ejabberd(base, args.install)
+    server = Ejabberd(base, args.install, args.root)
     def checks(component):
         scenarios(server.c2s_port, component, lambda user: server.ctl("register", user, DOMAIN, PASSWORD),
                   server.stored_nodes)
@@ -252,7 +256,7 @@ def main():
 
     try:
         server.start()
-        print(f"ejabberd with the bridge loaded through {args.install}")
+        print(f"ejabberd {args.root or '(installed)'} with the bridge loaded through {args.install}")
         return run_checks(base, server.component_port, checks)
     finally:
         server.stop()
