@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 public import XMLStream
 
 /// Runs XEP-0050 `execute` requests against a set of commands, with multi-stage sessions.
@@ -22,6 +23,8 @@ public final class AdHocSessions: Sendable {
     private let key: AdHocSessionKey
     private let lifetimeMilliseconds: UInt64
     private let now: @Sendable () -> UInt64
+    /// Sessions canceled or completed here, whose forms must not open again (XEP-0050 `session-expired`).
+    private let ended = EndedSessions(capacity: EndedSessions.defaultCapacity)
 
     /// `now` is the wall clock in milliseconds since 1970: instances compare expiry times, so their
     /// clocks must agree (to well within `lifetime`).
@@ -48,16 +51,28 @@ public final class AdHocSessions: Sendable {
         commands.filter { $0.isAllowed(requester) }
     }
 
-    /// Answers one `<iq type='set'><command/></iq>`: the result payload, or a StanzaError thrown.
+    /// Answers one `<iq type='set'><command/></iq>`: the result payload, or a StanzaError thrown. Every
+    /// StanzaError carries the request's `<command/>` (node, sessionid, status) as its payload, so that
+    /// the client finds the session it belongs to: `executing` when the session goes on (a refused
+    /// value), `canceled` when it does not.
     public func execute(_ command: Element, from requester: JID) async throws -> Element {
+        do {
+            return try await run(command, from: requester)
+        } catch var error as StanzaError {
+            if error.payload == nil { error.payload = Self.echo(of: command, status: .canceled) }
+            throw error
+        }
+    }
+
+    private func run(_ command: Element, from requester: JID) async throws -> Element {
         guard let node = command[attribute: "node"], let definition = commands.first(where: { $0.node == node }) else {
             throw StanzaError(.itemNotFound, text: "no such command")
         }
         guard definition.isAllowed(requester) else {
-            throw StanzaError(.forbidden, text: "you may not run this command")
+            throw Self.forbidden
         }
         let actionName = command[attribute: "action"] ?? AdHocAction.execute.rawValue
-        guard let action = AdHocAction(rawValue: actionName) else {
+        guard var action = AdHocAction(rawValue: actionName) else {
             throw Self.malformedAction
         }
         let form: DataForm?
@@ -65,7 +80,7 @@ public final class AdHocSessions: Sendable {
             do {
                 form = try DataForm(element: formElement)
             } catch {
-                throw StanzaError(.badRequest, text: "the submitted form is malformed: \(error)")
+                throw Self.badPayload(StanzaError(.badRequest, text: "the submitted form is malformed: \(error)"))
             }
         } else {
             form = nil
@@ -76,16 +91,20 @@ public final class AdHocSessions: Sendable {
         var session = AdHocSessionState(expires: 0, states: [[:]])
         var submitted = form
         if let presented {
+            let ending = EndedSessions.Key(sessionID: presented, node: node, owner: requester.description)
             if action == .cancel {
+                ended.insert(ending, until: expiry(), now: now())
                 return Self.reply(node: node, sessionID: presented, response: AdHocResponse(status: .canceled))
             }
+            guard !ended.contains(ending, at: now()) else { throw Self.sessionExpired }
             guard let sealed = form?.value(Self.stateField) else {
                 throw Self.badSessionID("send the form of the latest answer, with its \(Self.stateField) field")
             }
             guard
                 let opened = AdHocSessionState(
-                    opening: sealed, key: key, sessionID: presented, node: node, owner: requester, now: now())
-            else { throw Self.badSessionID("unknown or expired session") }
+                    opening: sealed, key: key, sessionID: presented, node: node, owner: requester)
+            else { throw Self.badSessionID("unknown session") }
+            guard opened.expires > now() else { throw Self.sessionExpired }
             session = opened
             submitted?.fields.removeAll { $0.variable == Self.stateField }
             if let submitted, action != .prev {
@@ -98,9 +117,13 @@ public final class AdHocSessions: Sendable {
                         "\(field): not a field of this session's stage; submit the form of the latest answer")
                 }
             }
+            // `execute` is the stage's default action (XEP-0050 §3.4); any other must be one it offered.
+            let offered = session.offeredActions
+            if action == .execute { action = offered.first ?? .complete }
+            guard offered.contains(action) else { throw Self.badAction }
             if action == .prev {
                 // The requester sees the form of stage `stage - 1`; going back re-runs the one before it.
-                guard session.stage >= 2 else { throw Self.malformedAction }
+                guard session.stage >= 2 else { throw Self.badAction }
                 session.states.removeLast(2)
             }
         } else {
@@ -109,15 +132,27 @@ public final class AdHocSessions: Sendable {
 
         let request = AdHocRequest(
             requester: requester, action: action, form: action == .prev ? nil : submitted,
-            stage: session.stage, state: session.states.last ?? [:])
-        var response = try await definition.handler(request)
+            stage: session.stage, state: session.handlerState)
+        var response: AdHocResponse
+        do {
+            response = try await definition.handler(request)
+        } catch var error as StanzaError {
+            // A refused value leaves the stage's form open: the client may correct it and submit again.
+            if error.condition == .badRequest { error = Self.badPayload(error) }
+            error.payload = Self.echo(of: command, status: presented == nil ? .canceled : .executing)
+            throw error
+        }
         guard response.status == .executing else {
+            if let presented {
+                ended.insert(
+                    EndedSessions.Key(sessionID: presented, node: node, owner: requester.description),
+                    until: expiry(), now: now())
+            }
             return Self.reply(node: node, sessionID: sessionID, response: response)
         }
-        session.states.append(response.state)
+        session.append(response.state, offering: response.actions)
         session.fields = response.form?.fields.compactMap(\.variable) ?? []
-        let (expires, overflow) = now().addingReportingOverflow(lifetimeMilliseconds)
-        session.expires = overflow ? .max : expires
+        session.expires = expiry()
         guard let sealed = session.sealed(key: key, sessionID: sessionID, node: node, owner: requester) else {
             throw StanzaError(.resourceConstraint, text: "this command's session does not fit in its form")
         }
@@ -128,8 +163,44 @@ public final class AdHocSessions: Sendable {
         return Self.reply(node: node, sessionID: sessionID, response: response)
     }
 
+    /// When a stage answered now expires.
+    private func expiry() -> UInt64 {
+        let (expires, overflow) = now().addingReportingOverflow(lifetimeMilliseconds)
+        return overflow ? .max : expires
+    }
+
+    /// The request's `<command/>` as an error sends it back: its node and sessionid, with `status`.
+    private static func echo(of command: Element, status: AdHocResponse.Status) -> Element {
+        Element(
+            "command", namespace: Namespace.commands,
+            [
+                "node": command[attribute: "node"], "sessionid": command[attribute: "sessionid"],
+                "status": status.rawValue,
+            ])
+    }
+
     /// The hidden field of every `executing` answer's form that carries the session's stages.
     public static let stateField = "apush-session-state"
+
+    /// XEP-0050 §4.6 gives `forbidden` the type `cancel`.
+    private static let forbidden = StanzaError(.forbidden, type: .cancel, text: "you may not run this command")
+
+    private static let sessionExpired = StanzaError(
+        .notAllowed, text: "this command's session is over (canceled, completed or expired); start it again",
+        applicationCondition: Element("session-expired", namespace: Namespace.commands))
+
+    private static let badAction = StanzaError(
+        .badRequest, text: "this stage does not offer that action",
+        applicationCondition: Element("bad-action", namespace: Namespace.commands))
+
+    /// `error` (a bad value in the submission) with XEP-0050's `bad-payload` unless it names a condition.
+    private static func badPayload(_ error: StanzaError) -> StanzaError {
+        var error = error
+        if error.applicationCondition == nil {
+            error.applicationCondition = Element("bad-payload", namespace: Namespace.commands)
+        }
+        return error
+    }
 
     private static func badSessionID(_ text: String) -> StanzaError {
         StanzaError(
@@ -163,5 +234,46 @@ public final class AdHocSessions: Sendable {
             element.append(form.element)
         }
         return element
+    }
+}
+
+/// The sessions that ended (canceled or completed) on this instance, each kept until its last form
+/// would have expired anyway, at most `capacity` at once: past that the one expiring first is forgotten,
+/// and its forms open again until they expire, as they did before anything was remembered. Another
+/// instance does not know of them (ejabberd active/active): there the forms also open until they expire.
+final class EndedSessions: Sendable {
+    struct Key: Hashable, Sendable {
+        var sessionID: String
+        var node: String
+        var owner: String
+    }
+
+    static let defaultCapacity = 10_000
+    private let capacity: Int
+    private let expiries = Mutex<[Key: UInt64]>([:])
+
+    init(capacity: Int) { self.capacity = max(1, capacity) }
+
+    func insert(_ key: Key, until expires: UInt64, now: UInt64) {
+        expiries.withLock { expiries in
+            if expiries.count >= capacity, expiries[key] == nil {
+                expiries = expiries.filter { $0.value > now }
+                if expiries.count >= capacity, let first = expiries.min(by: { $0.value < $1.value }) {
+                    expiries[first.key] = nil
+                }
+            }
+            expiries[key] = expires
+        }
+    }
+
+    func contains(_ key: Key, at now: UInt64) -> Bool {
+        expiries.withLock { expiries in
+            guard let expires = expiries[key] else { return false }
+            guard expires > now else {
+                expiries[key] = nil
+                return false
+            }
+            return true
+        }
     }
 }

@@ -78,11 +78,11 @@ import XMPPTesting
             return Reply(element: try await sessions.execute(command, from: requester))
         }
 
-        /// Starts `node` and submits `fields` to its second stage.
+        /// Starts `node` and submits `fields` to its second stage with the stage's default action.
         func run(_ node: String, as requester: JID, _ fields: DataForm.Field...) async throws -> Reply {
             let first = try await execute(node, as: requester)
             #expect(first.status == "executing")
-            return try await execute(node, as: requester, after: first, action: .complete, fields: fields)
+            return try await execute(node, as: requester, after: first, action: .execute, fields: fields)
         }
 
         @discardableResult
