@@ -214,6 +214,8 @@ struct APushCommands: Sendable {
             title: rows.isEmpty
                 ? "No registrations on page \(page) of \(total)"
                 : "Registrations \(first)-\(first + rows.count - 1) of \(total)",
+            // The table again as lines, for text clients that show no <reported/> table (profanity).
+            instructions: rows.map(\.listingLine),
             reported: columns.map { .init(variable: $0) },
             items: rows.map { registration in
                 [
@@ -229,24 +231,24 @@ struct APushCommands: Sendable {
     private func details(_ registration: Registration) async throws -> DataForm {
         let chats = try await service.store.chats(registrationID: registration.id)
         let held = chats.filter { $0.held != nil }.count
-        let values: KeyValuePairs<String, String> = [
-            "fingerprint": registration.fingerprint,
-            "account": registration.account ?? "(unknown: stock publish)",
-            "domain": registration.domain,
-            "module": registration.pushModule,
-            "kinds": registration.kindsDescription,
-            "created": TimeFormat.describe(registration.createdAt),
-            "last-push": TimeFormat.describe(registration.lastPushAt),
-            "last-error": registration.lastErrorDescription,
-            "last-wake": TimeFormat.describe(registration.lastWakeAt),
-            "pushes": String(registration.pushCount),
-            "errors": String(registration.errorCount),
-            "chats": String(chats.count),
-            "held": String(held),
+        let values: [(variable: String, label: String, value: String)] = [
+            ("fingerprint", "Fingerprint", registration.fingerprint),
+            ("account", "Account", registration.account ?? "(unknown: stock publish)"),
+            ("domain", "Domain", registration.domain),
+            ("module", "Push module", registration.pushModule),
+            ("kinds", "Kinds", registration.kindsDescription),
+            ("created", "Created", TimeFormat.describe(registration.createdAt)),
+            ("last-push", "Last push", TimeFormat.describe(registration.lastPushAt)),
+            ("last-error", "Last error", registration.lastErrorDescription),
+            ("last-wake", "Last wake", TimeFormat.describe(registration.lastWakeAt)),
+            ("pushes", "Pushes", String(registration.pushCount)),
+            ("errors", "Errors", String(registration.errorCount)),
+            ("chats", "Chats", String(chats.count)),
+            ("held", "Chats with a held push", String(held)),
         ]
         return DataForm(
             type: .result, formType: APushNamespace.commands, title: "Registration \(registration.fingerprint)",
-            fields: values.map { .init(variable: $0.key, type: .textSingle, values: [$0.value]) })
+            fields: values.map { .init(variable: $0.variable, type: .textSingle, label: $0.label, values: [$0.value]) })
     }
 
     @Sendable func adminRemove(_ request: AdHocRequest) async throws -> AdHocResponse {
@@ -335,14 +337,18 @@ struct APushCommands: Sendable {
                 values: [String(service.publishesInFlight)]),
         ]
         for (scope, counts) in [("since-start", sinceStart), ("total", totals)] {
+            let scopeLabel = scope == "total" ? "total" : "since start"
             let answers = counts[Statistic.upstreamAnswers.name] ?? 0
             let latency = answers > 0 ? (counts[Statistic.upstreamLatencyMilliseconds.name] ?? 0) / answers : 0
             fields.append(
                 .init(
                     variable: "\(scope).upstream.mean-latency-ms", type: .textSingle,
-                    label: "Mean upstream latency (ms), \(scope)", values: [String(latency)]))
+                    label: "Mean upstream latency (ms), \(scopeLabel)", values: [String(latency)]))
             for name in counts.keys.sorted() {
-                fields.append(.init(variable: "\(scope).\(name)", type: .textSingle, values: [String(counts[name]!)]))
+                fields.append(
+                    .init(
+                        variable: "\(scope).\(name)", type: .textSingle, label: "\(name), \(scopeLabel)",
+                        values: [String(counts[name]!)]))
             }
         }
         return .completed(

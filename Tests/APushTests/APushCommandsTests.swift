@@ -210,6 +210,24 @@ import XMPPTesting
                 since: 0))
     }
 
+    /// slixmpp's `Form.reply()` sends the form back whole, its var-less `fixed` lines without their
+    /// type (issue 21): the removal still goes through.
+    @Test func aFormReplyWithTheFixedLinesStillRemoves() async throws {
+        let setup = try Setup()
+        try await setup.register("alice-phone")
+        try await setup.register("alice-tablet")
+        let shown = try await setup.execute(APushCommands.registrations, as: Self.alice)
+        let lines = try shown.form().fields.filter { $0.variable == nil }.map {
+            DataForm.Field(variable: nil, values: $0.values)
+        }
+        #expect(lines.count == 2)
+        let reply = try await setup.execute(
+            APushCommands.registrations, as: Self.alice, after: shown, action: .complete,
+            fields: lines + [DataForm.Field(variable: "remove", values: [Fingerprint.of("alice-phone")])])
+        #expect(reply.notes.map(\.text) == ["Removed 1 registration(s)."])
+        #expect(try await setup.tokens() == ["alice-tablet"])
+    }
+
     @Test func submittingNothingRemovesNothing() async throws {
         let setup = try Setup()
         try await setup.register("alice-phone")
@@ -469,6 +487,30 @@ import XMPPTesting
         #expect(try await setup.execute(APushCommands.policy, as: Self.alice).status == "executing")
     }
 
+    /// The fields a person sees, shown without a label: profanity shows those as `(null)`.
+    static func unlabelled(_ form: DataForm) -> [String] {
+        form.fields.filter { $0.type != .hidden && $0.type != .fixed && ($0.label ?? "").isEmpty }
+            .map { $0.variable ?? "?" }
+    }
+
+    @Test func everyFieldAPersonSeesHasALabel() async throws {
+        let setup = try Setup()
+        try await setup.register("alice-phone")
+        setup.harness.service.statistics.count(.upstreamAnswers)
+        let stats = try await setup.execute(APushCommands.adminStats, as: Self.carol).form()
+        #expect(stats.fields.count > 10)
+        #expect(Self.unlabelled(stats).isEmpty, "unlabelled: \(Self.unlabelled(stats))")
+        for (node, requester) in [
+            (APushCommands.registrations, Self.alice), (APushCommands.policy, Self.alice),
+            (APushCommands.test, Self.alice), (APushCommands.adminRegistrations, Self.carol),
+            (APushCommands.adminRemove, Self.carol), (APushCommands.adminPolicy, Self.carol),
+            (APushCommands.adminPruneAccounts, Self.carol),
+        ] {
+            let form = try await setup.execute(node, as: requester).form()
+            #expect(Self.unlabelled(form).isEmpty, "\(node): \(Self.unlabelled(form))")
+        }
+    }
+
     @Test func adminRegistrationsPagesByFifty() async throws {
         let setup = try Setup()
         for index in 0..<120 {
@@ -482,6 +524,11 @@ import XMPPTesting
         }
         let first = try await page("1")
         #expect(first.items.count == 50)
+        // A text client that shows no table still gets one line per registration.
+        #expect(first.instructions.count == 50)
+        for (line, row) in zip(first.instructions, Self.rows(first)) {
+            #expect(line.hasPrefix("\(row["fingerprint"] ?? "?") · \(row["account"] ?? "?") · "))
+        }
         #expect(first.title == "Registrations 1-50 of 120")
         #expect(
             first.reported?.compactMap(\.variable)
@@ -563,6 +610,7 @@ import XMPPTesting
             #expect(form.value("kinds") == "messages, calls, reads")
             #expect(form.value("created") == "2025-11-29 15:26:40 UTC")
             #expect(form.value("last-error")?.hasPrefix("wait/remote-server-timeout at ") == true)
+            #expect(Self.unlabelled(form).isEmpty, "unlabelled: \(Self.unlabelled(form))")
             #expect(!reply.element.serialized().contains("alice-phone"))
         }
         let missing = await Self.stanzaError {
