@@ -87,7 +87,9 @@ var targets: [Target] = [
         name: "IntegrationTests",
         dependencies: [
             "ComponentHost", "HTTPServer", "APush", "SQLite", "PostgreSQL", "XMPPTesting", "BlockingWork",
-        ]),
+        ],
+        // Scripts of independently written clients (Python) the tests run.
+        exclude: ["Clients"]),
 ]
 
 // libFuzzer harnesses (Fuzz/), only when contrib/fuzz.sh asks: they reach internals through `@testable

@@ -207,7 +207,10 @@ struct APushCommands: Sendable {
         let total = try await service.store.countRegistrations(matching: filter)
         let rows = try await service.store.registrations(
             matching: filter, limit: pageSize, offset: (page - 1) * pageSize)
-        let columns = ["fingerprint", "account", "domain", "module", "kinds", "created", "last-push", "last-error"]
+        let columns: KeyValuePairs = [
+            "fingerprint": "Fingerprint", "account": "Account", "domain": "Domain", "module": "Push module",
+            "kinds": "Kinds", "created": "Created", "last-push": "Last push", "last-error": "Last error",
+        ]
         let first = (page - 1) * pageSize + 1
         let result = DataForm(
             type: .result, formType: APushNamespace.commands,
@@ -216,14 +219,14 @@ struct APushCommands: Sendable {
                 : "Registrations \(first)-\(first + rows.count - 1) of \(total)",
             // The table again as lines, for text clients that show no <reported/> table (profanity).
             instructions: rows.map(\.listingLine),
-            reported: columns.map { .init(variable: $0) },
+            reported: columns.map { .init(variable: $0.key, label: $0.value) },
             items: rows.map { registration in
                 [
                     registration.fingerprint, registration.account ?? "", registration.domain, registration.pushModule,
                     registration.kindsDescription, TimeFormat.describe(registration.createdAt),
                     TimeFormat.describe(registration.lastPushAt), registration.lastErrorDescription,
                 ]
-                .enumerated().map { DataForm.Field(variable: columns[$0.offset], values: [$0.element]) }
+                .enumerated().map { DataForm.Field(variable: columns[$0.offset].key, values: [$0.element]) }
             })
         return .completed(form: result)
     }

@@ -487,10 +487,12 @@ import XMPPTesting
         #expect(try await setup.execute(APushCommands.policy, as: Self.alice).status == "executing")
     }
 
-    /// The fields a person sees, shown without a label: profanity shows those as `(null)`.
+    /// The fields and table columns a person sees, shown without a label: profanity shows those as `(null)`.
     static func unlabelled(_ form: DataForm) -> [String] {
-        form.fields.filter { $0.type != .hidden && $0.type != .fixed && ($0.label ?? "").isEmpty }
-            .map { $0.variable ?? "?" }
+        (form.fields + (form.reported ?? [])).filter {
+            $0.type != .hidden && $0.type != .fixed && ($0.label ?? "").isEmpty
+        }
+        .map { $0.variable ?? "?" }
     }
 
     @Test func everyFieldAPersonSeesHasALabel() async throws {
@@ -530,6 +532,7 @@ import XMPPTesting
             #expect(line.hasPrefix("\(row["fingerprint"] ?? "?") · \(row["account"] ?? "?") · "))
         }
         #expect(first.title == "Registrations 1-50 of 120")
+        #expect(Self.unlabelled(first).isEmpty, "unlabelled columns: \(Self.unlabelled(first))")
         #expect(
             first.reported?.compactMap(\.variable)
                 == ["fingerprint", "account", "domain", "module", "kinds", "created", "last-push", "last-error"])
