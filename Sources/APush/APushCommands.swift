@@ -217,8 +217,9 @@ struct APushCommands: Sendable {
             title: rows.isEmpty
                 ? "No registrations on page \(page) of \(total)"
                 : "Registrations \(first)-\(first + rows.count - 1) of \(total)",
-            // The table again as lines, for text clients that show no <reported/> table (profanity).
-            instructions: rows.map(\.listingLine),
+            // The table again as `fixed` lines, for text clients that show no <reported/> table and only
+            // the first <instructions/> (profanity 0.13).
+            fields: rows.map { .init(variable: nil, type: .fixed, values: [$0.listingLine]) },
             reported: columns.map { .init(variable: $0.key, label: $0.value) },
             items: rows.map { registration in
                 [

@@ -5,26 +5,29 @@ public import XMLStream
 /// Runs XEP-0050 `execute` requests against a set of commands, with multi-stage sessions.
 ///
 /// A session keeps one id from its first answer to its last, as XEP-0050 has it (Gajim refuses a
-/// service that changes it). What its stages remember lives in the form, not in memory: each
-/// `executing` answer's form carries a hidden field (`stateField`) holding the stages' states and the
-/// expiry, authenticated with a key every instance of the component shares and bound to the session
-/// id, the command and the requester's full JID (`AdHocSessionState`). A client returns hidden fields
-/// with the form it submits, so the next stage may land on any instance (ejabberd spreads one
-/// component JID's stanzas across its connections) and an abandoned session costs nothing. A form
-/// with fields its stage did not show is refused, so an earlier stage's form cannot take a later
-/// stage's fields. A later stage without that field (no form, or one that dropped it), another
-/// requester's, or a stale, tampered or foreign one gets `bad-request`/`bad-sessionid`; `cancel`
-/// needs none. Access is checked again on every stage.
+/// service that changes it). What its stages remember lives in the form: each `executing` answer's
+/// form carries a hidden field (`stateField`) holding the stages' states and the expiry, authenticated
+/// with a key every instance of the component shares and bound to the session id, the command and the
+/// requester's full JID (`AdHocSessionState`). A client returns hidden fields with the form it
+/// submits, so the next stage may land on any instance (ejabberd spreads one component JID's stanzas
+/// across its connections). The instance that answered a stage also remembers its field under the
+/// session id (`KnownSessions`), for a client that keeps the session id but sends no form, or one
+/// without the field. A form with fields its stage did not show is refused, so an earlier stage's
+/// form cannot take a later stage's fields. Another requester's session, a stale, tampered or foreign
+/// field, or a stage without the field on an instance that does not know the session gets
+/// `bad-request`/`bad-sessionid`; `cancel` needs none. Access is checked again on every stage.
 ///
-/// A stage's form opens again until it expires, even after `complete` or `cancel`: a replay by its
-/// own requester re-runs a stage it could reach by starting the command again, so nothing is gained.
+/// A canceled or completed session is `session-expired` on the instance that ended it, until its
+/// forms would have expired anyway; on another instance its form re-runs its stage for the same
+/// requester, which it could as well reach by starting the command again.
 public final class AdHocSessions: Sendable {
     public let commands: [AdHocCommand]
     private let key: AdHocSessionKey
     private let lifetimeMilliseconds: UInt64
     private let now: @Sendable () -> UInt64
-    /// Sessions canceled or completed here, whose forms must not open again (XEP-0050 `session-expired`).
-    private let ended = EndedSessions(capacity: EndedSessions.defaultCapacity)
+    /// The latest state of each session answered here, and the sessions canceled or completed here,
+    /// whose forms must not open again (XEP-0050 `session-expired`).
+    private let known = KnownSessions(capacity: KnownSessions.defaultCapacity)
 
     /// `now` is the wall clock in milliseconds since 1970: instances compare expiry times, so their
     /// clocks must agree (to well within `lifetime`).
@@ -91,13 +94,17 @@ public final class AdHocSessions: Sendable {
         var session = AdHocSessionState(expires: 0, states: [[:]])
         var submitted = form
         if let presented {
-            let ending = EndedSessions.Key(sessionID: presented, node: node, owner: requester.description)
+            let presentedSession = KnownSessions.Key(
+                sessionID: presented, node: node, owner: requester.description)
             if action == .cancel {
-                ended.insert(ending, until: expiry(), now: now())
+                known.end(presentedSession, until: expiry(), now: now())
                 return Self.reply(node: node, sessionID: presented, response: AdHocResponse(status: .canceled))
             }
-            guard !ended.contains(ending, at: now()) else { throw Self.sessionExpired }
-            guard let sealed = form?.value(Self.stateField) else {
+            let remembered = known.state(of: presentedSession, at: now())
+            guard remembered != .ended else { throw Self.sessionExpired }
+            // The field the client sent back, else the latest this instance gave (a client that keeps
+            // the session id but not the form).
+            guard let sealed = form?.value(Self.stateField) ?? remembered?.latestField else {
                 throw Self.badSessionID("send the form of the latest answer, with its \(Self.stateField) field")
             }
             guard
@@ -142,12 +149,9 @@ public final class AdHocSessions: Sendable {
             error.payload = Self.echo(of: command, status: presented == nil ? .canceled : .executing)
             throw error
         }
+        let thisSession = KnownSessions.Key(sessionID: sessionID, node: node, owner: requester.description)
         guard response.status == .executing else {
-            if let presented {
-                ended.insert(
-                    EndedSessions.Key(sessionID: presented, node: node, owner: requester.description),
-                    until: expiry(), now: now())
-            }
+            if presented != nil { known.end(thisSession, until: expiry(), now: now()) }
             return Self.reply(node: node, sessionID: sessionID, response: response)
         }
         session.append(response.state, offering: response.actions)
@@ -156,6 +160,7 @@ public final class AdHocSessions: Sendable {
         guard let sealed = session.sealed(key: key, sessionID: sessionID, node: node, owner: requester) else {
             throw StanzaError(.resourceConstraint, text: "this command's session does not fit in its form")
         }
+        known.remember(thisSession, latestField: sealed, until: session.expires, now: now())
         // A stage that shows no form still sends one, so that the next stage gets the field back.
         var stageForm = response.form ?? DataForm(type: .form)
         stageForm.fields.append(.hidden(Self.stateField, sealed))
@@ -237,43 +242,64 @@ public final class AdHocSessions: Sendable {
     }
 }
 
-/// The sessions that ended (canceled or completed) on this instance, each kept until its last form
-/// would have expired anyway, at most `capacity` at once: past that the one expiring first is forgotten,
-/// and its forms open again until they expire, as they did before anything was remembered. Another
-/// instance does not know of them (ejabberd active/active): there the forms also open until they expire.
-final class EndedSessions: Sendable {
+/// What this instance knows of the sessions it answered: the latest stage's state field of each open
+/// one, or that it ended (canceled or completed). Each is kept until its last form would have expired
+/// anyway, at most `capacity` at once (a field is at most `AdHocSessionState.maximumLength`
+/// characters): past that the one expiring first is forgotten, and that session goes on as it would
+/// on another instance, which knows none of them (ejabberd active/active): with the form's own field,
+/// which opens until it expires.
+final class KnownSessions: Sendable {
     struct Key: Hashable, Sendable {
         var sessionID: String
         var node: String
         var owner: String
     }
 
-    static let defaultCapacity = 10_000
-    private let capacity: Int
-    private let expiries = Mutex<[Key: UInt64]>([:])
+    enum State: Equatable, Sendable {
+        case open(latestField: String)
+        case ended
 
-    init(capacity: Int) { self.capacity = max(1, capacity) }
-
-    func insert(_ key: Key, until expires: UInt64, now: UInt64) {
-        expiries.withLock { expiries in
-            if expiries.count >= capacity, expiries[key] == nil {
-                expiries = expiries.filter { $0.value > now }
-                if expiries.count >= capacity, let first = expiries.min(by: { $0.value < $1.value }) {
-                    expiries[first.key] = nil
-                }
-            }
-            expiries[key] = expires
+        var latestField: String? {
+            guard case .open(let field) = self else { return nil }
+            return field
         }
     }
 
-    func contains(_ key: Key, at now: UInt64) -> Bool {
-        expiries.withLock { expiries in
-            guard let expires = expiries[key] else { return false }
-            guard expires > now else {
-                expiries[key] = nil
-                return false
+    static let defaultCapacity = 10_000
+    private let capacity: Int
+    private let sessions = Mutex<[Key: (state: State, expires: UInt64)]>([:])
+
+    init(capacity: Int) { self.capacity = max(1, capacity) }
+
+    func remember(_ key: Key, latestField: String, until expires: UInt64, now: UInt64) {
+        insert(key, .open(latestField: latestField), until: expires, now: now)
+    }
+
+    func end(_ key: Key, until expires: UInt64, now: UInt64) {
+        insert(key, .ended, until: expires, now: now)
+    }
+
+    private func insert(_ key: Key, _ state: State, until expires: UInt64, now: UInt64) {
+        sessions.withLock { sessions in
+            if sessions.count >= capacity, sessions[key] == nil {
+                sessions = sessions.filter { $0.value.expires > now }
+                if sessions.count >= capacity, let first = sessions.min(by: { $0.value.expires < $1.value.expires }) {
+                    sessions[first.key] = nil
+                }
             }
-            return true
+            sessions[key] = (state, expires)
+        }
+    }
+
+    /// What is known of the session at `now`: nil when nothing is, or no longer.
+    func state(of key: Key, at now: UInt64) -> State? {
+        sessions.withLock { sessions in
+            guard let known = sessions[key] else { return nil }
+            guard known.expires > now else {
+                sessions[key] = nil
+                return nil
+            }
+            return known.state
         }
     }
 }

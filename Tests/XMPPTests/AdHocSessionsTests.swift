@@ -213,9 +213,8 @@ import XMLStream
         #expect(canceled.child("actions") == nil)
     }
 
-    /// Nothing is kept, so nothing is forgotten: a stage's form opens until it expires, after
-    /// `complete` and `cancel` too, and re-runs its stage (for the same requester only, access checked
-    /// again).
+    /// A stage's form opens again until it expires, and re-runs its stage (for the same requester only,
+    /// access checked again).
     @Test func aStagesFormOpensAgainUntilItExpires() async throws {
         let sessions = sessions()
         let first = try await sessions.execute(command("wizard"), from: Self.alice)
@@ -232,19 +231,30 @@ import XMLStream
 
     @Test func aStaleForeignOrMissingSessionIsABadSessionID() async throws {
         let sessions = sessions()
+        let another = self.sessions()
         let first = try await sessions.execute(command("wizard"), from: Self.alice)
         let name = [DataForm.Field.value("name", "Zoë")]
         let refusals = [
             (command("wizard", action: .next, after: first, sessionID: "another-session", fields: name), Self.alice),
             (command("wizard", action: .next, after: first, fields: name), Self.aliceLaptop),
             (command("single", action: .execute, after: first), Self.alice),
-            (command("wizard", action: .next, after: first, fields: name, sendsForm: false), Self.alice),
             (command("wizard", action: .next, after: first, fields: name, state: ""), Self.alice),
-            (command("wizard", action: .next, sessionID: first[attribute: "sessionid"], fields: name), Self.alice),
         ]
         for (request, requester) in refusals {
             await expectError(.badRequest, application: "bad-sessionid") {
                 try await sessions.execute(request, from: requester)
+            }
+        }
+        // Without the state field, only the instance that answered the stage knows the session.
+        for request in [
+            command("wizard", action: .next, after: first, fields: name, sendsForm: false),
+            command("wizard", action: .next, sessionID: first[attribute: "sessionid"], fields: name),
+        ] {
+            await expectError(.badRequest, application: "bad-sessionid") {
+                try await another.execute(request, from: Self.alice)
+            }
+            await expectError(.badRequest, application: "bad-sessionid") {
+                try await sessions.execute(request, from: Self.aliceLaptop)
             }
         }
         let stillThere = try await sessions.execute(
@@ -385,6 +395,40 @@ import XMLStream
     }
 
     /// XEP-0050 §3.5: once canceled, the session is over; its forms do not open again.
+    /// XEP-0050: the session id stays the same to the end, so a client may keep it and send no form
+    /// (or one without the state field): the instance that answered the stage goes on from what it gave.
+    @Test func aClientThatKeepsOnlyTheSessionIDGoesOn() async throws {
+        let sessions = sessions()
+        let first = try await sessions.execute(command("wizard"), from: Self.alice)
+        let sessionID = try #require(first[attribute: "sessionid"])
+        let confirm = try await sessions.execute(
+            command("wizard", action: .next, sessionID: sessionID, fields: [.value("name", "Zoë")]), from: Self.alice)
+        #expect(confirm.findString("{jabber:x:data}x/title#") == "Confirm Zoë")
+        #expect(confirm[attribute: "sessionid"] == sessionID)
+        let done = try await sessions.execute(
+            command("wizard", action: .complete, sessionID: sessionID, sendsForm: false), from: Self.alice)
+        #expect(done[attribute: "status"] == "completed")
+        #expect(done.findString("note#") == "hello Zoë")
+        await expectError(.notAllowed, application: "session-expired") {
+            try await sessions.execute(
+                command("wizard", action: .complete, sessionID: sessionID, sendsForm: false), from: Self.alice)
+        }
+    }
+
+    @Test func knownSessionsForgetTheFirstToExpirePastTheirCapacity() {
+        let known = KnownSessions(capacity: 2)
+        func key(_ id: String) -> KnownSessions.Key {
+            KnownSessions.Key(sessionID: id, node: "wizard", owner: Self.alice.description)
+        }
+        known.remember(key("a"), latestField: "A", until: 300, now: 0)
+        known.end(key("b"), until: 100, now: 0)
+        known.remember(key("c"), latestField: "C", until: 200, now: 0)
+        #expect(known.state(of: key("b"), at: 0) == nil, "the first to expire is forgotten")
+        #expect(known.state(of: key("a"), at: 0) == .open(latestField: "A"))
+        #expect(known.state(of: key("c"), at: 199) == .open(latestField: "C"))
+        #expect(known.state(of: key("c"), at: 200) == nil, "expired")
+    }
+
     @Test func aCanceledSessionIsExpired() async throws {
         let sessions = sessions()
         let first = try await sessions.execute(command("wizard"), from: Self.alice)

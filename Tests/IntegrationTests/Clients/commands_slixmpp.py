@@ -253,6 +253,10 @@ async def user_checks(user, args):
     if answered("#test shows its form", test, "executing"):
         labelled("#test: every field has a label", test)
         form = test.reply({"kind": "message"})
+        bare = await user.go_on(test, "complete", None)
+        if answered("#test: complete without the form, under the same session id, is answered", bare):
+            check("#test: it asks for the form (bad-payload), and is no bad-sessionid",
+                  bare.command_condition == "bad-payload" and bare.sessionid == test.sessionid, bare.describe())
         canceled = await user.go_on(test, "cancel")
         answered("#test: cancel is answered canceled", canceled, "canceled")
         late = await user.go_on(test, "complete", form)
@@ -293,8 +297,8 @@ async def operator_checks(operator, args):
             check("#admin-registrations: it is the kept one",
                   [row["fingerprint"] for row in rows] == [args.kept_fingerprint],
                   [row["fingerprint"] for row in rows])
-            lines = table.form["instructions"].split("\n") if table.form["instructions"] else []
-            check("#admin-registrations: the table again as plain lines",
+            lines = [f.findtext("{jabber:x:data}value") for f in table.visible_fields() if f.get("type") == "fixed"]
+            check("#admin-registrations: the table again as plain fixed lines",
                   len(lines) == 1 and args.kept_fingerprint in lines[0] and args.user in lines[0], lines)
     single = await operator.start(NODE + "admin-registrations")
     if answered("#admin-registrations shows its form again", single, "executing"):
