@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs what apush-component needs on Debian bookworm (as root; Swift unpacked at /opt/swift):
-# the C libraries it links, the servers its tests and demo start, and Python's cryptography for the
-# independent envelope opener. Idempotent; quick when everything is there already. No system service
-# is left running: tests and the demo start their own servers on loopback ports of their own.
+# the C libraries it links, the servers its tests and demo start, Python's cryptography for the
+# independent envelope opener, and slixmpp for the commands' independent client. Idempotent; quick
+# when everything is there already. No system service is left running: tests and the demo start their
+# own servers on loopback ports of their own.
 set -euo pipefail
 
 # The C libraries behind CXML2, CSodium, CCrypto, CSQLite, CLibPQ; the servers the integration tests
@@ -66,6 +67,12 @@ fi
 if ! python3 -c 'import cryptography' 2>/dev/null; then
     DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends python3-pip
     python3 -m pip install --break-system-packages cryptography
+fi
+# slixmpp, an independently written XMPP client library: the commands' end-to-end test drives every
+# command through it (Tests/IntegrationTests/Clients/commands_slixmpp.py). Pinned: the test reads its API.
+if ! python3 -c 'import slixmpp' 2>/dev/null; then
+    DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends python3-pip
+    python3 -m pip install --break-system-packages 'slixmpp==1.17.0'
 fi
 
 # Prosody 13.0 and ejabberd 24.12 beside 0.12 and 23.01, unpacked from bookworm-backports into

@@ -101,9 +101,11 @@ public struct StanzaRouter: Sendable {
                 features: [Namespace.commands]
             ).element
         case let node?:
-            guard let command = commands.available(to: requester).first(where: { $0.node == node }) else {
+            guard let command = commands.commands.first(where: { $0.node == node }) else {
                 throw StanzaError(.itemNotFound)
             }
+            // XEP-0050 §2.3: a command the requester may not run is forbidden, not unknown.
+            guard command.isAllowed(requester) else { throw StanzaError(.forbidden, type: .cancel) }
             return DiscoInfo(
                 node: command.node,
                 identities: [DiscoIdentity(category: "automation", type: "command-node", name: command.name)],

@@ -131,8 +131,16 @@ struct NoSender: StanzaSender {
         let commands = Element("query", namespace: Namespace.discoInfo, ["node": Namespace.commands])
         let list = try DiscoInfo(element: try #require(try await result(of: iq(.get, commands)).elements.first))
         #expect(list.features == [Namespace.commands])
+        let unknown = Element("query", namespace: Namespace.discoInfo, ["node": "no-such-command"])
+        #expect(try await error(of: iq(.get, unknown)).condition == .itemNotFound)
+    }
+
+    /// XEP-0050 §4: a command the requester may not run is `forbidden` (type `cancel`), not unknown.
+    @Test func discoInfoOfACommandTheRequesterMayNotRunIsForbidden() async throws {
         let hidden = Element("query", namespace: Namespace.discoInfo, ["node": "admin"])
-        #expect(try await error(of: iq(.get, hidden)).condition == .itemNotFound)
+        let refusal = try await error(of: iq(.get, hidden))
+        #expect(refusal.condition == .forbidden)
+        #expect(refusal.type == .cancel)
     }
 
     /// XEP-0030 §3.1: every disco#info answer holds an identity; XEP-0050 registers this one.

@@ -207,21 +207,27 @@ struct APushCommands: Sendable {
         let total = try await service.store.countRegistrations(matching: filter)
         let rows = try await service.store.registrations(
             matching: filter, limit: pageSize, offset: (page - 1) * pageSize)
-        let columns = ["fingerprint", "account", "domain", "module", "kinds", "created", "last-push", "last-error"]
+        let columns: KeyValuePairs = [
+            "fingerprint": "Fingerprint", "account": "Account", "domain": "Domain", "module": "Push module",
+            "kinds": "Kinds", "created": "Created", "last-push": "Last push", "last-error": "Last error",
+        ]
         let first = (page - 1) * pageSize + 1
         let result = DataForm(
             type: .result, formType: APushNamespace.commands,
             title: rows.isEmpty
                 ? "No registrations on page \(page) of \(total)"
                 : "Registrations \(first)-\(first + rows.count - 1) of \(total)",
-            reported: columns.map { .init(variable: $0) },
+            // The table again as `fixed` lines, for text clients that show no <reported/> table and only
+            // the first <instructions/> (profanity 0.13).
+            fields: rows.map { .init(variable: nil, type: .fixed, values: [$0.listingLine]) },
+            reported: columns.map { .init(variable: $0.key, label: $0.value) },
             items: rows.map { registration in
                 [
                     registration.fingerprint, registration.account ?? "", registration.domain, registration.pushModule,
                     registration.kindsDescription, TimeFormat.describe(registration.createdAt),
                     TimeFormat.describe(registration.lastPushAt), registration.lastErrorDescription,
                 ]
-                .enumerated().map { DataForm.Field(variable: columns[$0.offset], values: [$0.element]) }
+                .enumerated().map { DataForm.Field(variable: columns[$0.offset].key, values: [$0.element]) }
             })
         return .completed(form: result)
     }
@@ -229,24 +235,24 @@ struct APushCommands: Sendable {
     private func details(_ registration: Registration) async throws -> DataForm {
         let chats = try await service.store.chats(registrationID: registration.id)
         let held = chats.filter { $0.held != nil }.count
-        let values: KeyValuePairs<String, String> = [
-            "fingerprint": registration.fingerprint,
-            "account": registration.account ?? "(unknown: stock publish)",
-            "domain": registration.domain,
-            "module": registration.pushModule,
-            "kinds": registration.kindsDescription,
-            "created": TimeFormat.describe(registration.createdAt),
-            "last-push": TimeFormat.describe(registration.lastPushAt),
-            "last-error": registration.lastErrorDescription,
-            "last-wake": TimeFormat.describe(registration.lastWakeAt),
-            "pushes": String(registration.pushCount),
-            "errors": String(registration.errorCount),
-            "chats": String(chats.count),
-            "held": String(held),
+        let values: [(variable: String, label: String, value: String)] = [
+            ("fingerprint", "Fingerprint", registration.fingerprint),
+            ("account", "Account", registration.account ?? "(unknown: stock publish)"),
+            ("domain", "Domain", registration.domain),
+            ("module", "Push module", registration.pushModule),
+            ("kinds", "Kinds", registration.kindsDescription),
+            ("created", "Created", TimeFormat.describe(registration.createdAt)),
+            ("last-push", "Last push", TimeFormat.describe(registration.lastPushAt)),
+            ("last-error", "Last error", registration.lastErrorDescription),
+            ("last-wake", "Last wake", TimeFormat.describe(registration.lastWakeAt)),
+            ("pushes", "Pushes", String(registration.pushCount)),
+            ("errors", "Errors", String(registration.errorCount)),
+            ("chats", "Chats", String(chats.count)),
+            ("held", "Chats with a held push", String(held)),
         ]
         return DataForm(
             type: .result, formType: APushNamespace.commands, title: "Registration \(registration.fingerprint)",
-            fields: values.map { .init(variable: $0.key, type: .textSingle, values: [$0.value]) })
+            fields: values.map { .init(variable: $0.variable, type: .textSingle, label: $0.label, values: [$0.value]) })
     }
 
     @Sendable func adminRemove(_ request: AdHocRequest) async throws -> AdHocResponse {
@@ -335,14 +341,18 @@ struct APushCommands: Sendable {
                 values: [String(service.delivery.publishesInFlight)]),
         ]
         for (scope, counts) in [("since-start", sinceStart), ("total", totals)] {
+            let scopeLabel = scope == "total" ? "total" : "since start"
             let answers = counts[Statistic.upstreamAnswers.name] ?? 0
             let latency = answers > 0 ? (counts[Statistic.upstreamLatencyMilliseconds.name] ?? 0) / answers : 0
             fields.append(
                 .init(
                     variable: "\(scope).upstream.mean-latency-ms", type: .textSingle,
-                    label: "Mean upstream latency (ms), \(scope)", values: [String(latency)]))
+                    label: "Mean upstream latency (ms), \(scopeLabel)", values: [String(latency)]))
             for name in counts.keys.sorted() {
-                fields.append(.init(variable: "\(scope).\(name)", type: .textSingle, values: [String(counts[name]!)]))
+                fields.append(
+                    .init(
+                        variable: "\(scope).\(name)", type: .textSingle, label: "\(name), \(scopeLabel)",
+                        values: [String(counts[name]!)]))
             }
         }
         return .completed(

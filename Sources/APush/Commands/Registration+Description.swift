@@ -19,8 +19,15 @@ extension Registration {
     }
 
     /// One line for a list: fingerprint, module, kinds and history.
-    var summaryLine: String {
-        "\(fingerprint) · \(pushModule) · \(kindsDescription) · created \(TimeFormat.describe(createdAt))"
+    var summaryLine: String { "\(fingerprint) · \(moduleAndHistory)" }
+
+    /// One line for an operator's list: the summary with the account and domain.
+    var listingLine: String {
+        "\(fingerprint) · \(account ?? "(no account)") · \(domain) · \(moduleAndHistory)"
+    }
+
+    private var moduleAndHistory: String {
+        "\(pushModule) · \(kindsDescription) · created \(TimeFormat.describe(createdAt))"
             + " · last push \(TimeFormat.describe(lastPushAt)) · last error \(lastErrorDescription)"
     }
 }

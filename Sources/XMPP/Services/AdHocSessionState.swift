@@ -41,6 +41,32 @@ struct AdHocSessionState: Equatable {
     /// The stage the next request runs.
     var stage: Int { states.count - 1 }
 
+    /// Where a stage's state keeps the actions that stage offered; handlers' names never start with `@`.
+    private static let offeredActionsName = "@actions"
+
+    /// The actions the last stage offered (besides cancel), its default first; `complete` when it
+    /// offered none, as XEP-0050 reads an empty `<actions/>`.
+    var offeredActions: [AdHocAction] {
+        let offered = (states.last?[Self.offeredActionsName] ?? "").split(separator: " ").compactMap {
+            AdHocAction(rawValue: String($0))
+        }
+        return offered.isEmpty ? [.complete] : offered
+    }
+
+    /// The state the last stage's handler asked to remember.
+    var handlerState: [String: String] {
+        var state = states.last ?? [:]
+        state[Self.offeredActionsName] = nil
+        return state
+    }
+
+    /// Remembers a stage answered with `state`, offering `actions`.
+    mutating func append(_ state: [String: String], offering actions: [AdHocAction]) {
+        var state = state
+        state[Self.offeredActionsName] = actions.map(\.rawValue).joined(separator: " ")
+        states.append(state)
+    }
+
     /// The field's value as the requester sees it, or nil when it would be longer than `maximumLength`.
     func sealed(key: AdHocSessionKey, sessionID: String, node: String, owner: JID) -> String? {
         var body: [UInt8] = [Self.version]
@@ -62,9 +88,18 @@ struct AdHocSessionState: Equatable {
     }
 
     /// The session `text` carries, or nil when it is too long, not ours, of another session, node or
-    /// requester, tampered with, or expired at `now`. The MAC is checked, in constant time, before the
-    /// body is read.
+    /// requester, tampered with, or expired at `now`.
     init?(opening text: String, key: AdHocSessionKey, sessionID: String, node: String, owner: JID, now: UInt64) {
+        guard let session = Self(opening: text, key: key, sessionID: sessionID, node: node, owner: owner),
+            session.expires > now
+        else { return nil }
+        self = session
+    }
+
+    /// The session `text` carries, expired or not, or nil when it is too long, not ours, of another
+    /// session, node or requester, or tampered with. The MAC is checked, in constant time, before the
+    /// body is read.
+    init?(opening text: String, key: AdHocSessionKey, sessionID: String, node: String, owner: JID) {
         guard text.utf8.count <= Self.maximumLength, let data = Data(base64Encoded: text),
             data.count >= Self.minimumBodyLength + HMACSHA256.length
         else { return nil }
@@ -74,7 +109,7 @@ struct AdHocSessionState: Equatable {
             HMACSHA256.equal(
                 Array(bytes.suffix(HMACSHA256.length)),
                 Self.mac(body, key: key, sessionID: sessionID, node: node, owner: owner)),
-            let session = Self.decode(body), session.expires > now
+            let session = Self.decode(body)
         else { return nil }
         self = session
     }

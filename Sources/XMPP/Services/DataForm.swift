@@ -159,7 +159,12 @@ extension DataForm {
             switch child.name {
             case "title": title = child.text
             case "instructions": instructions.append(child.text)
-            case "field": fields.append(try Field(element: child))
+            case "field":
+                // XEP-0004 §3.2: a receiver ignores what it does not understand. A field without a var
+                // can be nothing but a `fixed` line, which slixmpp's Form.reply() sends back untyped.
+                guard child[attribute: "var"] != nil || child[attribute: "type"] == DataForm.FieldType.fixed.rawValue
+                else { continue }
+                fields.append(try Field(element: child))
             case "reported":
                 guard reported == nil else { throw .duplicateReported }
                 reported = try Self.fieldSet(child)

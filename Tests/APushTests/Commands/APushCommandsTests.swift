@@ -78,11 +78,11 @@ import XMPPTesting
             return Reply(element: try await sessions.execute(command, from: requester))
         }
 
-        /// Starts `node` and submits `fields` to its second stage.
+        /// Starts `node` and submits `fields` to its second stage with the stage's default action.
         func run(_ node: String, as requester: JID, _ fields: DataForm.Field...) async throws -> Reply {
             let first = try await execute(node, as: requester)
             #expect(first.status == "executing")
-            return try await execute(node, as: requester, after: first, action: .complete, fields: fields)
+            return try await execute(node, as: requester, after: first, action: .execute, fields: fields)
         }
 
         @discardableResult
@@ -208,6 +208,24 @@ import XMPPTesting
             try await setup.store.isBuried(
                 token: "alice-tablet", pushModule: "apush", account: "alice@localhost",
                 since: 0))
+    }
+
+    /// slixmpp's `Form.reply()` sends the form back whole, its var-less `fixed` lines without their
+    /// type (issue 21): the removal still goes through.
+    @Test func aFormReplyWithTheFixedLinesStillRemoves() async throws {
+        let setup = try Setup()
+        try await setup.register("alice-phone")
+        try await setup.register("alice-tablet")
+        let shown = try await setup.execute(APushCommands.registrations, as: Self.alice)
+        let lines = try shown.form().fields.filter { $0.variable == nil }.map {
+            DataForm.Field(variable: nil, values: $0.values)
+        }
+        #expect(lines.count == 2)
+        let reply = try await setup.execute(
+            APushCommands.registrations, as: Self.alice, after: shown, action: .complete,
+            fields: lines + [DataForm.Field(variable: "remove", values: [Fingerprint.of("alice-phone")])])
+        #expect(reply.notes.map(\.text) == ["Removed 1 registration(s)."])
+        #expect(try await setup.tokens() == ["alice-tablet"])
     }
 
     @Test func submittingNothingRemovesNothing() async throws {
@@ -469,6 +487,34 @@ import XMPPTesting
         #expect(try await setup.execute(APushCommands.policy, as: Self.alice).status == "executing")
     }
 
+    /// The fields and table columns a person sees, shown without a label: profanity shows those as `(null)`.
+    static func unlabelled(_ form: DataForm) -> [String] {
+        (form.fields + (form.reported ?? [])).filter {
+            $0.type != .hidden && $0.type != .fixed && ($0.label ?? "").isEmpty
+        }
+        .map { $0.variable ?? "?" }
+    }
+
+    @Test func everyFieldAPersonSeesHasALabel() async throws {
+        let setup = try Setup()
+        try await setup.register("alice-phone")
+        setup.harness.service.statistics.count(.upstreamAnswers)
+        let stats = try await setup.execute(APushCommands.adminStats, as: Self.carol).form()
+        // The counters named by the statistics (not only the fixed fields) are there, each labelled.
+        #expect(stats.field("since-start.upstream.answers") != nil)
+        #expect(stats.field("total.upstream.answers") != nil)
+        #expect(Self.unlabelled(stats).isEmpty, "unlabelled: \(Self.unlabelled(stats))")
+        for (node, requester) in [
+            (APushCommands.registrations, Self.alice), (APushCommands.policy, Self.alice),
+            (APushCommands.test, Self.alice), (APushCommands.adminRegistrations, Self.carol),
+            (APushCommands.adminRemove, Self.carol), (APushCommands.adminPolicy, Self.carol),
+            (APushCommands.adminPruneAccounts, Self.carol),
+        ] {
+            let form = try await setup.execute(node, as: requester).form()
+            #expect(Self.unlabelled(form).isEmpty, "\(node): \(Self.unlabelled(form))")
+        }
+    }
+
     @Test func adminRegistrationsPagesByFifty() async throws {
         let setup = try Setup()
         for index in 0..<120 {
@@ -482,7 +528,15 @@ import XMPPTesting
         }
         let first = try await page("1")
         #expect(first.items.count == 50)
+        // A text client that shows no table still gets one `fixed` line per registration (profanity 0.13
+        // shows only the first <instructions/>).
+        let lines = first.fields.filter { $0.type == .fixed }.compactMap(\.values.first)
+        #expect(lines.count == 50)
+        for (line, row) in zip(lines, Self.rows(first)) {
+            #expect(line.hasPrefix("\(row["fingerprint"] ?? "?") · \(row["account"] ?? "?") · "))
+        }
         #expect(first.title == "Registrations 1-50 of 120")
+        #expect(Self.unlabelled(first).isEmpty, "unlabelled columns: \(Self.unlabelled(first))")
         #expect(
             first.reported?.compactMap(\.variable)
                 == ["fingerprint", "account", "domain", "module", "kinds", "created", "last-push", "last-error"])
@@ -563,6 +617,7 @@ import XMPPTesting
             #expect(form.value("kinds") == "messages, calls, reads")
             #expect(form.value("created") == "2025-11-29 15:26:40 UTC")
             #expect(form.value("last-error")?.hasPrefix("wait/remote-server-timeout at ") == true)
+            #expect(Self.unlabelled(form).isEmpty, "unlabelled: \(Self.unlabelled(form))")
             #expect(!reply.element.serialized().contains("alice-phone"))
         }
         let missing = await Self.stanzaError {

@@ -31,6 +31,7 @@ import XMLStream
                 AdHocCommand(node: "wizard", name: "Wizard", isAllowed: { _ in true }, handler: Self.wizard),
                 AdHocCommand(
                     node: "revocable", name: "Revocable", isAllowed: { _ in flag.value }, handler: Self.wizard),
+                AdHocCommand(node: "seconds", name: "Seconds", isAllowed: { _ in true }, handler: Self.seconds),
             ], key: key, lifetime: .seconds(600), now: { [clock] in clock.milliseconds })
     }
 
@@ -51,6 +52,18 @@ import XMLStream
         }
     }
 
+    /// Stage 0 asks for a number of seconds (offering only `complete`); stage 1 refuses one that is not
+    /// a number, as a handler refuses a bad value.
+    @Sendable static func seconds(_ request: AdHocRequest) async throws -> AdHocResponse {
+        guard request.stage > 0 else {
+            return .next(DataForm(type: .form, fields: [DataForm.Field(variable: "seconds", label: "Seconds")]))
+        }
+        guard let text = request.form?.value("seconds"), Int(text) != nil else {
+            throw StanzaError(.badRequest, text: "seconds: not a whole number")
+        }
+        return .completed(AdHocNote(.info, "\(text) s"))
+    }
+
     /// A request as a client sends it: the sessionid of `answer`, and a form with `fields` and the
     /// hidden fields of `answer`'s form (its session state among them) unless `state` says otherwise.
     private func command(
@@ -66,6 +79,17 @@ import XMLStream
             element.append(DataForm(type: .submit, fields: fields + hidden).element)
         }
         return element
+    }
+
+    /// The error `body` throws; fails the test when it throws none or another kind.
+    private func refusal(_ body: () async throws -> Element) async throws -> StanzaError {
+        do {
+            let answer = try await body()
+            Issue.record("expected an error, got \(answer.serialized())")
+        } catch let error as StanzaError {
+            return error
+        }
+        throw CancellationError()
     }
 
     private func stateField(of answer: Element) throws -> String {
@@ -91,10 +115,10 @@ import XMLStream
     @Test func theListHoldsOnlyCommandsTheRequesterMayRun() {
         let sessions = sessions()
         aliceAllowed.value = false
-        #expect(sessions.available(to: Self.alice).map(\.node) == ["single", "wizard"])
-        #expect(sessions.available(to: Self.admin).map(\.node) == ["single", "admin-only", "wizard"])
+        #expect(sessions.available(to: Self.alice).map(\.node) == ["single", "wizard", "seconds"])
+        #expect(sessions.available(to: Self.admin).map(\.node) == ["single", "admin-only", "wizard", "seconds"])
         aliceAllowed.value = true
-        #expect(sessions.available(to: Self.alice).map(\.node) == ["single", "wizard", "revocable"])
+        #expect(sessions.available(to: Self.alice).map(\.node) == ["single", "wizard", "revocable", "seconds"])
     }
 
     @Test func aSingleStageCommandCompletesAtOnce() async throws {
@@ -189,9 +213,8 @@ import XMLStream
         #expect(canceled.child("actions") == nil)
     }
 
-    /// Nothing is kept, so nothing is forgotten: a stage's form opens until it expires, after
-    /// `complete` and `cancel` too, and re-runs its stage (for the same requester only, access checked
-    /// again).
+    /// A stage's form opens again until it expires, and re-runs its stage (for the same requester only,
+    /// access checked again).
     @Test func aStagesFormOpensAgainUntilItExpires() async throws {
         let sessions = sessions()
         let first = try await sessions.execute(command("wizard"), from: Self.alice)
@@ -201,26 +224,37 @@ import XMLStream
             #expect(answer.findString("{jabber:x:data}x/title#") == "Confirm \(name)")
         }
         clock.milliseconds += 600_000
-        await expectError(.badRequest, application: "bad-sessionid") {
+        await expectError(.notAllowed, application: "session-expired") {
             try await sessions.execute(command("wizard", action: .next, after: first), from: Self.alice)
         }
     }
 
     @Test func aStaleForeignOrMissingSessionIsABadSessionID() async throws {
         let sessions = sessions()
+        let another = self.sessions()
         let first = try await sessions.execute(command("wizard"), from: Self.alice)
         let name = [DataForm.Field.value("name", "Zoë")]
         let refusals = [
             (command("wizard", action: .next, after: first, sessionID: "another-session", fields: name), Self.alice),
             (command("wizard", action: .next, after: first, fields: name), Self.aliceLaptop),
             (command("single", action: .execute, after: first), Self.alice),
-            (command("wizard", action: .next, after: first, fields: name, sendsForm: false), Self.alice),
             (command("wizard", action: .next, after: first, fields: name, state: ""), Self.alice),
-            (command("wizard", action: .next, sessionID: first[attribute: "sessionid"], fields: name), Self.alice),
         ]
         for (request, requester) in refusals {
             await expectError(.badRequest, application: "bad-sessionid") {
                 try await sessions.execute(request, from: requester)
+            }
+        }
+        // Without the state field, only the instance that answered the stage knows the session.
+        for request in [
+            command("wizard", action: .next, after: first, fields: name, sendsForm: false),
+            command("wizard", action: .next, sessionID: first[attribute: "sessionid"], fields: name),
+        ] {
+            await expectError(.badRequest, application: "bad-sessionid") {
+                try await another.execute(request, from: Self.alice)
+            }
+            await expectError(.badRequest, application: "bad-sessionid") {
+                try await sessions.execute(request, from: Self.aliceLaptop)
             }
         }
         let stillThere = try await sessions.execute(
@@ -228,7 +262,7 @@ import XMLStream
         #expect(stillThere[attribute: "status"] == "executing", "the owner's session survives the attempts")
     }
 
-    @Test func anExpiredSessionIsABadSessionID() async throws {
+    @Test func anExpiredSessionIsASessionExpired() async throws {
         let sessions = sessions()
         let first = try await sessions.execute(command("wizard"), from: Self.alice)
         clock.milliseconds += 599_999
@@ -237,7 +271,7 @@ import XMLStream
             command("wizard", action: .next, after: first, fields: name), from: Self.alice)
         #expect(next[attribute: "status"] == "executing", "alive until its last millisecond")
         clock.milliseconds += 1
-        await expectError(.badRequest, application: "bad-sessionid") {
+        await expectError(.notAllowed, application: "session-expired") {
             try await sessions.execute(command("wizard", action: .next, after: first, fields: name), from: Self.alice)
         }
         let done = try await sessions.execute(command("wizard", action: .complete, after: next), from: Self.alice)
@@ -353,8 +387,114 @@ import XMLStream
         }
     }
 
-    @Test func aCommandTheRequesterMayNotRunIsForbidden() async {
-        await expectError(.forbidden) { try await sessions().execute(command("admin-only"), from: Self.alice) }
+    /// XEP-0050 §4.6 lists `forbidden` with type `cancel`.
+    @Test func aCommandTheRequesterMayNotRunIsForbidden() async throws {
+        let error = try await refusal { try await sessions().execute(command("admin-only"), from: Self.alice) }
+        #expect(error.condition == .forbidden)
+        #expect(error.type == .cancel)
+    }
+
+    /// XEP-0050 §3.5: once canceled, the session is over; its forms do not open again.
+    /// XEP-0050: the session id stays the same to the end, so a client may keep it and send no form
+    /// (or one without the state field): the instance that answered the stage goes on from what it gave.
+    @Test func aClientThatKeepsOnlyTheSessionIDGoesOn() async throws {
+        let sessions = sessions()
+        let first = try await sessions.execute(command("wizard"), from: Self.alice)
+        let sessionID = try #require(first[attribute: "sessionid"])
+        let confirm = try await sessions.execute(
+            command("wizard", action: .next, sessionID: sessionID, fields: [.value("name", "Zoë")]), from: Self.alice)
+        #expect(confirm.findString("{jabber:x:data}x/title#") == "Confirm Zoë")
+        #expect(confirm[attribute: "sessionid"] == sessionID)
+        let done = try await sessions.execute(
+            command("wizard", action: .complete, sessionID: sessionID, sendsForm: false), from: Self.alice)
+        #expect(done[attribute: "status"] == "completed")
+        #expect(done.findString("note#") == "hello Zoë")
+        await expectError(.notAllowed, application: "session-expired") {
+            try await sessions.execute(
+                command("wizard", action: .complete, sessionID: sessionID, sendsForm: false), from: Self.alice)
+        }
+    }
+
+    @Test func knownSessionsForgetTheFirstToExpirePastTheirCapacity() {
+        let known = KnownSessions(capacity: 2)
+        func key(_ id: String) -> KnownSessions.Key {
+            KnownSessions.Key(sessionID: id, node: "wizard", owner: Self.alice.description)
+        }
+        known.remember(key("a"), latestField: "A", until: 300, now: 0)
+        known.end(key("b"), until: 100, now: 0)
+        known.remember(key("c"), latestField: "C", until: 200, now: 0)
+        #expect(known.state(of: key("b"), at: 0) == nil, "the first to expire is forgotten")
+        #expect(known.state(of: key("a"), at: 0) == .open(latestField: "A"))
+        #expect(known.state(of: key("c"), at: 199) == .open(latestField: "C"))
+        #expect(known.state(of: key("c"), at: 200) == nil, "expired")
+    }
+
+    @Test func aCanceledSessionIsExpired() async throws {
+        let sessions = sessions()
+        let first = try await sessions.execute(command("wizard"), from: Self.alice)
+        let name = [DataForm.Field.value("name", "Zoë")]
+        _ = try await sessions.execute(
+            command("wizard", action: .cancel, after: first, sendsForm: false), from: Self.alice)
+        await expectError(.notAllowed, application: "session-expired") {
+            try await sessions.execute(command("wizard", action: .next, after: first, fields: name), from: Self.alice)
+        }
+        let again = try await sessions.execute(
+            command("wizard", action: .cancel, after: first, sendsForm: false), from: Self.alice)
+        #expect(again[attribute: "status"] == "canceled", "canceling twice is harmless")
+    }
+
+    /// XEP-0050 §4.4: an action the stage did not offer is `bad-action`; `execute` is its default.
+    @Test func anActionTheStageDidNotOfferIsABadAction() async throws {
+        let sessions = sessions()
+        let first = try await sessions.execute(command("seconds"), from: Self.alice)
+        #expect(first.findElements("actions/*").map(\.name) == ["complete"])
+        let value = [DataForm.Field.value("seconds", "30")]
+        for action in [AdHocAction.next, .prev] {
+            await expectError(.badRequest, application: "bad-action") {
+                try await sessions.execute(
+                    command("seconds", action: action, after: first, fields: value), from: Self.alice)
+            }
+        }
+        let done = try await sessions.execute(
+            command("seconds", action: .execute, after: first, fields: value), from: Self.alice)
+        #expect(done[attribute: "status"] == "completed", "execute runs the default, complete")
+    }
+
+    /// XEP-0050 §4.6: a refused value is `bad-payload`, and the error echoes the request's command
+    /// (node, sessionid, status) so that the client finds its session; the session goes on.
+    @Test func aRefusedValueIsABadPayloadThatEchoesTheSession() async throws {
+        let sessions = sessions()
+        let first = try await sessions.execute(command("seconds"), from: Self.alice)
+        let error = try await refusal {
+            try await sessions.execute(
+                command("seconds", action: .complete, after: first, fields: [.value("seconds", "abc")]),
+                from: Self.alice)
+        }
+        #expect(error.condition == .badRequest)
+        #expect(error.applicationCondition?.name == "bad-payload")
+        #expect(error.applicationCondition?.namespace == Namespace.commands)
+        let echo = try #require(error.payload)
+        #expect(echo.name == "command" && echo.namespace == Namespace.commands)
+        #expect(echo[attribute: "node"] == "seconds")
+        #expect(echo[attribute: "sessionid"] == first[attribute: "sessionid"])
+        #expect(echo[attribute: "status"] == "executing")
+        let done = try await sessions.execute(
+            command("seconds", action: .complete, after: first, fields: [.value("seconds", "30")]), from: Self.alice)
+        #expect(done[attribute: "status"] == "completed")
+    }
+
+    /// Refusals of the session itself echo the command too, with the session over.
+    @Test func aRefusedSessionEchoesTheCommand() async throws {
+        let sessions = sessions()
+        let first = try await sessions.execute(command("wizard"), from: Self.alice)
+        let error = try await refusal {
+            try await sessions.execute(
+                command("wizard", action: .next, after: first, state: "forged"), from: Self.alice)
+        }
+        #expect(error.applicationCondition?.name == "bad-sessionid")
+        #expect(error.payload?[attribute: "sessionid"] == first[attribute: "sessionid"])
+        #expect(error.payload?[attribute: "node"] == "wizard")
+        #expect(error.payload?[attribute: "status"] == "canceled")
     }
 
     @Test func anUnknownNodeIsItemNotFound() async {
@@ -376,10 +516,10 @@ import XMLStream
         }
     }
 
-    @Test func prevOnTheFirstStageIsAMalformedAction() async throws {
+    @Test func prevOnTheFirstStageIsABadAction() async throws {
         let sessions = sessions()
         let first = try await sessions.execute(command("wizard"), from: Self.alice)
-        await expectError(.badRequest, application: "malformed-action") {
+        await expectError(.badRequest, application: "bad-action") {
             try await sessions.execute(command("wizard", action: .prev, after: first), from: Self.alice)
         }
     }

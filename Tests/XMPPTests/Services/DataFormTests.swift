@@ -102,7 +102,6 @@ import XMPP
             (DataFormTests.form(type: nil), .missingFormType),
             (DataFormTests.form(type: "draft"), .unknownFormType("draft")),
             (DataFormTests.form(field("a", type: "text-huge")), .unknownFieldType("text-huge")),
-            (DataFormTests.form(node("field", ["type": "text-single"])), .fieldWithoutVariable),
             (DataFormTests.form(field("a", "1"), field("a", "2")), .duplicateField("a")),
             (DataFormTests.form(field("a", type: "list-single", "1", "2")), .multipleValuesInSingleValuedField("a")),
             (DataFormTests.form(field("b", type: "boolean", "yes")), .invalidBoolean(field: "b", value: "yes")),
@@ -137,6 +136,18 @@ import XMPP
         #expect(form.values("multi") == ["a", "b"])
         // A submission may leave the type out of a multi-valued field (a list-multi or jid-multi).
         #expect(form.values("untyped") == ["c", "d"])
+    }
+
+    /// XEP-0004 §3.2: a receiver ignores fields it does not understand. slixmpp's `Form.reply()` sends a
+    /// form's var-less `fixed` fields back without their type; the submission still counts.
+    @Test func ignoresFieldsWithoutAVariable() throws {
+        let form = try DataForm(
+            element: Self.form(
+                node("field", [:], node("value", text: "#1a2b3c4d · apns")),
+                node("field", ["type": "text-single"], node("value", text: "x")),
+                field("remove", "#1a2b3c4d")))
+        #expect(form.fields.map(\.variable) == ["remove"])
+        #expect(form.values("remove") == ["#1a2b3c4d"])
     }
 
     @Test func errorsDescribeTheProblem() {
