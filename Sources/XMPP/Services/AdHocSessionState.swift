@@ -1,4 +1,3 @@
-internal import CCrypto
 import Foundation
 
 /// The key that authenticates ad-hoc sessions' states. Every instance of one component JID derives the
@@ -155,94 +154,5 @@ struct AdHocSessionState: Equatable {
         }
         guard reader.isAtEnd else { return nil }
         return AdHocSessionState(expires: expires, states: states, fields: fields)
-    }
-}
-
-/// HMAC-SHA256 (RFC 2104) over libcrypto.
-enum HMACSHA256 {
-    static let length = 32
-
-    static func mac(key: [UInt8], message: [UInt8]) -> [UInt8] {
-        // RFC 2104 hashes a key longer than the block first; doing it here keeps the length an Int32.
-        let key = key.count > 64 ? sha256(key) : key
-        var output = [UInt8](repeating: 0, count: length)
-        var written: UInt32 = 0
-        // A one-byte buffer stands in for an empty key or message: libcrypto wants a pointer.
-        let keyBuffer = key.isEmpty ? [0] : key
-        let messageBuffer = message.isEmpty ? [0] : message
-        keyBuffer.withUnsafeBufferPointer { keyPointer in
-            messageBuffer.withUnsafeBufferPointer { messagePointer in
-                output.withUnsafeMutableBufferPointer { outputPointer in
-                    _ = HMAC(
-                        EVP_sha256(), keyPointer.baseAddress, Int32(key.count), messagePointer.baseAddress,
-                        message.count, outputPointer.baseAddress, &written)
-                }
-            }
-        }
-        return output
-    }
-
-    /// Equality that takes as long whichever byte differs, so a forger learns nothing from the time.
-    static func equal(_ first: [UInt8], _ second: [UInt8]) -> Bool {
-        guard first.count == second.count, !first.isEmpty else { return false }
-        return first.withUnsafeBytes { a in
-            second.withUnsafeBytes { b in CRYPTO_memcmp(a.baseAddress, b.baseAddress, a.count) == 0 }
-        }
-    }
-
-    private static func sha256(_ bytes: [UInt8]) -> [UInt8] {
-        var digest = [UInt8](repeating: 0, count: length)
-        bytes.withUnsafeBufferPointer { input in
-            digest.withUnsafeMutableBufferPointer { output in
-                _ = SHA256(input.baseAddress, input.count, output.baseAddress)
-            }
-        }
-        return digest
-    }
-}
-
-extension [UInt8] {
-    fileprivate mutating func appendBigEndian(_ value: UInt64, width: Int) {
-        for shift in stride(from: (width - 1) * 8, through: 0, by: -8) {
-            append(UInt8(truncatingIfNeeded: value >> UInt64(shift)))
-        }
-    }
-
-    /// A two-byte count; false past 65,535.
-    fileprivate mutating func appendLength(_ count: Int) -> Bool {
-        guard let length = UInt16(exactly: count) else { return false }
-        appendBigEndian(UInt64(length), width: 2)
-        return true
-    }
-
-    fileprivate mutating func appendString(_ string: String) -> Bool {
-        guard appendLength(string.utf8.count) else { return false }
-        append(contentsOf: string.utf8)
-        return true
-    }
-}
-
-/// Reads big-endian integers and length-prefixed strings, nil past the end.
-private struct ByteReader {
-    let bytes: [UInt8]
-    private var offset = 0
-
-    init(bytes: [UInt8]) { self.bytes = bytes }
-
-    var isAtEnd: Bool { offset == bytes.count }
-
-    mutating func integer(width: Int) -> UInt64? {
-        take(width)?.reduce(0) { $0 << 8 | UInt64($1) }
-    }
-
-    mutating func string() -> String? {
-        guard let length = integer(width: 2), let utf8 = take(Int(length)) else { return nil }
-        return String(decoding: utf8, as: UTF8.self)
-    }
-
-    private mutating func take(_ count: Int) -> ArraySlice<UInt8>? {
-        guard count <= bytes.count - offset else { return nil }
-        defer { offset += count }
-        return bytes[offset..<offset + count]
     }
 }

@@ -265,7 +265,8 @@ final class KnownSessions: Sendable {
         }
     }
 
-    static let defaultCapacity = 10_000
+    /// At most about 8 MiB of fields (2,000 of at most 4 KiB).
+    static let defaultCapacity = 2000
     private let capacity: Int
     private let sessions = Mutex<[Key: (state: State, expires: UInt64)]>([:])
 
