@@ -59,7 +59,7 @@ var targets: [Target] = [
     // The main job in one command: Prosody with the bridge, the component, a demo App Server, a client.
     .executableTarget(
         name: "apush-demo",
-        dependencies: ["XMPPTesting", "ComponentHost", "APush", "Store", "Sealing", "Logging", "XMPP", "XMLStream"]),
+        dependencies: ["LocalServers", "ComponentHost", "APush", "Store", "Sealing", "Logging", "XMPP", "XMLStream"]),
     // Throughput of the push path against the cost of the seal itself; prints figures and ratios.
     // `apush-bench flood`: 100,000 publishes at a component process against a slow App Server.
     // `apush-bench scale`: a component process with a million registrations in its store.
@@ -68,45 +68,51 @@ var targets: [Target] = [
         name: "apush-bench",
         dependencies: [
             "APush", "ComponentHost", "Store", "Sealing", "XMPP", "XMLStream", "Logging",
-            "XMPPTesting", "SQLCore", "SQLite", "PostgreSQL", "BlockingWork",
+            "LocalServers", "SQLCore", "SQLite", "PostgreSQL", "BlockingWork",
         ]),
-    // Stand-ins and real-server launchers for tests and the demo.
-    .target(name: "XMPPTesting", dependencies: ["XMPP", "XMLStream", "Sockets", "Sealing", "Logging", "BlockingWork"]),
+    // Real servers started on loopback ports of their own (Prosody, ejabberd, PostgreSQL), stopped by
+    // PID; stand-ins for what cannot run here (the App Server) and a c2s client: what the demo, the
+    // benchmark and the integration tests start.
+    .target(name: "LocalServers", dependencies: ["XMPP", "XMLStream", "Sockets", "Sealing", "Logging"]),
+    // What only the tests use: a clock moved by hand, recording and answering senders, the independent
+    // envelope opener (Python), a raw HTTP client, waits, a full-disk mount. Not in any product.
+    .target(name: "TestSupport", dependencies: ["XMPP", "XMLStream", "Sockets", "BlockingWork"]),
     // Temporary database files for the SQLite and store tests.
     .target(name: "SQLiteTesting"),
 
     .testTarget(name: "BlockingWorkTests", dependencies: ["BlockingWork"]),
     .testTarget(name: "LoggingTests", dependencies: ["Logging"]),
     .testTarget(name: "XMLStreamTests", dependencies: ["XMLStream"]),
-    .testTarget(name: "SocketsTests", dependencies: ["Sockets", "XMPPTesting"]),
+    .testTarget(name: "LocalServersTests", dependencies: ["LocalServers", "XMPP", "XMLStream", "Logging"]),
+    .testTarget(name: "SocketsTests", dependencies: ["Sockets", "LocalServers"]),
     .testTarget(
-        name: "XMPPTests", dependencies: ["XMPP", "XMLStream", "Sockets", "XMPPTesting", "Logging", "BlockingWork"]),
-    .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "Sockets", "XMPPTesting", "Logging"]),
+        name: "XMPPTests", dependencies: ["XMPP", "XMLStream", "Sockets", "LocalServers", "Logging", "BlockingWork"]),
+    .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "Sockets", "TestSupport", "Logging"]),
     .testTarget(
         name: "ComponentHostTests",
-        dependencies: ["ComponentHost", "HTTPServer", "XMPP", "XMLStream", "XMPPTesting", "Logging"]),
-    .testTarget(name: "SealingTests", dependencies: ["Sealing", "XMPPTesting"], resources: [.copy("Vectors")]),
+        dependencies: ["ComponentHost", "HTTPServer", "XMPP", "XMLStream", "LocalServers", "TestSupport", "Logging"]),
+    .testTarget(name: "SealingTests", dependencies: ["Sealing", "TestSupport"], resources: [.copy("Vectors")]),
     .testTarget(name: "SQLCoreTests", dependencies: ["SQLCore"]),
     .testTarget(name: "SQLiteTests", dependencies: ["SQLite", "SQLCore", "CSQLite", "SQLiteTesting"]),
-    .testTarget(name: "PostgreSQLTests", dependencies: ["PostgreSQL", "SQLCore", "XMPPTesting"]),
+    .testTarget(name: "PostgreSQLTests", dependencies: ["PostgreSQL", "SQLCore", "LocalServers", "TestSupport"]),
     .testTarget(
         name: "StoreTests",
         dependencies: [
             "Store", "SQLCore", "SQLite", "CSQLite", "PostgreSQL", "SQLiteTesting", "Sealing", "XMPP", "Sockets",
-            "XMPPTesting",
+            "LocalServers", "TestSupport",
         ]),
     .testTarget(
         name: "APushTests",
         dependencies: [
             "APush", "ComponentHost", "HTTPServer", "SQLCore", "SQLite", "Store", "Sealing", "XMPP", "XMLStream",
-            "XMPPTesting",
+            "LocalServers", "TestSupport",
             "Logging",
         ]),
     .testTarget(
         name: "IntegrationTests",
         dependencies: [
             "ComponentHost", "HTTPServer", "APush", "Store", "Sealing", "SQLCore", "SQLite", "PostgreSQL", "XMPP",
-            "XMLStream", "Sockets", "XMPPTesting", "Logging", "BlockingWork",
+            "XMLStream", "Sockets", "LocalServers", "TestSupport", "Logging", "BlockingWork",
         ],
         // Scripts of independently written clients (Python) the tests run.
         exclude: ["Clients"]),

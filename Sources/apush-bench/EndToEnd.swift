@@ -1,10 +1,10 @@
 import Foundation
+import LocalServers
 import Sealing
 import Store
 import Synchronization
 import XMLStream
 import XMPP
-import XMPPTesting
 
 /// `apush-bench e2e [--accounts N] [--senders N] [--warmup S] [--seconds S] [--in-flight N] [--rounds N]`:
 /// the push pipeline through a real server. A private Prosody 0.12 with the apush bridge, the

@@ -2,7 +2,7 @@ import Foundation
 import Synchronization
 import XMLStream
 import XMPP
-import XMPPTesting
+import LocalServers
 
 /// How many more messages may be in flight: a sender takes a place, a push gives one back.
 final class InFlightGate: @unchecked Sendable {

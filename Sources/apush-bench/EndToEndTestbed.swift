@@ -4,7 +4,7 @@ import Store
 import Synchronization
 import XMLStream
 import XMPP
-import XMPPTesting
+import LocalServers
 
 /// What `apush-bench e2e` runs: Prosody with the bridge, the stand-in App Server on it, the component
 /// as a process, the accounts of both paths and the sender clients. Everything on loopback ports of

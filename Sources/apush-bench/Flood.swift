@@ -4,7 +4,7 @@ import Store
 import Synchronization
 import XMLStream
 import XMPP
-import XMPPTesting
+import LocalServers
 
 /// `apush-bench flood [COUNT] [DRAIN-LIMIT-SECONDS]`: COUNT publishes (100,000 by default), written
 /// as fast as the component's link takes them, while the App Server answers each upstream publish

@@ -10,7 +10,7 @@ import Store
 import Synchronization
 import XMLStream
 import XMPP
-import XMPPTesting
+import LocalServers
 import BlockingWork
 
 /// `apush-bench postgresql [COUNT] [--in-flight N]`: the store on PostgreSQL against SQLite WAL in the

@@ -5,7 +5,7 @@ import Sealing
 import Store
 import XMLStream
 import XMPP
-import XMPPTesting
+import LocalServers
 
 /// `apush-bench scale [REGISTRATIONS] [PUBLISHES]`: the component with a million registrations
 /// (1,000,000 by default) in its store. Fills a WAL store in one transaction, then prints:

@@ -8,7 +8,7 @@ import Store
 import Synchronization
 import XMLStream
 import XMPP
-import XMPPTesting
+import LocalServers
 
 // Top-level code, not @main: the target has more than one file.
 try await Bench.main()

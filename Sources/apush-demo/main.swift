@@ -6,7 +6,7 @@ import Sealing
 import Store
 import XMLStream
 import XMPP
-import XMPPTesting
+import LocalServers
 
 /// The whole mission on one screen, on loopback only: a real Prosody 0.12 with mod_cloud_notify and the
 /// bridge (`--server prosody13`: Prosody 13.0; `--server ejabberd` or `ejabberd24`: a real ejabberd 23.01

@@ -7,7 +7,8 @@ import Synchronization
 import Testing
 import XMLStream
 import XMPP
-import XMPPTesting
+import LocalServers
+import TestSupport
 
 @testable import APush
 @testable import Store

@@ -4,7 +4,8 @@ import Synchronization
 import Testing
 import XMLStream
 import XMPP
-import XMPPTesting
+import LocalServers
+import TestSupport
 
 @testable import ComponentHost
 

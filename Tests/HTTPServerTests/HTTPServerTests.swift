@@ -1,7 +1,7 @@
 import Logging
 import Testing
 import Sockets
-import XMPPTesting
+import TestSupport
 
 @testable import HTTPServer
 

@@ -4,7 +4,8 @@ import Sealing
 import Store
 import Testing
 import XMPP
-import XMPPTesting
+import LocalServers
+import TestSupport
 
 @testable import APush
 

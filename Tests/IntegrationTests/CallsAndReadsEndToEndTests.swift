@@ -3,7 +3,8 @@ import Sealing
 import Testing
 import XMLStream
 import XMPP
-import XMPPTesting
+import LocalServers
+import TestSupport
 
 /// Calls, reads and duplicates end to end, on each bridged server: what only a bridged publish (the
 /// account named, the stanza forwarded) lets the component tell apart. A suite of its own beside

@@ -4,7 +4,8 @@ import Store
 import Testing
 import XMLStream
 import XMPP
-import XMPPTesting
+import LocalServers
+import TestSupport
 
 /// Issue 4 end to end: a real client, through a real Prosody (and, where the scenario needs a bridged
 /// server, through ejabberd with its bridge too), lists and runs the commands and sees their effect on

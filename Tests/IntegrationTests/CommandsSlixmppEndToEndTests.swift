@@ -1,8 +1,8 @@
+import LocalServers
 import BlockingWork
 import Foundation
 import Store
 import Testing
-import XMPPTesting
 
 @testable import APush
 

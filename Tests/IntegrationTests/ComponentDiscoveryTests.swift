@@ -5,7 +5,7 @@ import Testing
 import XMLStream
 import XMPP
 
-@testable import XMPPTesting
+@testable import LocalServers
 
 /// The host as a component of a REAL Prosody and a REAL ejabberd: a user who logs in over c2s
 /// discovers the component and runs its command through the server, also after the server restarts.

@@ -3,7 +3,8 @@ import Foundation
 import Testing
 import Sockets
 import XMPP
-import XMPPTesting
+import LocalServers
+import TestSupport
 
 /// The `apush-component` binary as an operator meets it: usage, check-config, a bad config, and a
 /// graceful stop on SIGTERM while connected to a real Prosody.

@@ -1,7 +1,8 @@
 import Foundation
 import HTTPServer
 import Testing
-import XMPPTesting
+import LocalServers
+import TestSupport
 
 /// Two component processes on one PostgreSQL behind a real Prosody, which takes one connection per
 /// component JID: the second stands by, and takes over when the first dies.

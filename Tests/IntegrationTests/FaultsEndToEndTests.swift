@@ -1,3 +1,4 @@
+import LocalServers
 import APush
 import Foundation
 import Logging
@@ -8,7 +9,7 @@ import Store
 import Testing
 import XMLStream
 import XMPP
-import XMPPTesting
+import TestSupport
 
 /// Issue 7, faults end to end, through a real Prosody with its bridge (and ejabberd with its bridge
 /// where a scenario takes the server): an App Server that hangs, refuses or crawls, the server

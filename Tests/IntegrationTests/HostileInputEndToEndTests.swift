@@ -5,7 +5,7 @@ import Store
 import Testing
 import XMLStream
 import XMPP
-import XMPPTesting
+import LocalServers
 
 /// Hostile senders, through a real Prosody and a real ejabberd, each with its bridge, against the
 /// component as its own process:

@@ -4,7 +4,8 @@ import HTTPServer
 import Logging
 import Store
 import Testing
-import XMPPTesting
+import LocalServers
+import TestSupport
 
 @testable import APush
 

@@ -6,7 +6,8 @@ import PostgreSQL
 import SQLCore
 import SQLite
 import Testing
-import XMPPTesting
+import LocalServers
+import TestSupport
 
 @testable import APush
 

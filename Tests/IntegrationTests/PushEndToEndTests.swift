@@ -1,3 +1,4 @@
+import LocalServers
 import Foundation
 import Logging
 import Sealing
@@ -5,7 +6,7 @@ import Store
 import Testing
 import XMLStream
 import XMPP
-import XMPPTesting
+import TestSupport
 
 /// Issue 3 end to end: a real server publishes, the component seals and coalesces, the stand-in App
 /// Server receives, and every envelope is opened by the device key and by the independent opener.

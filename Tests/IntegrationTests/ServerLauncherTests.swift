@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@testable import XMPPTesting
+@testable import LocalServers
 
 /// Starts the real servers installed on the machine. A missing server fails these tests: never skipped.
 @Suite(.serialized, .timeLimit(.minutes(2)))

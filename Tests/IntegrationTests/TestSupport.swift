@@ -8,7 +8,8 @@ import Synchronization
 import Testing
 import XMLStream
 import XMPP
-import XMPPTesting
+import LocalServers
+import TestSupport
 
 @testable import APush
 

@@ -4,7 +4,7 @@ import Foundation
 #endif
 import SQLCore
 import Testing
-import XMPPTesting
+import LocalServers
 
 @testable import PostgreSQL
 

@@ -2,7 +2,7 @@ import Foundation
 import SQLCore
 import Synchronization
 import Testing
-import XMPPTesting
+import TestSupport
 
 @testable import PostgreSQL
 

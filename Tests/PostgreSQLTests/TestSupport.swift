@@ -1,7 +1,7 @@
 import Foundation
 import PostgreSQL
 import Testing
-import XMPPTesting
+import LocalServers
 
 /// The test process's PostgreSQL (`PostgreSQLServer.shared`); each test works in a schema of its own,
 /// so tests running in parallel do not see each other's tables.

@@ -1,5 +1,5 @@
 import Testing
-import XMPPTesting
+import TestSupport
 
 @testable import Sealing
 

@@ -3,7 +3,7 @@ import Synchronization
 import Testing
 import Sockets
 
-@testable import XMPPTesting
+@testable import LocalServers
 
 #if canImport(Glibc)
     import Glibc

@@ -4,7 +4,7 @@ import SQLCore
 import SQLite
 import SQLiteTesting
 import Testing
-import XMPPTesting
+import LocalServers
 
 @testable import Store
 

@@ -7,7 +7,7 @@ import Synchronization
 import Testing
 import Sockets
 import XMPP
-import XMPPTesting
+import TestSupport
 
 @testable import Store
 

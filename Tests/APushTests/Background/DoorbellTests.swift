@@ -1,6 +1,6 @@
 import Synchronization
 import Testing
-import XMPPTesting
+import TestSupport
 
 @testable import APush
 

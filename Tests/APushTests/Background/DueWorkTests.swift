@@ -1,7 +1,7 @@
 import Store
 import Synchronization
 import Testing
-import XMPPTesting
+import TestSupport
 
 @testable import APush
 

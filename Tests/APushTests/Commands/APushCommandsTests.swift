@@ -1,3 +1,4 @@
+import LocalServers
 import ComponentHost
 import Foundation
 import Logging
@@ -6,7 +7,7 @@ import Store
 import Testing
 import XMLStream
 import XMPP
-import XMPPTesting
+import TestSupport
 
 @testable import APush
 

@@ -1,9 +1,9 @@
+import TestSupport
 import Foundation
 import Sealing
 import Store
 import Testing
 import XMPP
-import XMPPTesting
 
 @testable import APush
 

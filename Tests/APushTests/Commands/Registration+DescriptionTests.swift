@@ -1,7 +1,7 @@
 import Sealing
 import Store
 import Testing
-import XMPPTesting
+import TestSupport
 
 @testable import APush
 

@@ -1,6 +1,6 @@
 import Store
 import Testing
-import XMPPTesting
+import TestSupport
 
 @testable import APush
 

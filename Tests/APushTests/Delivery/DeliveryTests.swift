@@ -4,7 +4,7 @@ import Sealing
 import Testing
 import XMLStream
 import XMPP
-import XMPPTesting
+import TestSupport
 
 @testable import APush
 @testable import Store

@@ -6,7 +6,7 @@ import Synchronization
 import Testing
 import XMLStream
 import XMPP
-import XMPPTesting
+import LocalServers
 
 @testable import APush
 

@@ -1,7 +1,7 @@
 import Testing
 import XMLStream
 import XMPP
-import XMPPTesting
+import TestSupport
 
 @testable import APush
 

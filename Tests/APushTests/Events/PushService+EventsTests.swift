@@ -1,10 +1,10 @@
+import TestSupport
 import Foundation
 import Logging
 import Sealing
 import Testing
 import XMLStream
 import XMPP
-import XMPPTesting
 
 @testable import APush
 @testable import Store

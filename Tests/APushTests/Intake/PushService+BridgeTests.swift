@@ -3,7 +3,7 @@ import Store
 import Testing
 import XMLStream
 import XMPP
-import XMPPTesting
+import TestSupport
 
 @testable import APush
 

@@ -1,7 +1,7 @@
+import TestSupport
 import Foundation
 import Store
 import Testing
-import XMPPTesting
 
 @testable import APush
 

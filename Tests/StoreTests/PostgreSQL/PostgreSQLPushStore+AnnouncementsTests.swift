@@ -1,7 +1,8 @@
+import LocalServers
 import Foundation
 import Synchronization
 import Testing
-import XMPPTesting
+import TestSupport
 
 @testable import PostgreSQL
 import Sealing

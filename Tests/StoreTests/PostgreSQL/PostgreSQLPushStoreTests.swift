@@ -3,7 +3,7 @@ import PostgreSQL
 import SQLCore
 import SQLite
 import Testing
-import XMPPTesting
+import LocalServers
 
 @testable import Store
 

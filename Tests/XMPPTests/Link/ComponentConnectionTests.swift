@@ -6,7 +6,7 @@ import XMLStream
 import Sockets
 import XMPP
 
-@testable import XMPPTesting
+@testable import LocalServers
 
 /// The component's link against the stand-in server on loopback.
 @Suite(.timeLimit(.minutes(3)))

@@ -3,7 +3,7 @@ import Synchronization
 import Testing
 import XMLStream
 import XMPP
-import XMPPTesting
+import LocalServers
 
 /// The component-server stand-in's hook for load generators.
 @Suite(.timeLimit(.minutes(1)))

@@ -2,7 +2,7 @@ import Synchronization
 import Testing
 import XMLStream
 import XMPP
-import XMPPTesting
+import LocalServers
 
 /// The App Server stand-in, fed publishes through the component-server stand-in.
 @Suite(.timeLimit(.minutes(1)))
