@@ -15,8 +15,9 @@ struct CommandsSlixmppEndToEndTests {
     static let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
         .appendingPathComponent("Clients/commands_slixmpp.py")
 
-    @Test func everyCommandWorksFromSlixmpp() async throws {
-        try await PushTestbed.with(.prosodyBridged) { bed in
+    @Test(arguments: PushTestbed.bridgedServers)
+    func everyCommandWorksFromSlixmpp(on server: PushTestbed.Server) async throws {
+        try await PushTestbed.with(server) { bed in
             try await bed.enableDevice(token: "token-slixmpp-phone", resource: "phone")
             try await bed.enableDevice(token: "token-slixmpp-tablet", resource: "tablet")
             let run = try await Self.runScript([
