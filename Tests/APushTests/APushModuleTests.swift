@@ -187,7 +187,10 @@ extension APushModuleTests {
         let otherSender = RecordingSender()
         let device = try await Self.publishTwoMessages(to: other, context: try Self.context(otherSender))
         #expect(otherSender.requests.count == 1)
-        try await Task.sleep(for: .milliseconds(500))  // word of the window travels
+        // Word of the window reaches the survivor, which plans to wake at its end, not at its next chore.
+        try await waitUntil("the survivor sleeps until the window's end") {
+            (survivor.service.dueWork.plannedWakeTime ?? .max) <= survivor.service.now() + 11_000
+        }
         // Past the window's end (by a second: the instances' measurements were not at the same
         // millisecond), well before the survivor's next chore.
         clock.advance(seconds: 11)
@@ -216,7 +219,7 @@ extension APushModuleTests {
         linkUp.withLock { $0 = false }
         clock.advance(seconds: 10)
         let background = Task { try await module.run(context: context) }
-        try await Task.sleep(for: .milliseconds(500))  // turns of the loop, if it took any
+        try await waitUntil("the loop sleeps, its link down") { module.service.dueWork.plannedWakeTime != nil }
         #expect(sender.requests.count == 1)
         #expect(try await store.dueWindows(at: clock.now, limit: 10).count == 1, "the window is still held")
         #expect(try await store.nextRetry() == nil, "nothing was claimed or queued")
@@ -427,7 +430,10 @@ extension APushModuleTests {
         let first = Task { try await behindModule.iqRoutes[0].handler(try publish("m1"), behindContext) }
         try await waitUntil("the first push is in flight", timeout: .seconds(30)) { behindSender.requests.count == 1 }
         _ = try await behindModule.iqRoutes[0].handler(try publish("m2"), behindContext)
-        try await Task.sleep(for: .seconds(1))  // word of the push and the window reaches the loop ahead
+        // Word of the push and the window reaches the loop ahead, which plans to wake at the window's end.
+        try await waitUntil("the instance ahead sleeps until the window's end") {
+            (aheadModule.service.dueWork.plannedWakeTime ?? .max) <= aheadModule.service.now() + 3_000
+        }
         #expect(aheadSender.requests.isEmpty, "the instance ahead sent a push in flight again, or the held one early")
         #expect(behindSender.requests.count == 1, "the window ended early: the second message was pushed at once")
         #expect(try await behindStore.nextRetry() != nil, "the push in flight left the outbox before its answer")
@@ -437,7 +443,10 @@ extension APushModuleTests {
         // Past the bound, the checks below say what happened instead.
         try? await waitUntil("the held push is sent", timeout: .seconds(20)) { !aheadSender.requests.isEmpty }
         #expect(ContinuousClock.now - burstStart >= .milliseconds(2_800), "sent at the window's end, not before")
-        try await Task.sleep(for: .seconds(1))
+        // Nothing is left to send: the outbox is empty and the loop ahead asleep.
+        try? await waitUntil("the outbox is empty and the loop ahead asleep") {
+            try await behindStore.nextRetry() == nil && aheadModule.service.dueWork.plannedWakeTime != nil
+        }
         background.cancel()
         _ = await background.result
         await database.stop()
