@@ -321,7 +321,7 @@ extension APushModuleTests {
         let context = try Self.context(RecordingSender())
         let background = Task { try await module.run(context: context) }
         module.service.statistics.count(.testPush(.wake))
-        try await Task.sleep(for: .milliseconds(300))  // the loop has started, at the clock's start
+        try await waitUntil("the loop sleeps, at the clock's start") { module.service.dueWork.plannedWakeTime != nil }
         clock.advance(seconds: 30)
         module.service.dueWork.ring()
         try await Task.sleep(for: .milliseconds(200))
