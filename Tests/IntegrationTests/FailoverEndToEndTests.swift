@@ -1,5 +1,6 @@
 import Foundation
 import HTTPServer
+import Store
 import Testing
 import LocalServers
 import TestSupport
@@ -53,8 +54,16 @@ struct FailoverEndToEndTests {
         for body in ["two", "three"] {
             try bed.message(from: bob, to: "alice@localhost", body: body)
         }
-        // Time for the active instance to take both publishes and hold their notice in the store.
-        try await Task.sleep(for: .seconds(1))
+        // The active instance takes both publishes and holds their notice in the store.
+        let store = try await bed.openStore()
+        try await waitUntil("the burst's notice is held in the store") {
+            guard
+                let registration = try await store.registration(
+                    domain: "localhost", token: "token-failover", account: "alice@localhost")
+            else { return false }
+            let chat = try await store.chats(registrationID: registration.id).first { $0.chat == "bob@localhost" }
+            return chat?.count == 3 && chat?.held != nil
+        }
 
         await bed.stopComponent()  // SIGKILL
         let killed = ContinuousClock.now

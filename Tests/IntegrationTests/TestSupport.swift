@@ -236,6 +236,11 @@ final class PushTestbed: Sendable {
     }
 
     /// What the component run as a process (or a second instance, by its `log`) has logged so far.
+    /// The component's store, opened apart from the component: to watch what it holds.
+    func openStore() async throws -> any PushStore {
+        try await PushStoreSetting.open(storeSetting, limits: StoreLimits(), componentSecret: componentSecret).store
+    }
+
     func componentLog(_ log: String) -> String {
         (try? String(contentsOf: directory.appendingPathComponent(log), encoding: .utf8)) ?? ""
     }
