@@ -196,9 +196,14 @@ def replay_scenarios(c2s_port, component_port, component, prosodyctl):
         time.sleep(0.5)
         send(11)
         time.sleep(9.5)  # past apush_bridge_replay_max_age
+        send(12)
+        time.sleep(0.3)
         current[0] = Component(component_port)
+        replay = raw_publish()
+        assert message_id(replay) == "r12", message_id(replay)
+        answer(replay)
         current[0].expect_nothing(3.0, "a push older than the queue's age bound")
-    check("a kept push older than the age bound is dropped, not replayed", aged_out)
+    check("a kept push older than the age bound is dropped, not replayed; a younger one is", aged_out)
     bob.close()
     return current[0]
 
