@@ -324,10 +324,15 @@ module:hook("cloud_notify/push", function (event)
 		payload:tag("forwarded", { xmlns = xmlns_forward }):add_child(copy):up();
 	end
 	without_body_text(payload);
-	-- The copy is kept as sent (enriched, same id): a failure here must not stop the push.
+end);
+
+-- Last, so that a push another handler blocks is not kept (and sent by a replay) either; the copy is
+-- kept as sent (enriched, same id). A failure here must not stop the push.
+module:hook("cloud_notify/push", function (event)
+	if event.push_info.jid ~= component then return; end
 	local ok, err = pcall(keep_until_answered, event.notification_stanza);
 	if not ok then module:log("error", "Could not keep a push for replay: %s", tostring(err)); end
-end);
+end, -1000);
 
 -- 3. Reads for fully offline devices -------------------------------------------------------------
 
