@@ -10,7 +10,9 @@
 --     16 KiB: apush_bridge_strip.lib.lua) to every push to the component,
 --   * pushes reads (the account read or answered a chat on another device) to the account's
 --     registrations at the component that have no live or hibernated session,
---   * reports deleted accounts (<unregistered/>) and tells the component which accounts exist.
+--   * reports deleted accounts (<unregistered/>) and tells the component which accounts exist,
+--   * keeps every publish to the component until it is answered, and replays one that was bounced,
+--     answered `wait` for a store fault, or not answered, once the component is connected (bounded).
 -- Runs unchanged on Prosody 0.12 and 13.0 (both tested): no hook or API it uses differs between them.
 -- Wire format: contrib/prosody/README.md. MIT licensed, part of apush-component.
 
