@@ -10,7 +10,9 @@
 --     16 KiB: apush_bridge_strip.lib.lua) to every push to the component,
 --   * pushes reads (the account read or answered a chat on another device) to the account's
 --     registrations at the component that have no live or hibernated session,
---   * reports deleted accounts (<unregistered/>) and tells the component which accounts exist.
+--   * reports deleted accounts (<unregistered/>) and tells the component which accounts exist,
+--   * keeps every publish to the component until it is answered, and replays one that was bounced,
+--     answered `wait` for a store fault, or not answered, once the component is connected (bounded).
 -- Runs unchanged on Prosody 0.12 and 13.0 (both tested): no hook or API it uses differs between them.
 -- Wire format: contrib/prosody/README.md. MIT licensed, part of apush-component.
 
@@ -18,6 +20,8 @@ local st = require "util.stanza";
 local jid = require "util.jid";
 local hashes = require "util.hashes";
 local usermanager = require "core.usermanager";
+local modulemanager = require "core.modulemanager";
+local now = require "util.time".now;
 
 local xmlns_bridge = "urn:xmpp:apush:bridge:0";
 local xmlns_push = "urn:xmpp:push:0";
@@ -183,6 +187,119 @@ module:hook("message/host", function (event)
 	return true;
 end);
 
+-- 2a. Replay -----------------------------------------------------------------------------------
+
+-- mod_cloud_notify sends each publish once: one bounced (the component is not connected), one
+-- written into a connection that died, or one answered `wait` for a store fault would be lost.
+-- The bridge keeps its copy until the component answers `result` or a final error, and sends it
+-- again, with the same id, once the component is connected. The component deduplicates a message
+-- by its forwarded copy's sender and id, which the copy keeps, so a replay of one it took pushes
+-- nothing twice. Bounded by count, bytes and age; what is dropped is logged and counted.
+local replay_max_count = module:get_option_number("apush_bridge_replay_max_count", 1000, 0);
+local replay_max_bytes = module:get_option_number("apush_bridge_replay_max_bytes", 4 * 1024 * 1024, 0);
+-- A push older than this is no longer worth waking a phone for.
+local replay_max_age = module:get_option_number("apush_bridge_replay_max_age", 300, 1);
+-- No answer within this long: the connection it was written into died.
+local answer_timeout = module:get_option_number("apush_bridge_answer_timeout", 30, 1);
+local replays_per_tick, tick_seconds = 10, 1;
+-- `wait` conditions that mean "not now": the store is away, or Prosody bounced it (not connected).
+local retried_conditions = { ["resource-constraint"] = true, ["internal-server-error"] = true, ["remote-server-timeout"] = true };
+
+local unanswered, unanswered_bytes = {}, 0; -- oldest first: { id, stanza, bytes, kept_at, sent_at }
+local replay_counts = { dropped_full = 0, dropped_aged = 0, replayed = 0 };
+local replay_measure = {};
+for name in pairs(replay_counts) do
+	local ok, measure = pcall(module.measure, module, "replay_"..name, "rate");
+	replay_measure[name] = ok and measure or function () end;
+end
+local function count(name)
+	replay_counts[name] = replay_counts[name] + 1;
+	replay_measure[name]();
+end
+
+local on_answer;
+local function forget(index)
+	local entry = table.remove(unanswered, index);
+	unanswered_bytes = unanswered_bytes - entry.bytes;
+	module:unhook("iq-result/host/"..entry.id, on_answer);
+	module:unhook("iq-error/host/"..entry.id, on_answer);
+	return entry;
+end
+
+local function index_of(id)
+	for index, entry in ipairs(unanswered) do
+		if entry.id == id then return index; end
+	end
+end
+
+function on_answer(event)
+	local stanza = event.stanza;
+	if jid.prep(stanza.attr.from or "") ~= component then return; end
+	local index = index_of(stanza.attr.id);
+	if not index then return; end
+	local error_type, condition = stanza:get_error();
+	if stanza.attr.type == "error" and error_type == "wait" and retried_conditions[condition] then
+		unanswered[index].sent_at = nil; -- due again once the component is connected
+		module:log("debug", "Push %s answered wait/%s: kept for replay", stanza.attr.id, condition);
+	else
+		forget(index);
+	end
+	-- Not handled: mod_cloud_notify's own handlers see the answer as before.
+end
+
+local function drop_oldest(reason, counter)
+	local entry = forget(1);
+	count(counter);
+	module:log("warn", "Dropped push %s from the replay queue (%s); %d dropped so far",
+		entry.id, reason, replay_counts.dropped_full + replay_counts.dropped_aged);
+end
+
+local function keep_until_answered(stanza)
+	if not component or replay_max_count == 0 then return; end
+	local id = stanza.attr.id;
+	local copy = st.clone(stanza);
+	local bytes = #tostring(copy);
+	unanswered[#unanswered + 1] = { id = id, stanza = copy, bytes = bytes, kept_at = now(), sent_at = now() };
+	unanswered_bytes = unanswered_bytes + bytes;
+	module:hook("iq-result/host/"..id, on_answer, 10);
+	module:hook("iq-error/host/"..id, on_answer, 10);
+	while #unanswered > replay_max_count or (unanswered_bytes > replay_max_bytes and #unanswered > 0) do
+		drop_oldest("full", "dropped_full");
+	end
+end
+
+local function component_connected()
+	local environment = modulemanager.get_module(component, "component");
+	return environment ~= nil and environment.connected == true;
+end
+
+local function replay_tick()
+	local ok, err = pcall(function ()
+		local at = now();
+		while unanswered[1] and at - unanswered[1].kept_at > replay_max_age do
+			drop_oldest("older than "..replay_max_age.." s", "dropped_aged");
+		end
+		for _, entry in ipairs(unanswered) do
+			if entry.sent_at and at - entry.sent_at > answer_timeout then entry.sent_at = nil; end
+		end
+		if not component_connected() then return; end
+		local due = {};
+		for _, entry in ipairs(unanswered) do
+			if #due == replays_per_tick then break; end
+			if not entry.sent_at then due[#due + 1] = entry; end
+		end
+		for _, entry in ipairs(due) do
+			entry.sent_at = at;
+			count("replayed");
+			module:log("info", "Replaying push %s to %s (%d kept)", entry.id, component, #unanswered);
+			module:send(st.clone(entry.stanza));
+		end
+	end);
+	if not ok then module:log("error", "Replay failed: %s", tostring(err)); end
+	return tick_seconds;
+end
+module:add_timer(tick_seconds, replay_tick);
+
 -- 2. Pushes ------------------------------------------------------------------------------------
 
 -- The read being pushed through mod_cloud_notify's 'cloud-notify-ping' right now, if any. The ping
@@ -210,6 +327,14 @@ module:hook("cloud_notify/push", function (event)
 	end
 	without_body_text(payload);
 end);
+
+-- Last, so that a push another handler blocks is not kept (and sent by a replay) either; the copy is
+-- kept as sent (enriched, same id). A failure here must not stop the push.
+module:hook("cloud_notify/push", function (event)
+	if event.push_info.jid ~= component then return; end
+	local ok, err = pcall(keep_until_answered, event.notification_stanza);
+	if not ok then module:log("error", "Could not keep a push for replay: %s", tostring(err)); end
+end, -1000);
 
 -- 3. Reads for fully offline devices -------------------------------------------------------------
 
@@ -336,6 +461,7 @@ module:hook("iq-get/host/"..xmlns_bridge..":accounts", function (event)
 end);
 
 function module.unload()
+	while unanswered[1] do forget(1); end
 	for service in pairs(watched_services) do
 		service.events.remove_handler("item-published/"..xmlns_mds, mds_published);
 	end

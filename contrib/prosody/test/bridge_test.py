@@ -30,7 +30,7 @@ MODULE_DIR = os.path.dirname(HERE)
 RELEASE_BIN = {"0.12": "", "13": "/opt/apush-backports/prosody-13/usr/bin/"}
 sys.path.insert(0, os.path.join(os.path.dirname(MODULE_DIR), "bridge-test"))
 import bridge_wire  # noqa: E402
-from bridge_wire import (COMPONENT, DOMAIN, NS_BRIDGE, NS_COMPONENT, NS_PUBSUB, PASSWORD, SECRET, USERS, Client,  # noqa: E402
+from bridge_wire import (COMPONENT, DOMAIN, NS_BRIDGE, NS_CLIENT, NS_COMPONENT, NS_FORWARD, NS_PUBSUB, NS_STANZAS, Component, Stream, PASSWORD, SECRET, USERS, Client,  # noqa: E402
                          check, enable, free_port, q, refusal, run_checks, scenarios, wait_for_port)
 
 
@@ -53,6 +53,7 @@ VirtualHost "{DOMAIN}"
   modules_enabled = {{ "apush_bridge" }}
   apush_bridge_component = "{COMPONENT}"
   apush_bridge_allowed_services = {{ "{COMPONENT}"; "push.allowed.example" }}
+  apush_bridge_replay_max_count = 3; apush_bridge_replay_max_age = 8; apush_bridge_answer_timeout = 4
 
 Component "{COMPONENT}"
   component_secret = "{SECRET}"
@@ -75,7 +76,7 @@ def stored_nodes(base, user):
         return re.findall(r'\["node"\] = "([^"]*)"', f.read())
 
 
-def prosody_scenarios(c2s_port, component, release, prosodyctl):
+def prosody_scenarios(c2s_port, component_port, component, release, prosodyctl):
     """What is Prosody's own: mod_cloud_notify pushes for a hibernated session from the registration the
     session holds, not from its store; prosodyctl deluser is reported on 13.0 only."""
     def refused_while_held():
@@ -108,7 +109,103 @@ def prosody_scenarios(c2s_port, component, release, prosodyctl):
         assert accounts == ([f"ctl@{DOMAIN}"] if release == "13" else []), accounts
     check("prosodyctl deluser is reported as <unregistered/> on 13.0, and goes unheard on 0.12",
           deleted_with_prosodyctl)
-    return component
+    return replay_scenarios(c2s_port, component_port, component, prosodyctl)
+
+
+def replay_scenarios(c2s_port, component_port, component, prosodyctl):
+    """The bridge keeps each publish until the component answers it and replays it (same id) after a
+    wait/resource-constraint, a bounce while the component is away, or no answer; bounded and aged."""
+    prosodyctl("register", "dave", DOMAIN, PASSWORD)
+    phone = Client(c2s_port, "dave", "phone")
+    assert phone.iq("set", enable(COMPONENT, "tokDave")).get("type") == "result"
+    component.bridge_message("registered")
+    phone.close()
+    bob = Client(c2s_port, "bob", "replay")
+    time.sleep(0.3)
+    current = [component]
+
+    def raw_publish(timeout=5.0):
+        return Stream.expect(current[0], lambda e: e.tag == q(NS_COMPONENT, "iq") and e.get("type") == "set",
+                             "a publish", timeout)
+
+    def answer(iq, error=None):
+        body = f"<error type='wait'><{error} xmlns='{NS_STANZAS}'/></error>" if error else ""
+        current[0].send(f"<iq type='{'error' if error else 'result'}' id='{iq.get('id')}' from='{COMPONENT}' "
+                        f"to='{DOMAIN}'>{body}</iq>")
+
+    def message_id(iq):
+        return iq.find(f".//{q(NS_FORWARD, 'forwarded')}/{q(NS_CLIENT, 'message')}").get("id")
+
+    def send(n):
+        bob.send(f"<message to='dave@{DOMAIN}' type='chat' id='r{n}'><body>number {n}</body></message>")
+
+    def wait_is_replayed():
+        send(1)
+        first = raw_publish()
+        answer(first, "resource-constraint")
+        again = raw_publish()
+        assert again.get("id") == first.get("id") and message_id(again) == "r1", again.attrib
+        answer(again)
+        current[0].expect_nothing(2.5, "a publish answered result")
+    check("a publish answered wait/resource-constraint is sent again, same id, until answered result", wait_is_replayed)
+
+    def unanswered_is_replayed():
+        send(2)
+        first = raw_publish()
+        again = raw_publish(timeout=8.0)  # never answered: sent again after the answer timeout
+        assert again.get("id") == first.get("id"), again.attrib
+        answer(again)
+        current[0].expect_nothing(6.0, "a publish answered result")
+    check("a publish not answered within the timeout is sent again", unanswered_is_replayed)
+
+    def replayed_after_reconnect():
+        current[0].close()
+        time.sleep(0.5)
+        for n in (3, 4, 5):
+            send(n)
+            time.sleep(0.2)
+        current[0] = Component(component_port)
+        replays = [raw_publish() for _ in range(3)]
+        assert [message_id(iq) for iq in replays] == ["r3", "r4", "r5"], [message_id(iq) for iq in replays]
+        for iq in replays:
+            answer(iq)
+        current[0].expect_nothing(6.0, "a replay answered result")
+    check("publishes bounced while the component is away are replayed on reconnect, oldest first, once",
+          replayed_after_reconnect)
+
+    def oldest_dropped_when_full():
+        current[0].close()
+        time.sleep(0.5)
+        for n in (6, 7, 8, 9):  # the queue holds 3
+            send(n)
+            time.sleep(0.2)
+        current[0] = Component(component_port)
+        replays = [raw_publish() for _ in range(3)]
+        assert [message_id(iq) for iq in replays] == ["r7", "r8", "r9"], [message_id(iq) for iq in replays]
+        for iq in replays:
+            answer(iq)
+        current[0].expect_nothing(6.0, "a replay answered result")
+        send(10)  # the server still pushes
+        fresh = raw_publish()
+        assert message_id(fresh) == "r10"
+        answer(fresh)
+    check("at the queue's bound the oldest is dropped and the server keeps pushing", oldest_dropped_when_full)
+
+    def aged_out():
+        current[0].close()
+        time.sleep(0.5)
+        send(11)
+        time.sleep(9.5)  # past apush_bridge_replay_max_age
+        send(12)
+        time.sleep(0.3)
+        current[0] = Component(component_port)
+        replay = raw_publish()
+        assert message_id(replay) == "r12", message_id(replay)
+        answer(replay)
+        current[0].expect_nothing(3.0, "a push older than the queue's age bound")
+    check("a kept push older than the age bound is dropped, not replayed; a younger one is", aged_out)
+    bob.close()
+    return current[0]
 
 
 def module_log_errors(base):
@@ -148,7 +245,7 @@ def main():
         wait_for_port(component_port, prosody, "Prosody")
         def checks(component):
             scenarios(c2s_port, component, register, lambda user: stored_nodes(base, user))
-            return prosody_scenarios(c2s_port, component, args.release, prosodyctl)
+            return prosody_scenarios(c2s_port, component_port, component, args.release, prosodyctl)
         return run_checks(base, component_port, checks)
     finally:
         prosody.send_signal(signal.SIGTERM)
