@@ -254,6 +254,8 @@ local function drop_oldest(reason, counter)
 		entry.id, reason, replay_counts.dropped_full + replay_counts.dropped_aged);
 end
 
+local ticking, start_ticking = false, nil;
+
 local function keep_until_answered(stanza)
 	if not component or replay_max_count == 0 then return; end
 	local id = stanza.attr.id;
@@ -266,6 +268,7 @@ local function keep_until_answered(stanza)
 	while #unanswered > replay_max_count or (unanswered_bytes > replay_max_bytes and #unanswered > 0) do
 		drop_oldest("full", "dropped_full");
 	end
+	start_ticking();
 end
 
 local function component_connected()
@@ -296,9 +299,16 @@ local function replay_tick()
 		end
 	end);
 	if not ok then module:log("error", "Replay failed: %s", tostring(err)); end
-	return tick_seconds;
+	-- The timer runs only while something is kept: a server with nothing unanswered does no work for it.
+	if unanswered[1] then return tick_seconds; end
+	ticking = false;
 end
-module:add_timer(tick_seconds, replay_tick);
+
+function start_ticking()
+	if ticking then return; end
+	ticking = true;
+	module:add_timer(tick_seconds, replay_tick);
+end
 
 -- 2. Pushes ------------------------------------------------------------------------------------
 
