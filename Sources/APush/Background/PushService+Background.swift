@@ -9,6 +9,8 @@ extension PushService {
     /// Returns without waiting for the App Server's answers, so a slow or silent App Server delays
     /// nothing else. After a restart it picks up whatever the previous process left.
     func processDueWork(upstream: Upstream) async throws {
+        // First, so that an item whose answer came while the store was away is removed, not claimed.
+        await delivery.recordUnrecordedAnswers()
         let at = now()
         for (kind, count) in try await store.deleteExpiredRetries(at: at) {
             // A stored kind is counted only by a name from the fixed set.
@@ -42,6 +44,11 @@ extension PushService {
         }
         dueWork.release(slots - claimed.count)
         for item in claimed {
+            // Answered already, and the store could not record it yet: it stays (leased) until it can.
+            if delivery.holdsUnrecordedAnswer(itemID: item.id) {
+                dueWork.deliveryEnded()
+                continue
+            }
             Task {
                 await deliverStored(item, via: upstream)
                 dueWork.deliveryEnded()

@@ -21,6 +21,11 @@ final class Delivery: Sendable {
     private let ephemeralKeys = EphemeralKeyPool()
     /// The App Server refusing us is logged once per condition and minute, not once per push.
     private let refusals = Mutex(LogLimiter(interval: 60_000, capacity: 32))
+    /// The App Server's answers the store could not record (it was away), recorded when it is back.
+    private let unrecorded = Mutex(UnrecordedAnswers(capacity: Delivery.unrecordedAnswersCapacity))
+
+    /// At most this many answers wait in memory for the store (each under 100 bytes).
+    static let unrecordedAnswersCapacity = 10_000
 
     init(
         store: any PushStore, settings: APushSettings, statistics: PushStatistics, clock: PushClock, logger: Logger,
@@ -187,12 +192,47 @@ final class Delivery: Sendable {
 
     /// Records a push's final outcome and forgets its stored item, in one transaction that the answer to
     /// the server does not wait for: it changes nothing that answer says, and every later store call
-    /// runs after it. Should the process die first, the item is sent again when its lease ends.
+    /// runs after it. When the store cannot record it, the answer is kept in memory and recorded once
+    /// the store is back (`recordUnrecordedAnswers`), and its item is not sent again meanwhile. Should
+    /// the process die first, the item is sent again when its lease ends.
     private func recordAnswered(_ registration: Registration, at: Timestamp, error: String?, item: RetryItem?) {
-        let (registrationID, logger) = (registration.id, logger)
-        store.transactionInBackground(
-            { try $0.recordPush(registrationID: registrationID, at: at, error: error, removingRetry: item?.id) },
-            failed: { logger.error("cannot record the outcome of a push: \($0)") })
+        let answer = UnrecordedAnswers.Answer(registrationID: registration.id, itemID: item?.id, error: error, at: at)
+        store.transactionInBackground({ try Self.record(answer, in: $0) }, failed: { self.keepUnrecorded(answer, $0) })
+    }
+
+    private static func record(_ answer: UnrecordedAnswers.Answer, in transaction: any PushTransaction) throws {
+        try transaction.recordPush(
+            registrationID: answer.registrationID, at: answer.at, error: answer.error, removingRetry: answer.itemID)
+    }
+
+    private func keepUnrecorded(_ answer: UnrecordedAnswers.Answer, _ error: any Error) {
+        logger.error("cannot record the outcome of a push (kept to record later): \(error)")
+        statistics.count(.unrecordedAnswer(.kept))
+        guard unrecorded.withLock({ $0.keep(answer) }) != nil else { return }
+        statistics.count(.unrecordedAnswer(.dropped))
+        logger.error(
+            "dropped the oldest unrecorded answer: \(Self.unrecordedAnswersCapacity) wait for the store; "
+                + "its push may go again when its lease ends")
+    }
+
+    /// Records the answers the store could not record before, oldest first, and stops at the first
+    /// failure (the store is still away: the next turn of the due work tries again).
+    func recordUnrecordedAnswers() async {
+        for answer in unrecorded.withLock({ $0.answers }) {
+            do {
+                try await store.transaction(counting: statistics) { try Self.record(answer, in: $0) }
+            } catch {
+                return
+            }
+            unrecorded.withLock { $0.recorded(answer) }
+            statistics.count(.unrecordedAnswer(.recorded))
+        }
+    }
+
+    /// Whether the App Server's answer to outbox item `itemID` waits in memory to be recorded: the
+    /// item must not be sent again.
+    func holdsUnrecordedAnswer(itemID: Int64) -> Bool {
+        unrecorded.withLock { $0.holds(itemID: itemID) }
     }
 
     /// The App Server refused a push for a reason of its own (docs/wire-contract.md, answers): every registration stays, and the

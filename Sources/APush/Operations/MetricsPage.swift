@@ -28,6 +28,7 @@ struct MetricsPage: Sendable {
             .answer(.accepted), .answer(.gone), .answer(.wait(.resourceConstraint)), .refusedPublish(.badRequest),
             .refusedPublish(.forbidden), .coalescedHeld, .coalescedSent, .deduplicated, .droppedByPolicy,
             .droppedByRateLimit, .unknownNodeCancelled, .tombstoneAnswer, .upstreamInFlightCap,
+            .unrecordedAnswer(.kept), .unrecordedAnswer(.recorded), .unrecordedAnswer(.dropped),
         ]
         + [Summary.Kind.message, .call, .read, .wake].flatMap { kind in
             [Statistic.PushFate.accepted, .deadToken, .refused, .retrying, .expired].map { Statistic.push(kind, $0) }

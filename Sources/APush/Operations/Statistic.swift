@@ -38,6 +38,9 @@ enum Statistic: Sendable, Equatable {
     case upstreamInFlightCap
     /// The App Server refusing our pushes, by condition: `upstream.refused.<condition>`.
     case upstreamRefused(StanzaError.Condition)
+    /// An App Server's answer the store could not record: kept in memory, recorded later, or dropped
+    /// (past the cap of those kept).
+    case unrecordedAnswer(UnrecordedFate)
 
     // Commands and the bridge.
     case testPush(PushService.TestKind)
@@ -49,6 +52,13 @@ enum Statistic: Sendable, Equatable {
     // The store.
     /// A notification between instances, on the shared store's channels, that did not verify: dropped.
     case notificationRejected
+
+    /// What became of an answer the store could not record at once.
+    enum UnrecordedFate: String, Sendable {
+        case kept = "unrecorded"
+        case recorded = "recorded-late"
+        case dropped = "unrecorded-dropped"
+    }
 
     /// What became of one push.
     enum PushFate: String, Sendable {
@@ -94,6 +104,7 @@ enum Statistic: Sendable, Equatable {
         case .upstreamLatencyMilliseconds: "upstream.latency-ms"
         case .upstreamInFlightCap: "upstream.in-flight-cap"
         case .upstreamRefused(let condition): "upstream.refused.\(Self.counted(condition))"
+        case .unrecordedAnswer(let fate): "upstream.answers.\(fate.rawValue)"
         case .testPush(let kind): "tests.\(kind.rawValue)"
         case .registered: "registrations.registered"
         case .unregistered: "registrations.unregistered"
@@ -125,6 +136,7 @@ enum Statistic: Sendable, Equatable {
         case .upstreamAnswers, .upstreamLatencyMilliseconds: nil
         case .upstreamInFlightCap: CounterSeries(.inFlightCap)
         case .upstreamRefused(let condition): CounterSeries(.upstreamRefused, ["condition": Self.counted(condition)])
+        case .unrecordedAnswer(let fate): CounterSeries(.unrecordedAnswers, ["fate": fate.rawValue])
         case .testPush(let kind): CounterSeries(.testPushes, ["kind": kind.rawValue])
         case .registered: CounterSeries(.registrationChanges, ["change": "registered"])
         case .unregistered: CounterSeries(.registrationChanges, ["change": "unregistered"])
@@ -161,6 +173,7 @@ struct CounterSeries: Hashable, Sendable {
         case quietHoursWakes = "apush_quiet_hours_wakes_total"
         case inFlightCap = "apush_inflight_cap_total"
         case upstreamRefused = "apush_upstream_refused_total"
+        case unrecordedAnswers = "apush_unrecorded_answers_total"
         case testPushes = "apush_test_pushes_total"
         case registrationChanges = "apush_registration_changes_total"
         case rejectedNotifications = "apush_store_notifications_rejected_total"
@@ -177,6 +190,8 @@ struct CounterSeries: Hashable, Sendable {
             case .quietHoursWakes: "Messages in quiet hours sent as a wake."
             case .inFlightCap: "Pushes kept for later: the cap of publishes awaiting the App Server was reached."
             case .upstreamRefused: "Pushes the App Server refused, by error condition."
+            case .unrecordedAnswers:
+                "App Server answers the store could not record: kept in memory, recorded later, or dropped."
             case .testPushes: "Test pushes sent by the #test command, by kind."
             case .registrationChanges: "Registrations made or removed through the bridge, or expired unused."
             case .rejectedNotifications:

@@ -11,6 +11,7 @@ import XMPP
 import TestSupport
 
 @testable import APush
+@testable import Store
 
 /// Stored work: ended windows, retries, a restart, maintenance.
 @Suite struct PushServiceBackgroundTests {
@@ -344,6 +345,32 @@ import TestSupport
 
         first.sender.release()
         try await dying.value
+    }
+
+    /// Issue 25: the App Server answered, but the store could not record it (a full disk): the answer is
+    /// kept and recorded once the store is back, and the push is not sent again when its lease ends.
+    @Test func anAnswerTheStoreCouldNotRecordIsRecordedLaterNotSentAgain() async throws {
+        let harness = try Harness()
+        let failRemovals = "CREATE TRIGGER full BEFORE DELETE ON retries BEGIN SELECT RAISE(ABORT, 'full'); END;"
+        try await harness.store.run { try $0.executeScript(failRemovals) }
+        try await harness.publishBridged(Stanzas.chat(id: "m1"))
+        #expect(harness.upstream.count == 1)
+        for _ in 0..<5000 where harness.service.statistics.sinceStart["upstream.answers.unrecorded"] == nil {
+            try await Task.sleep(for: .milliseconds(1))
+        }
+        harness.clock.advance(seconds: 31)
+        try await harness.processDueWork()
+        #expect(harness.upstream.count == 1, "sent again when its lease ended, though the App Server took it")
+
+        try await harness.store.run { try $0.executeScript("DROP TRIGGER full;") }
+        try await harness.processDueWork()
+        #expect(try await harness.store.nextRetry() == nil, "recorded once the store is back")
+        harness.clock.advance(seconds: 60)
+        try await harness.processDueWork()
+        #expect(harness.upstream.count == 1)
+        let counts = harness.service.statistics.sinceStart
+        #expect(counts["upstream.answers.unrecorded"] == 1)
+        #expect(counts["upstream.answers.recorded-late"] == 1)
     }
 
     /// A first process sends message `m1` at once and dies before the App Server answers it (it never

@@ -29,7 +29,7 @@ import XMPP
             Self.page(
                 counters: [
                     (.answer(.accepted), 5), (.refusedPublish(.forbidden), 1), (.push(.message, .accepted), 4),
-                    (.push(.call, .deadToken), 1), (.unknownNodeCapped, 2),
+                    (.push(.call, .deadToken), 1), (.unknownNodeCapped, 2), (.unrecordedAnswer(.kept), 1),
                     (.event(.callEnded(sid: "s", by: "b", answeredElsewhere: false)), 1),
                 ], upstream: [3, 40, 40, 900, 45_000], publish: [1, 2]))
         for (name, type) in [
@@ -53,6 +53,8 @@ import XMPP
         #expect(exposition.value("apush_pushes_total", ["kind": "wake", "outcome": "expired"]) == 0)
         #expect(exposition.value("apush_dropped_total", ["reason": "unknown-node"]) == 2)
         #expect(exposition.value("apush_dropped_total", ["reason": "rate-limit"]) == 0)
+        #expect(exposition.value("apush_unrecorded_answers_total", ["fate": "unrecorded"]) == 1)
+        #expect(exposition.value("apush_unrecorded_answers_total", ["fate": "recorded-late"]) == 0)
         #expect(exposition.value("apush_events_total", ["kind": "call-ended"]) == 1)
         #expect(exposition.value("apush_registrations", ["domain": "example.org"]) == 3)
         #expect(exposition.value("apush_inflight", [:]) == 2)
