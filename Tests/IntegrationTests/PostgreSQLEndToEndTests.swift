@@ -70,7 +70,8 @@ struct PostgreSQLEndToEndTests {
 
     /// A burst is open (its first message pushed, the next held for the window) when the database
     /// stops: publishes meanwhile are answered `wait`, the window ends while the store is away, and once
-    /// it is back the held push goes out once with the count of what was taken; new publishes push again.
+    /// it is back the held push goes out once with the count of what was taken; Prosody's bridge sends
+    /// the publishes answered wait again (issue 25), and new publishes push again, each count once.
     @Test func aPushHeldWhenTheDatabaseStopsGoesOutOnceAfterItIsBack() async throws {
         let database = try PostgreSQLServer()
         try await database.start()
@@ -107,15 +108,19 @@ struct PostgreSQLEndToEndTests {
                 "database restart: away \(restarted - stopped); the held push came \(ContinuousClock.now - restarted) after"
             )
             #expect(held.summary["chat"] as? String == "bob@localhost")
-            #expect(
-                held.summary["count"] as? Int == 2, "the held push counts the messages taken, not those answered wait")
-            await bed.expectNoPush(within: .seconds(3))
-            #expect(try await metric("apush_coalesced_total", port: port) == 1)
+            #expect((held.summary["count"] as? Int ?? 0) >= 2, "the held push counts at least the messages taken")
 
+            // Prosody's bridge sends the publishes answered wait again once the store takes them: the
+            // device hears of every message, each count once, the last with all five.
             try bed.message(from: bob, to: "alice@localhost", body: "after")
-            let after = try await bed.nextPush(key: key, timeout: .seconds(20))
-            #expect(after.summary["chat"] as? String == "bob@localhost")
-            #expect(after.summary["count"] as? Int == 3)
+            var counts = [held.summary["count"] as? Int ?? 0]
+            while counts.last != 5, counts.count < 6 {
+                let push = try await bed.nextPush(key: key, timeout: .seconds(30))
+                #expect(push.summary["chat"] as? String == "bob@localhost")
+                counts.append(push.summary["count"] as? Int ?? 0)
+            }
+            #expect(counts.last == 5, "every message counted, those answered wait among them: \(counts)")
+            #expect(counts == counts.sorted() && Set(counts).count == counts.count, "a count twice: \(counts)")
             await bed.expectNoPush(within: .seconds(1))
             #expect(!bed.componentLog.contains("token-restart"), "a token reached the log")
             await bob.close()
