@@ -27,23 +27,8 @@ fail() { echo "backports.sh: $*" >&2; exit 1; }
 command -v dpkg-query >/dev/null && dpkg-query -W -f='${Status}' ejabberd 2>/dev/null | grep -q "install ok installed" ||
     fail "ejabberd (bookworm's) is not installed: run contrib/setup-debian.sh first"
 
-# The private apt: bookworm for resolving against, and bookworm-backports to take the newer ones from.
-apt_dir=$prefix/apt
-mkdir -p "$apt_dir/lists/partial" "$apt_dir/cache/archives/partial" "$apt_dir/sources.list.d"
-keyring=/usr/share/keyrings/debian-archive-keyring.gpg
-cat > "$apt_dir/sources.list" <<EOF
-deb [signed-by=$keyring] http://deb.debian.org/debian bookworm main
-deb [signed-by=$keyring] http://deb.debian.org/debian bookworm-updates main
-deb [signed-by=$keyring] http://deb.debian.org/debian-security bookworm-security main
-deb [signed-by=$keyring] http://deb.debian.org/debian bookworm-backports main
-EOF
-apt_options=(
-    -o "Dir::Etc::SourceList=$apt_dir/sources.list" -o "Dir::Etc::SourceParts=$apt_dir/sources.list.d"
-    -o "Dir::State::Lists=$apt_dir/lists" -o "Dir::Cache=$apt_dir/cache"
-)
-# Another backports script (Prosody's) may be updating the same private lists.
-with_apt_lock() { flock "$apt_dir/.lock" "$@"; }
-with_apt_lock apt-get "${apt_options[@]}" -qq update
+# The private apt (shared with the other backports script).
+source "$(dirname "${BASH_SOURCE[0]}")/../backports-apt.sh"
 
 # What installing 24.12 would install or upgrade: exactly ejabberd and the dependencies bookworm's
 # versions do not satisfy ("Inst NAME [OLD] (NEW Suite [arch])").
