@@ -173,7 +173,7 @@ public final class C2SClient: Sendable {
     }
 
     /// Sends an IQ get or set (an id is added when it has none) and returns the result or error stanza.
-    public func request(_ iq: Element, timeout: Duration = .seconds(5)) async throws -> Element {
+    public func request(_ iq: Element, timeout: Duration = .seconds(20)) async throws -> Element {
         var iq = iq
         let id =
             iq.stanzaID
@@ -229,7 +229,7 @@ public final class C2SClient: Sendable {
 
     /// An IQ get/set to `to` with one payload; the result's payload, or the error thrown as a StanzaError.
     /// Without `to`, the account itself answers (RFC 6120 §10.3.3), as for XEP-0357 enable.
-    public func query(_ type: IQType, to: String?, payload: Element, timeout: Duration = .seconds(5)) async throws
+    public func query(_ type: IQType, to: String?, payload: Element, timeout: Duration = .seconds(20)) async throws
         -> Element?
     {
         var iq = Element.iq(type: type, id: "", payload: payload, namespace: Namespace.client)

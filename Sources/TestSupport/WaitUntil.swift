@@ -1,7 +1,7 @@
 /// Polls `condition` every `interval` until it holds; throws `WaitTimedOut` naming `what` after `timeout`.
 /// A liveness bound for tests: generous, since a loaded CI machine is slow, never a speed check.
 public func waitUntil(
-    _ what: String, timeout: Duration = .seconds(15), every interval: Duration = .milliseconds(100),
+    _ what: String, timeout: Duration = .seconds(60), every interval: Duration = .milliseconds(100),
     _ condition: () async throws -> Bool
 ) async throws {
     let deadline = ContinuousClock.now + timeout

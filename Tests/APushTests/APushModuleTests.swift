@@ -323,7 +323,10 @@ extension APushModuleTests {
         let context = try Self.context(RecordingSender())
         let background = Task { try await module.run(context: context) }
         module.service.statistics.count(.testPush(.wake))
-        try await Task.sleep(for: .milliseconds(300))  // the loop has started, at the clock's start
+        // The loop has started, at the clock's start, once it sleeps until its next chore.
+        try await waitUntil("the loop sleeps", timeout: .seconds(60)) {
+            module.service.dueWork.plannedWakeTime != nil
+        }
         clock.advance(seconds: 30)
         module.service.dueWork.ring()
         try await Task.sleep(for: .milliseconds(200))
@@ -331,9 +334,8 @@ extension APushModuleTests {
 
         clock.advance(seconds: 31)
         module.service.dueWork.ring()
-        let deadline = ContinuousClock.now + .seconds(10)
-        while try await store.counters()["tests.wake"] == nil, ContinuousClock.now < deadline {
-            try await Task.sleep(for: .milliseconds(20))
+        try? await waitUntil("the counters are flushed", timeout: .seconds(60)) {
+            try await store.counters()["tests.wake"] != nil
         }
         #expect(try await store.counters()["tests.wake"] == 1)
 

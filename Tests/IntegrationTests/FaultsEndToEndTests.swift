@@ -413,9 +413,16 @@ struct FaultsEndToEndTests {
             try await load.value
             // A last kill while pushes await an answer the App Server never gives (so it never took
             // them): whatever the component had accepted must still go out after the restart.
+            // A message to each account after the silence begins, so a push awaits its answer even when
+            // the load's last bursts all went out before it (a slow restart can outlast the load).
             bed.appServer.scriptEveryNode(answer: .silence)
             let heard = bed.appServer.pushes.count
-            try await waitUntil("a push awaits its answer") { bed.appServer.pushes.count > heard }
+            for (index, account) in ["alice@localhost", "bob@localhost"].enumerated() {
+                try bed.message(from: clients[index], to: account, body: "after the load", id: "last-\(index)")
+            }
+            try await waitUntil("a push awaits its answer", timeout: .seconds(60)) {
+                bed.appServer.pushes.count > heard
+            }
             await bed.stopComponent()
             killedAt.append(bed.appServer.taken.count)
             bed.appServer.scriptEveryNode(answer: .result)

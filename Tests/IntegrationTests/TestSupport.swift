@@ -385,7 +385,7 @@ final class PushTestbed: Sendable {
 
     /// The next push at the App Server, opened with the device's key here and by the independent
     /// Python opener, and checked to hold none of `secrets`.
-    func nextPush(key: KeyPair, secrets: [String] = [], timeout: Duration = .seconds(15)) async throws
+    func nextPush(key: KeyPair, secrets: [String] = [], timeout: Duration = .seconds(30)) async throws
         -> (push: ReceivedPush, summary: [String: Any])
     {
         let push: ReceivedPush
