@@ -27,6 +27,8 @@ final class PushService: Sendable {
     /// Seals, sends and records each push.
     let delivery: Delivery
     let policies = Mutex(PolicyCache())
+    /// What the bridges told of each account's other sessions, for grace (in memory only: fails open).
+    let accountSessions = Mutex(AccountSessions())
     /// Each account's user commands, at most a burst and then one per interval (`APushCommands`).
     let commandRates = Mutex(
         CommandRateLimiter(
