@@ -325,7 +325,8 @@ extension PostgreSQLPushStore {
             sql: """
                 ALTER TABLE registrations ADD COLUMN unread bigint NOT NULL DEFAULT 0;
                 UPDATE registrations
-                    SET unread = (SELECT coalesce(sum(count), 0)::bigint FROM chats WHERE registration_id = registrations.id);
+                    SET unread = (SELECT coalesce(sum(count), 0)::bigint FROM chats WHERE registration_id = registrations.id)
+                    WHERE id IN (SELECT registration_id FROM chats WHERE count <> 0);
                 CREATE FUNCTION count_unread() RETURNS trigger LANGUAGE plpgsql AS $$
                 BEGIN
                     IF TG_OP = 'INSERT' AND NEW.count <> 0 THEN
