@@ -37,6 +37,13 @@ public protocol PushTransaction {
     /// result is returned all the same.
     func updateChat<Result>(registrationID: Int64, chat: String, _ change: (inout ChatState?) -> Result) throws
         -> Result
+    /// The registration's unread total, less the counts of the chats in `excluding` (bare JIDs); 0 for
+    /// a registration gone. The store keeps the total of its chats' counts, changed with them in the
+    /// transaction that changes one (however it does: a message, a read, a chat forgotten, the
+    /// registration removed), so this reads one row, and one more per excluded chat stored. Where
+    /// instances share the store, the registration stays locked until the transaction ends, as
+    /// `updateChat` locks it: the total read before a chat's change is the one that change starts from.
+    func unreadTotal(registrationID: Int64, excluding: [String]) throws -> Int
     /// True the first time `key` is seen for the registration since `since`; remembers it at `at`.
     func firstSighting(registrationID: Int64, key: String, at: Timestamp, since: Timestamp) throws -> Bool
     func rememberCall(_ call: PendingCall) throws

@@ -62,6 +62,14 @@ import TestSupport
         #expect(settings.appServer == "push.example.org")
     }
 
+    /// Issue 22 item 5: the operator's defaults say whether muted chats count in the badge.
+    @Test func theDefaultPolicySaysWhetherMutedChatsCountInTheBadge() throws {
+        let settings = try APushModule.settings(
+            from: Self.configuration(#"{"push": {"defaults": {"badgeMuted": true}}}"#))
+        #expect(settings.defaults.badgeMuted)
+        #expect(try !APushModule.settings(from: Self.configuration("{}")).defaults.badgeMuted)
+    }
+
     @Test func withoutAPushSectionTheDefaultsApply() throws {
         let settings = try APushModule.settings(from: Self.configuration("{}"))
         var expected = APushSettings()

@@ -1,3 +1,5 @@
+import Foundation
+import PostgreSQL
 import SQLCore
 import SQLite
 import SQLiteTesting
@@ -199,6 +201,141 @@ extension PushStoreTests.Chats {
                 try await store.dueWindows(at: 5_000, limit: 10)
             }
             #expect(error?.description.hasPrefix("column held holds a TEXT that is no value this build knows") == true)
+        }
+    }
+}
+
+/// Each registration's unread total (`unreadTotal`, the summary's badge): kept by the store as its
+/// chats' counts change, whichever way they change.
+extension PushStoreTests.Chats {
+    /// Sets a chat's count (nil: forgets the chat).
+    private func setCount(_ store: any PushStore, _ id: Int64, _ chat: String, _ count: Int?) async throws {
+        try await store.updateChat(registrationID: id, chat: chat) { state in
+            guard let count else { return state = nil }
+            var changed = state ?? ChatState(registrationID: id, chat: chat, lastMessageAt: 1_000)
+            changed.count = count
+            state = changed
+        }
+    }
+
+    private func unread(_ store: any PushStore, _ id: Int64, excluding: [String] = []) async throws -> Int {
+        try await store.transaction { try $0.unreadTotal(registrationID: id, excluding: excluding) }
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func theUnreadTotalFollowsEveryChatOfItsRegistrationAndNoOther(kind: StoreKind) async throws {
+        try await withStore(kind) { store in
+            let alice = try await registered(store).id
+            let otherDevice = try await registered(store, token: "token-2").id
+            #expect(try await unread(store, alice) == 0)
+            for (chat, count) in [("bob@example.org", 2), ("carol@example.org", 3), ("crew@muc.example.org", 4)] {
+                for value in 1...count { try await setCount(store, alice, chat, value) }
+            }
+            try await setCount(store, otherDevice, "bob@example.org", 7)
+            #expect(try await unread(store, alice) == 9)
+            #expect(try await unread(store, otherDevice) == 7)
+
+            // A read resets one chat; a chat forgotten takes its count along.
+            try await setCount(store, alice, "carol@example.org", 0)
+            #expect(try await unread(store, alice) == 6)
+            try await setCount(store, alice, "crew@muc.example.org", nil)
+            #expect(try await unread(store, alice) == 2)
+            #expect(try await unread(store, otherDevice) == 7)
+
+            // A registration removed takes its total along; a new one starts at nothing.
+            _ = try await store.retire(registrationID: alice, at: 2_000)
+            #expect(try await unread(store, alice) == 0)
+            let again = try await registered(store).id
+            #expect(again != alice)
+            #expect(try await unread(store, again) == 0)
+            #expect(try await unread(store, otherDevice) == 7)
+        }
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func theUnreadTotalLeavesOutTheChatsAskedFor(kind: StoreKind) async throws {
+        try await withStore(kind) { store in
+            let id = try await registered(store).id
+            try await setCount(store, id, "bob@example.org", 2)
+            try await setCount(store, id, "carol@example.org", 3)
+            try await setCount(store, id, "crew@muc.example.org", 4)
+            #expect(try await unread(store, id, excluding: ["carol@example.org"]) == 6)
+            #expect(
+                try await unread(store, id, excluding: ["carol@example.org", "crew@muc.example.org", "x@example.org"])
+                    == 2)
+            #expect(try await unread(store, id, excluding: ["never@example.org"]) == 9)
+            // A name that is not a JID is matched as it is, never as SQL or a pattern.
+            #expect(try await unread(store, id, excluding: ["%", "' OR 1=1 --", #"bob@example.org""#]) == 9)
+        }
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func theUnreadTotalLosesTheChatsPrunedAndThoseForgottenForANewOne(kind: StoreKind) async throws {
+        try await withStore(kind, limits: changedLimits { $0.chatsPerRegistration = 2 }) { store in
+            let id = try await registered(store).id
+            try await store.updateChat(registrationID: id, chat: "quiet@example.org") { state in
+                state = ChatState(registrationID: id, chat: "quiet@example.org", count: 3, lastMessageAt: 1_000)
+            }
+            try await store.updateChat(registrationID: id, chat: "recent@example.org") { state in
+                state = ChatState(registrationID: id, chat: "recent@example.org", count: 1, lastMessageAt: 9_000)
+            }
+            // The quietest chat makes room for a new one.
+            try await store.updateChat(registrationID: id, chat: "new@example.org") { state in
+                state = ChatState(registrationID: id, chat: "new@example.org", count: 2, lastMessageAt: 10_000)
+            }
+            #expect(try await unread(store, id) == 3)
+            try await store.prune(
+                tombstonesBefore: 0, sightingsBefore: 0, callsBefore: 0, unknownAnswersBefore: 0,
+                quietChatsBefore: 9_500)
+            #expect(try await store.chats(registrationID: id).map(\.chat) == ["new@example.org"])
+            #expect(try await unread(store, id) == 2)
+        }
+    }
+
+    /// A store from before the total was kept: the migration starts each registration at its chats' sum,
+    /// and the triggers go on from there.
+    @Test(arguments: StoreKind.allCases)
+    func aStoreFromBeforeTheTotalStartsAtItsChatsSum(kind: StoreKind) async throws {
+        let rows = """
+            INSERT INTO registrations (domain, token, push_module, account, device_key, calls, wants_reads,
+                collapse_key, created_at, updated_at, fingerprint)
+            VALUES ('example.org', 'a', 'fcm', 'alice@example.org', X'01', 'none', false, X'A1', 1, 1, 'fa'),
+                   ('example.org', 'b', 'fcm', 'bob@example.org', X'02', 'none', false, X'B2', 1, 1, 'fb');
+            INSERT INTO chats (registration_id, chat, count, window_ms, noticed_since_read)
+            SELECT id, 'one@example.org', 2, 10000, false FROM registrations WHERE token = 'a';
+            INSERT INTO chats (registration_id, chat, count, window_ms, noticed_since_read)
+            SELECT id, 'two@example.org', 5, 10000, false FROM registrations WHERE token = 'a';
+            """
+        // Every migration before the one that keeps the total (the merger may renumber it).
+        let isTheTotals = { (migration: Migration) in migration.sql.contains("ADD COLUMN unread") }
+        let check = { (store: any PushStore) in
+            let ids = try await store.registrations(matching: RegistrationFilter(), limit: 10, offset: 0).map(\.id)
+            try #require(ids.count == 2)
+            #expect(try await self.unread(store, ids[0]) == 7)
+            #expect(try await self.unread(store, ids[1]) == 0)
+            try await self.setCount(store, ids[0], "one@example.org", 0)
+            try await self.setCount(store, ids[1], "one@example.org", 4)
+            #expect(try await self.unread(store, ids[0]) == 5)
+            #expect(try await self.unread(store, ids[1]) == 4)
+        }
+        switch kind {
+        case .memory, .file:
+            try await withTemporaryDatabasePath { path in
+                let old = try Database(.file(path: path))
+                // Migration 5 fills fingerprints with the store's function; the rows come after it.
+                try old.defineFunction("token_fingerprint") { _ in .null }
+                try old.migrate(Array(SQLitePushStore.migrations.prefix { !isTheTotals($0) }))
+                try old.executeScript(rows.replacingOccurrences(of: "false", with: "0"))
+                try await check(try SQLitePushStore(.file(path: path)))
+            }
+        case .postgresql:
+            try await TestDatabase.withSchema { url in
+                let old = try Connection(url)
+                try old.migrate(Array(PostgreSQLPushStore.migrations.prefix { !isTheTotals($0) }))
+                try old.executeScript(rows.replacingOccurrences(of: "X'", with: "'\\x"))
+                try await check(
+                    try await PostgreSQLPushStore.open(url: url, componentSecret: TestDatabase.componentSecret))
+            }
         }
     }
 }

@@ -77,21 +77,26 @@ extension PushService {
         guard let registration = try await store.registration(id: window.registrationID) else { return }
         let account = registration.account ?? ""
         let policy = try await policy(for: registration.account)
-        let (ended, stored) = try await store.updateChatAndEnqueue(registrationID: registration.id, chat: window.chat) {
-            state -> (EndedWindow, RetryItem?) in
-            guard case .push(let held, let count) = ChatCoalescer.windowEnded(&state, now: at) else {
-                return (.quiet, nil)
+        let (ended, stored) = try await transaction { transaction in
+            // The end of a window changes no count: the badge is the total as it stands.
+            let badge = try self.badge(
+                of: registration.id, policy: policy, readsVisible: registration.account != nil, in: transaction)
+            return try transaction.updateChatAndEnqueue(registrationID: registration.id, chat: window.chat) {
+                state -> (EndedWindow, RetryItem?) in
+                guard case .push(let held, let count) = ChatCoalescer.windowEnded(&state, now: at) else {
+                    return (.quiet, nil)
+                }
+                // The held push obeys the policy as it is now: a chat muted, or quiet hours begun, during
+                // the window withholds it.
+                let verdict = PolicyDecision.message(
+                    policy, chat: window.chat, groupchat: held.groupchat,
+                    mention: held.mention, at: at)
+                guard verdict == .deliver else { return (.withheld(verdict), nil) }
+                let push = OutgoingPush.message(
+                    account: account, chat: window.chat, notice: held, count: count, badge: badge?.before,
+                    generation: state?.generation ?? 0, policy: policy)
+                return (.push, self.delivery.outboxItem(push, registrationID: registration.id, at: at, dueAt: at))
             }
-            // The held push obeys the policy as it is now: a chat muted, or quiet hours begun, during
-            // the window withholds it.
-            let verdict = PolicyDecision.message(
-                policy, chat: window.chat, groupchat: held.groupchat,
-                mention: held.mention, at: at)
-            guard verdict == .deliver else { return (.withheld(verdict), nil) }
-            let push = OutgoingPush.message(
-                account: account, chat: window.chat, notice: held, count: count,
-                generation: state?.generation ?? 0, policy: policy)
-            return (.push, self.delivery.outboxItem(push, registrationID: registration.id, at: at, dueAt: at))
         }
         switch ended {
         case .quiet:

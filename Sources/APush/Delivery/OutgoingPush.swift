@@ -31,12 +31,12 @@ struct OutgoingPush: Sendable, Equatable {
 
     /// A message notice; with the sender hidden it says only that there is something, in no chat.
     static func message(
-        account: String, chat: String, notice: HeldNotice, count: Int, generation: Int64, policy: PushPolicy,
-        missedCall: Summary.Call? = nil
+        account: String, chat: String, notice: HeldNotice, count: Int, badge: Int?, generation: Int64,
+        policy: PushPolicy, missedCall: Summary.Call? = nil
     ) -> OutgoingPush {
         var summary = Summary(
             kind: .message, account: account, chat: chat, groupchat: notice.groupchat,
-            from: notice.from, count: count, mention: notice.mention, id: notice.id,
+            from: notice.from, count: count, badge: badge, mention: notice.mention, id: notice.id,
             ts: notice.at / 1000)
         if let missedCall {
             summary.missed = true

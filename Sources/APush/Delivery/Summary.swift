@@ -16,6 +16,8 @@ struct Summary: Sendable, Equatable {
     var groupchat = false
     var from: String?
     var count: Int?
+    /// The account's unread total over its chats (`Badge`), capped at `maximumBadge` when written.
+    var badge: Int?
     var mention = false
     var missed = false
     var id: String?
@@ -33,6 +35,7 @@ struct Summary: Sendable, Equatable {
         if groupchat { writer.add("groupchat", true) }
         if let from { writer.add("from", from) }
         if let count { writer.add("count", count) }
+        if let badge { writer.add("badge", min(badge, Self.maximumBadge)) }
         if mention { writer.add("mention", true) }
         if missed { writer.add("missed", true) }
         if let id { writer.add("id", id) }
@@ -46,6 +49,9 @@ struct Summary: Sendable, Equatable {
         writer.add("ts", Int(ts))
         return writer.finish()
     }
+
+    /// The largest badge a summary carries: an icon shows no more.
+    static let maximumBadge = 9_999
 
     /// JSON padded with trailing spaces to a multiple of `bucket` bytes (still valid JSON), so the
     /// envelope's length tells Apple and Google less; never past the envelope's limit.

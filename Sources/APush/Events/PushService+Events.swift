@@ -103,13 +103,17 @@ extension PushService {
     {
         // A read clears the count and a held push whatever the policy; only the push obeys it.
         let (at, window) = (target.at, target.window)
-        let due = try transaction.updateChat(registrationID: target.registration.id, chat: chat) { state in
-            ChatCoalescer.read(&state, now: at, window: window)
+        let badge = try badge(
+            of: target.registration.id, policy: target.policy, readsVisible: target.readsVisible, in: transaction)
+        let (due, total) = try transaction.updateChat(registrationID: target.registration.id, chat: chat) { state in
+            let countBefore = state?.count ?? 0
+            let due = ChatCoalescer.read(&state, now: at, window: window)
+            return (due, badge?.after(chat: chat, countBefore: countBefore, countAfter: state?.count ?? 0))
         }
         guard due, target.registration.takesReads, target.verdict == .deliver else { return [] }
         return [
             OutgoingPush(
-                summary: Summary(kind: .read, account: target.account, chat: chat, ts: at / 1000),
+                summary: Summary(kind: .read, account: target.account, chat: chat, badge: total, ts: at / 1000),
                 collapseChat: nil)
         ]
     }
@@ -144,14 +148,17 @@ extension PushService {
     ) throws -> (decision: ChatCoalescer.MessageDecision, pushes: [OutgoingPush]) {
         let registrationID = target.registration.id
         let leaseEnd = target.at + delivery.leaseMilliseconds
-        let push = { (count: Int, generation: Int64) in
+        let badge = try badge(
+            of: registrationID, policy: target.policy, readsVisible: target.readsVisible, in: transaction)
+        let push = { (count: Int, generation: Int64, badge: Int?) in
             OutgoingPush.message(
-                account: target.account, chat: chat, notice: held, count: count, generation: generation,
-                policy: target.policy, missedCall: missedCall)
+                account: target.account, chat: chat, notice: held, count: count, badge: badge,
+                generation: generation, policy: target.policy, missedCall: missedCall)
         }
         let ((decision, decided), stored) = try transaction.updateChatAndEnqueue(
             registrationID: registrationID, chat: chat
         ) { (state: inout ChatState?) -> ((ChatCoalescer.MessageDecision, OutgoingPush?), RetryItem?) in
+            let countBefore = state?.count ?? 0
             let decision = ChatCoalescer.message(
                 &state, registrationID: registrationID, chat: chat, notice: held,
                 now: target.at, window: target.window,
@@ -159,7 +166,8 @@ extension PushService {
                 urgent: missedCall != nil)
             guard case .push(let count) = decision else { return ((decision, nil), nil) }
             // Its summary is written once, for the outbox and for the seal alike.
-            let outgoing = push(count, state?.generation ?? 0)
+            let total = badge?.after(chat: chat, countBefore: countBefore, countAfter: count)
+            let outgoing = push(count, state?.generation ?? 0, total)
             return (
                 (decision, outgoing),
                 self.delivery.outboxItem(outgoing, registrationID: registrationID, at: target.at, dueAt: leaseEnd)

@@ -23,6 +23,9 @@ extension PushPolicy {
                     options: GroupchatMode.allCases.map { .init(label: $0.rawValue, value: $0.rawValue) }),
                 .init(variable: "muted", type: .jidMulti, label: "Muted chats", values: muted),
                 .init(
+                    variable: "badge-muted", type: .boolean, label: "Count muted chats in the unread badge",
+                    values: [badgeMuted ? "1" : "0"]),
+                .init(
                     variable: "quiet-hours", type: .textSingle, label: "Quiet hours (HH:MM-HH:MM, empty for none)",
                     values: [quietHours?.description ?? ""]),
                 .init(
@@ -69,6 +72,7 @@ extension PushPolicy {
         if form.field("muted") != nil {
             policy.muted = try Self.normalisedChats(form.values("muted")).get()
         }
+        policy.badgeMuted = try boolean("badge-muted") ?? policy.badgeMuted
         if let value = form.value("quiet-hours") ?? form.field("quiet-hours").map({ _ in "" }) {
             if value.trimmed.isEmpty {
                 policy.quietHours = nil

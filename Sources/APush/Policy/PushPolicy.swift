@@ -2,7 +2,7 @@ import Foundation
 import XMPP
 
 /// An account's push policy (docs/wire-contract.md, Policies): which kinds it gets, its window, group chats,
-/// muted chats, quiet hours and whether summaries name the sender.
+/// muted chats (and whether they count in the badge), quiet hours and whether summaries name the sender.
 public struct PushPolicy: Sendable, Equatable, Codable {
     public enum GroupchatMode: String, Sendable, Codable, CaseIterable {
         case always
@@ -30,6 +30,8 @@ public struct PushPolicy: Sendable, Equatable, Codable {
     public var groupchat = GroupchatMode.always
     /// Bare JIDs, normalised and sorted.
     public var muted: [String] = []
+    /// Whether the muted chats count in the summary's `badge`.
+    public var badgeMuted = false
     public var quietHours: QuietHours?
     public var quietMessages = QuietMessages.wake
     /// An IANA time zone name for the quiet hours.
@@ -46,8 +48,8 @@ public struct PushPolicy: Sendable, Equatable, Codable {
     static let maximumMutedBytes = 64 * 1024
 
     enum CodingKeys: String, CodingKey, CaseIterable {
-        case messages, calls, reads, wakes, coalesceSeconds, groupchat, muted, quietHours, quietMessages, timezone,
-            sender
+        case messages, calls, reads, wakes, coalesceSeconds, groupchat, muted, badgeMuted, quietHours, quietMessages,
+            timezone, sender
     }
 
     /// Every key optional, so a partial document (an operator's defaults, a stored override) fills
@@ -68,6 +70,7 @@ public struct PushPolicy: Sendable, Equatable, Codable {
             // A DecodingError, so the configuration reader names the full key path.
             throw DecodingError.dataCorruptedError(forKey: .muted, in: container, debugDescription: error.reason)
         }
+        badgeMuted = try container.decodeIfPresent(Bool.self, forKey: .badgeMuted) ?? base.badgeMuted
         if let text = try container.decodeIfPresent(String.self, forKey: .quietHours), !text.isEmpty {
             guard let hours = QuietHours(text) else {
                 throw DecodingError.dataCorruptedError(
@@ -95,6 +98,7 @@ public struct PushPolicy: Sendable, Equatable, Codable {
         try container.encode(coalesceSeconds, forKey: .coalesceSeconds)
         try container.encode(groupchat, forKey: .groupchat)
         try container.encode(muted, forKey: .muted)
+        try container.encode(badgeMuted, forKey: .badgeMuted)
         try container.encode(quietHours?.description ?? "", forKey: .quietHours)
         try container.encode(quietMessages, forKey: .quietMessages)
         try container.encode(timezone, forKey: .timezone)

@@ -79,12 +79,19 @@ extension SQLitePushStore {
         }
     }
 
+    /// An update, not a replace: the triggers that keep each registration's unread total see the
+    /// count's change (a replace's delete fires no trigger).
     private static func save(_ state: ChatState, in database: Database) throws {
         let held = try state.held.map { SQLValue.text(String(decoding: try JSONEncoder().encode($0), as: UTF8.self)) }
         try database.execute(
             """
-            INSERT OR REPLACE INTO chats (registration_id, chat, count, last_message_at, window_ends_at, window_ms,
+            INSERT INTO chats (registration_id, chat, count, last_message_at, window_ends_at, window_ms,
                 held, noticed_since_read, last_read_push_at, generation) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            ON CONFLICT (registration_id, chat) DO UPDATE SET count = excluded.count,
+                last_message_at = excluded.last_message_at, window_ends_at = excluded.window_ends_at,
+                window_ms = excluded.window_ms, held = excluded.held,
+                noticed_since_read = excluded.noticed_since_read, last_read_push_at = excluded.last_read_push_at,
+                generation = excluded.generation
             """,
             [
                 .integer(state.registrationID), .text(state.chat), .integer(Int64(state.count)),
@@ -93,6 +100,11 @@ extension SQLitePushStore {
                 held ?? .null, SQLValue(state.noticedSinceRead), Self.optional(state.lastReadPushAt),
                 .integer(state.generation),
             ])
+    }
+
+    /// Strings as a JSON array: a list bound as one parameter.
+    static func jsonArray(_ strings: [String]) throws -> String {
+        String(decoding: try JSONEncoder().encode(strings), as: UTF8.self)
     }
 
     static func chatState(_ row: Row) throws -> ChatState {
@@ -122,5 +134,19 @@ extension SQLitePushTransaction {
     {
         try SQLitePushStore.updateChat(
             registrationID: registrationID, chat: chat, limit: limits.chatsPerRegistration, in: database, change)
+    }
+
+    func unreadTotal(registrationID: Int64, excluding chats: [String]) throws -> Int {
+        let total =
+            try database.query("SELECT unread FROM registrations WHERE id = ?", [.integer(registrationID)])
+            .first?.decode("unread", \.int64Value) ?? 0
+        guard !chats.isEmpty, total > 0 else { return Int(total) }
+        let excluded = try database.queryOne(
+            """
+            SELECT ifnull(sum(count), 0) AS n FROM chats
+            WHERE registration_id = ? AND chat IN (SELECT value FROM json_each(?))
+            """, [.integer(registrationID), .text(try SQLitePushStore.jsonArray(chats))]
+        ).decode("n", \.int64Value)
+        return Int(total - excluded)
     }
 }

@@ -293,6 +293,27 @@ extension SQLitePushStore {
                 ALTER TABLE unknown_node_answers ADD COLUMN account TEXT NOT NULL DEFAULT '';
                 CREATE INDEX unknown_node_answers_by_account ON unknown_node_answers (account);
                 """),
+        // Issue 22 item 5: each registration keeps its unread total (the sum of its chats' counts, the
+        // summary's `badge`), changed by triggers in the statement that changes a count, whatever
+        // changes it (a message, a read, a chat forgotten or pruned), so no push counts its chats. A
+        // registration removed takes its total with it. Rows from before start at their chats' sum (only
+        // those with a count are rewritten: the column's default is every other's).
+        Migration(
+            version: 13,
+            sql: """
+                ALTER TABLE registrations ADD COLUMN unread INTEGER NOT NULL DEFAULT 0;
+                UPDATE registrations
+                    SET unread = (SELECT ifnull(sum(count), 0) FROM chats WHERE registration_id = registrations.id)
+                    WHERE id IN (SELECT registration_id FROM chats WHERE count <> 0);
+                CREATE TRIGGER chats_unread_added AFTER INSERT ON chats WHEN NEW.count <> 0
+                    BEGIN UPDATE registrations SET unread = unread + NEW.count WHERE id = NEW.registration_id; END;
+                CREATE TRIGGER chats_unread_changed AFTER UPDATE OF count ON chats WHEN NEW.count <> OLD.count
+                    BEGIN
+                        UPDATE registrations SET unread = unread + NEW.count - OLD.count WHERE id = NEW.registration_id;
+                    END;
+                CREATE TRIGGER chats_unread_removed AFTER DELETE ON chats WHEN OLD.count <> 0
+                    BEGIN UPDATE registrations SET unread = unread - OLD.count WHERE id = OLD.registration_id; END;
+                """),
     ]
 
     /// A total kept by the `sizes` triggers.

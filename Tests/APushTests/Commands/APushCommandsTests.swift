@@ -850,6 +850,20 @@ import TestSupport
         #expect(try await setup.harness.service.policy(for: "alice@localhost").quietHours == QuietHours("22:00-07:00"))
     }
 
+    /// Issue 22 item 5: the operator sees and sets whether muted chats count in the badge.
+    @Test func adminPolicyShowsAndSetsWhetherMutedChatsCountInTheBadge() async throws {
+        var settings = APushSettings()
+        settings.defaults.badgeMuted = true
+        let setup = try Setup(settings: settings)
+        let (shown, reply) = try await adminPolicy(setup, account: "alice@localhost", .value("badge-muted", "0"))
+        #expect(shown.field("badge-muted")?.label != nil)
+        #expect(shown.value("badge-muted") == "1")
+        #expect(reply.status == "completed")
+        #expect(try await setup.store.policy(account: "alice@localhost") == #"{"badgeMuted":false}"#)
+        #expect(try await !setup.harness.service.policy(for: "alice@localhost").badgeMuted)
+        #expect(try await setup.harness.service.policy(for: "bob@localhost").badgeMuted)
+    }
+
     @Test func adminPolicyKeepsTheAccountAcrossABadSubmit() async throws {
         let setup = try Setup()
         let first = try await setup.execute(APushCommands.adminPolicy, as: Self.carol)

@@ -29,7 +29,7 @@ extension PushServiceTests {
             let json = try await push.summary(with: harness.device)
             #expect(
                 json
-                    == #"{"v":2,"kind":"message","account":"alice@localhost","chat":"bob@localhost","from":"bob@localhost","count":1,"id":"s-m1","ts":1764430000}"#
+                    == #"{"v":2,"kind":"message","account":"alice@localhost","chat":"bob@localhost","from":"bob@localhost","count":1,"badge":1,"id":"s-m1","ts":1764430000}"#
             )
             let registration = try #require(try await harness.store.registration(domain: "localhost", token: "tok123"))
             #expect(registration.account == "alice@localhost")

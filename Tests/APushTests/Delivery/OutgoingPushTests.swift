@@ -11,13 +11,13 @@ import Testing
     @Test func aMessageNamesItsChatAndCollapsesUnderIt() {
         let push = OutgoingPush.message(
             account: "alice@localhost", chat: "bob@localhost", notice: Self.notice,
-            count: 3, generation: 7, policy: PushPolicy())
+            count: 3, badge: 5, generation: 7, policy: PushPolicy())
         #expect(push.kind == .message)
         #expect(push.generation == 7)
         #expect(push.collapseChat == "bob@localhost")
         #expect(
             push.json
-                == #"{"v":2,"kind":"message","account":"alice@localhost","chat":"bob@localhost","from":"bob@localhost","count":3,"id":"s-1","ts":1764430000}"#
+                == #"{"v":2,"kind":"message","account":"alice@localhost","chat":"bob@localhost","from":"bob@localhost","count":3,"badge":5,"id":"s-1","ts":1764430000}"#
         )
     }
 
@@ -26,7 +26,7 @@ import Testing
         policy.sender = .hidden
         let push = OutgoingPush.message(
             account: "alice@localhost", chat: "bob@localhost", notice: Self.notice,
-            count: 3, generation: 7, policy: policy, missedCall: .init(sid: "c1", media: ["audio"]))
+            count: 3, badge: nil, generation: 7, policy: policy, missedCall: .init(sid: "c1", media: ["audio"]))
         #expect(
             push.json
                 == #"{"v":2,"kind":"message","account":"alice@localhost","chat":"","count":3,"missed":true,"ts":1764430000}"#

@@ -10,14 +10,14 @@ import Testing
         (
             Summary(
                 kind: .message, account: "alice@example.org", chat: "bob@example.org", from: "bob@example.org",
-                count: 3, id: "2f1c…", ts: 1_764_430_000),
-            #"{"v":2,"kind":"message","account":"alice@example.org","chat":"bob@example.org","from":"bob@example.org","count":3,"id":"2f1c…","ts":1764430000}"#
+                count: 3, badge: 4, id: "2f1c…", ts: 1_764_430_000),
+            #"{"v":2,"kind":"message","account":"alice@example.org","chat":"bob@example.org","from":"bob@example.org","count":3,"badge":4,"id":"2f1c…","ts":1764430000}"#
         ),
         (
             Summary(
                 kind: .message, account: "alice@example.org", chat: "crew@muc.example.org", groupchat: true,
-                from: "Zoë", count: 17, mention: true, ts: 1_764_430_060),
-            #"{"v":2,"kind":"message","account":"alice@example.org","chat":"crew@muc.example.org","groupchat":true,"from":"Zoë","count":17,"mention":true,"ts":1764430060}"#
+                from: "Zoë", count: 17, badge: 21, mention: true, ts: 1_764_430_060),
+            #"{"v":2,"kind":"message","account":"alice@example.org","chat":"crew@muc.example.org","groupchat":true,"from":"Zoë","count":17,"badge":21,"mention":true,"ts":1764430060}"#
         ),
         (
             Summary(
@@ -26,8 +26,8 @@ import Testing
             #"{"v":2,"kind":"call","account":"alice@example.org","chat":"bob@example.org","from":"bob@example.org/phone","call":{"sid":"8f0c…","media":["audio","video"]},"ts":1764430120}"#
         ),
         (
-            Summary(kind: .read, account: "alice@example.org", chat: "bob@example.org", ts: 1_764_430_180),
-            #"{"v":2,"kind":"read","account":"alice@example.org","chat":"bob@example.org","ts":1764430180}"#
+            Summary(kind: .read, account: "alice@example.org", chat: "bob@example.org", badge: 18, ts: 1_764_430_180),
+            #"{"v":2,"kind":"read","account":"alice@example.org","chat":"bob@example.org","badge":18,"ts":1764430180}"#
         ),
         (
             Summary(kind: .wake, account: "alice@example.org", ts: 1_764_430_240),
@@ -47,6 +47,14 @@ import Testing
         #expect(
             summary.json
                 == #"{"v":2,"kind":"message","account":"a@x","chat":"b@x","from":"b@x","count":1,"missed":true,"call":{"sid":"s","media":["audio"]},"ts":5}"#
+        )
+    }
+
+    @Test(arguments: [(0, 0), (1, 1), (9_999, 9_999), (10_000, 9_999), (Int.max, 9_999)])
+    func theBadgeIsCappedAt9999(_ total: Int, written: Int) {
+        let summary = Summary(kind: .read, account: "a@x", chat: "b@x", badge: total, ts: 5)
+        #expect(
+            summary.json == #"{"v":2,"kind":"read","account":"a@x","chat":"b@x","badge":"# + "\(written)" + #","ts":5}"#
         )
     }
 

@@ -47,7 +47,7 @@ extension PushServiceTests {
             #expect(push.collapse != nil)
             #expect(
                 try await push.summary(with: harness.device)
-                    == #"{"v":2,"kind":"message","account":"alice@localhost","chat":"bob@localhost","from":"bob@localhost","count":1,"missed":true,"call":{"sid":"s1","media":["audio"]},"ts":1764430020}"#
+                    == #"{"v":2,"kind":"message","account":"alice@localhost","chat":"bob@localhost","from":"bob@localhost","count":1,"badge":1,"missed":true,"call":{"sid":"s1","media":["audio"]},"ts":1764430020}"#
             )
         }
 
@@ -162,7 +162,8 @@ extension PushServiceTests {
             #expect(read.collapse == nil)
             #expect(
                 try await read.summary(with: harness.device)
-                    == #"{"v":2,"kind":"read","account":"alice@localhost","chat":"bob@localhost","ts":1764430001}"#)
+                    == #"{"v":2,"kind":"read","account":"alice@localhost","chat":"bob@localhost","badge":0,"ts":1764430001}"#
+            )
 
             // The count restarted: the next message is count 1.
             try await harness.publishBridged(Stanzas.chat(id: "m4"), node: "tokA", options: wantsReads)

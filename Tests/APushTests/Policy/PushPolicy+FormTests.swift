@@ -22,7 +22,7 @@ import XMPP
 
     @Test(arguments: [
         ("messages", DataForm.FieldType.boolean), ("calls", .boolean), ("reads", .boolean), ("wakes", .boolean),
-        ("coalesce-seconds", .textSingle), ("groupchat", .listSingle), ("muted", .jidMulti),
+        ("coalesce-seconds", .textSingle), ("groupchat", .listSingle), ("muted", .jidMulti), ("badge-muted", .boolean),
         ("quiet-hours", .textSingle), ("timezone", .textSingle), ("sender", .listSingle),
         ("quiet-messages", .listSingle),
     ])
@@ -48,6 +48,7 @@ import XMPP
         #expect(form.value("coalesce-seconds") == "42")
         #expect(form.value("groupchat") == "on-mention")
         #expect(form.values("muted") == ["bob@localhost", "room@conference.localhost"])
+        #expect(form.value("badge-muted") == "1")
         #expect(form.value("quiet-hours") == "22:00-07:00")
         #expect(form.value("quiet-messages") == "none")
         #expect(form.value("timezone") == "Europe/Prague")
@@ -56,6 +57,7 @@ import XMPP
         #expect(["messages", "calls", "reads", "wakes"].map { defaults.value($0) } == ["1", "1", "1", "1"])
         #expect(defaults.value("quiet-hours") == "")
         #expect(defaults.values("muted").isEmpty)
+        #expect(defaults.value("badge-muted") == "0")
     }
 
     @Test func theShownFormSubmittedUnchangedGivesThePolicyBack() throws {
@@ -94,6 +96,7 @@ import XMPP
         Change("muted", ["Bob@LocalHost/phone", "room@conference.localhost", "bob@localhost"]) {
             $0.muted = ["bob@localhost", "room@conference.localhost"]
         },
+        Change("badge-muted", ["1"]) { $0.badgeMuted = true },
         Change("quiet-hours", ["22:00-07:00"]) { $0.quietHours = QuietHours("22:00-07:00") },
         Change("quiet-messages", ["none"]) { $0.quietMessages = .none },
         Change("timezone", ["America/New_York"]) { $0.timezone = "America/New_York" },
@@ -164,7 +167,7 @@ import XMPP
     }
 
     @Test(arguments: [
-        ("messages", "yes"), ("calls", "2"), ("reads", ""), ("wakes", "on"),
+        ("messages", "yes"), ("calls", "2"), ("reads", ""), ("wakes", "on"), ("badge-muted", "maybe"),
         ("coalesce-seconds", "1"), ("coalesce-seconds", "121"), ("coalesce-seconds", "ten"),
         ("coalesce-seconds", "5.5"),
         ("groupchat", "sometimes"), ("muted", "@localhost"), ("quiet-hours", "22-07"), ("quiet-hours", "24:00-07:00"),

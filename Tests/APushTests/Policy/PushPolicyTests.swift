@@ -14,6 +14,7 @@ import Testing
         policy.coalesceSeconds = 42
         policy.groupchat = .onMention
         policy.muted = ["bob@localhost", "room@conference.localhost"]
+        policy.badgeMuted = true
         policy.quietHours = QuietHours("22:00-07:00")
         policy.quietMessages = .none
         policy.timezone = "Europe/Prague"
@@ -58,6 +59,7 @@ import Testing
         ("sender", #"{"sender":"anonymous"}"#),
         ("quietMessages", #"{"quietMessages":"loud"}"#),
         ("messages", #"{"messages":"yes"}"#),
+        ("badgeMuted", #"{"badgeMuted":"yes"}"#),
         ("coalesceSeconds", #"{"coalesceSeconds":"ten"}"#),
     ])
     func aBadValueFailsNamingItsKey(key: String, json: String) throws {
@@ -83,7 +85,8 @@ import Testing
 
     @Test func theStoredTextHasSortedKeys() throws {
         #expect(
-            PushPolicy().json == #"{"calls":true,"coalesceSeconds":10,"groupchat":"always","messages":true,"#
+            PushPolicy().json
+                == #"{"badgeMuted":false,"calls":true,"coalesceSeconds":10,"groupchat":"always","messages":true,"#
                 + #""muted":[],"quietHours":"","quietMessages":"wake","reads":true,"sender":"named","timezone":"UTC","#
                 + #""wakes":true}"#)
     }
@@ -92,7 +95,8 @@ import Testing
         let reordered = try PushPolicy.decode(
             json: #"{"sender":"hidden","muted":["room@conference.localhost","bob@localhost"],"#
                 + #""timezone":"Europe/Prague","quietMessages":"none","quietHours":"22:00-07:00","groupchat":"on-mention","#
-                + #""coalesceSeconds":42,"wakes":false,"reads":false,"calls":false,"messages":false}"#)
+                + #""coalesceSeconds":42,"wakes":false,"reads":false,"calls":false,"messages":false,"badgeMuted":true}"#
+        )
         #expect(reordered == Self.changed)
         #expect(reordered.json == Self.changed.json)
     }

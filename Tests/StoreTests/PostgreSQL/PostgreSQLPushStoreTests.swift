@@ -171,6 +171,41 @@ import LocalServers
         }
     }
 
+    /// Issue 22 item 5: two instances count messages of one registration's chats at once. The total read
+    /// before a chat's change holds the registration until the change commits, so every message sees
+    /// the total the ones before it left (no two the same), and none is lost.
+    @Test func theUnreadTotalIsCountedOnceForEachMessageByInstancesOnOneDatabase() async throws {
+        try await TestDatabase.withSchema { url in
+            let instances = [
+                try await PostgreSQLPushStore.open(url: url, componentSecret: TestDatabase.componentSecret),
+                try await PostgreSQLPushStore.open(url: url, componentSecret: TestDatabase.componentSecret),
+            ]
+            let id = try await registered(instances[0]).id
+            let messages = 40
+            let badges = try await withThrowingTaskGroup(of: Int.self) { group in
+                for index in 0..<messages {
+                    group.addTask {
+                        try await instances[index % 2].transaction { transaction in
+                            let before = try transaction.unreadTotal(registrationID: id, excluding: [])
+                            try transaction.updateChat(registrationID: id, chat: "chat\(index % 3)@example.org") {
+                                state in
+                                var counted = state ?? ChatState(registrationID: id, chat: "")
+                                counted.count += 1
+                                state = counted
+                            }
+                            return before + 1
+                        }
+                    }
+                }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            #expect(badges.sorted() == Array(1...messages))
+            #expect(
+                try await instances[1].transaction { try $0.unreadTotal(registrationID: id, excluding: []) } == messages
+            )
+        }
+    }
+
     /// A statement that waits on a lock past the timeout (an operator's session holding a row) fails
     /// as a fault that may pass, so the publish is answered `wait`, and the store works once it is free.
     @Test func aStatementWaitingPastItsTimeoutFailsAsTransient() async throws {
