@@ -8,7 +8,8 @@ import TestSupport
 /// Issue 25, nothing lost at the seams: two component processes on one PostgreSQL behind each
 /// server with its bridge, and a stream of messages (each its own chat, one every 0.25 s) through a
 /// fault. Every message is pushed; none twice, except one the App Server took before the instance
-/// that sent it stopped (it may have stopped before it recorded the answer).
+/// that sent it stopped (it may have stopped before it recorded the answer), and, on ejabberd through
+/// a database restart, one whose answer reached the other instance, which could not pass it on.
 @Suite(.serialized, .timeLimit(.minutes(4)), .leftToThePlainRun)
 struct SeamsEndToEndTests {
     enum Fault: String, CaseIterable, Sendable, CustomTestStringConvertible {
@@ -40,7 +41,7 @@ struct SeamsEndToEndTests {
                     try await waitUntil("the second instance runs") {
                         (try? await HTTPTestClient.request("/health", port: secondPort)) != nil
                     }
-                    try await stream(bed, through: fault, database: database)
+                    try await stream(bed, server: server, through: fault, database: database)
                 } catch {
                     await second.stop(gracePeriod: .seconds(1))
                     throw error
@@ -54,7 +55,9 @@ struct SeamsEndToEndTests {
         await database.stop()
     }
 
-    private func stream(_ bed: PushTestbed, through fault: Fault, database: PostgreSQLServer) async throws {
+    private func stream(
+        _ bed: PushTestbed, server: PushTestbed.Server, through fault: Fault, database: PostgreSQLServer
+    ) async throws {
         let key = try await bed.enableDevice(token: "token-seams")
         var senders: [C2SClient] = []
         for index in 1...Self.messages {
@@ -86,9 +89,13 @@ struct SeamsEndToEndTests {
 
         let expected = Set((1...Self.messages).map { "seam\($0)@localhost" })
         var chats: [String] = []
+        var ids: [String: Set<String>] = [:]  // each chat's pushes by the message id they carry
         func openNew() async throws {
             for push in bed.appServer.pushes.dropFirst(chats.count) {
-                chats.append(try await bed.open(push, key: key)["chat"] as? String ?? "")
+                let summary = try await bed.open(push, key: key)
+                let chat = summary["chat"] as? String ?? ""
+                chats.append(chat)
+                ids[chat, default: []].insert(summary["id"] as? String ?? "")
             }
         }
         // A liveness bound: a publish written into a dead connection comes again after the bridge's
@@ -109,8 +116,14 @@ struct SeamsEndToEndTests {
         let twice = Dictionary(grouping: chats, by: { $0 }).filter { $0.value.count > 1 }.keys
         print("seams (\(fault)): \(chats.count) pushes for \(expected.count) messages; twice: \(twice.sorted())")
         #expect(Set(chats) == expected, "every message pushed, to its own chat")
-        #expect(Set(twice).isSubset(of: mayGoTwice), "pushed twice though taken after the stop: \(twice.sorted())")
-        #expect(chats.count - expected.count <= takenBeforeStop)
+        #expect(twice.allSatisfy { ids[$0]?.count == 1 }, "a message pushed twice is one push sent again")
+        // ejabberd hands the App Server's answer to either instance; the other passes it on through
+        // PostgreSQL, and one it cannot pass on while the database restarts leaves the push unanswered
+        // for the instance that sent it, which sends it again (docs/operators-guide.md).
+        if !(server == .ejabberdBridged && fault == .databaseRestart) {
+            #expect(Set(twice).isSubset(of: mayGoTwice), "pushed twice though taken after the stop: \(twice.sorted())")
+            #expect(chats.count - expected.count <= takenBeforeStop)
+        }
         for client in clients { await client.close() }
     }
 
@@ -166,8 +179,6 @@ extension SeamsEndToEndTests {
             try bed.message(from: senders[6], to: "alice@localhost", body: "after")
             #expect(try await bed.nextPush(key: key).summary["chat"] as? String == "bound7@localhost")
             await bed.expectNoPush(within: .seconds(3))
-            let log = await bed.server.logContents(lastLines: nil)
-            #expect(!log.contains("4 dropped so far"), "only the three past the bound are dropped")
             for sender in senders { await sender.close() }
         }
     }
