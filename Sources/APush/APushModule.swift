@@ -165,11 +165,17 @@ public struct APushModule: HostedModule {
                 await service.dueWork.sleep(until: min(maintenance.next, service.now() + Self.linkCheckInterval))
             }
         }
-        // Stopping: keep what was counted since the last flush.
+        // Stopping: one more try to record the App Server's answers the store could not record (each
+        // left unrecorded is sent again when its lease ends: a push twice), then keep what was counted
+        // since the last flush.
+        try? await service.delivery.recordUnrecordedAnswers(until: service.now() + Self.recordingAtStopBound)
         try? await service.flushStatistics()
     }
 
     static let pauseAfterFailure: Timestamp = 1000
+    /// How long a stop tries to record the answers kept in memory, at most (a store that is back
+    /// records thousands in that time; one that is away fails the first at once).
+    static let recordingAtStopBound: Timestamp = 5000
     /// How often a loop without a link looks whether it is up: as often as the link tries to connect.
     static let linkCheckInterval: Timestamp = 1000
 

@@ -470,3 +470,69 @@ extension APushModuleTests {
         #expect(behindSender.requests.count == 1)
     }
 }
+
+extension APushModuleTests {
+    /// Issue 25: an answer the store could not record is tried once more when the module stops, so a
+    /// store that is back by then spares the device a second push at the lease's end.
+    @Test func aStopRecordsTheAnswersKeptInMemory() async throws {
+        let store = try SQLitePushStore(.memory)
+        let clock = ManualClock()
+        let module = try Self.module(store: store, clock: clock)
+        let context = try Self.context(RecordingSender())
+        let failRemovals = "CREATE TRIGGER full BEFORE DELETE ON retries BEGIN SELECT RAISE(ABORT, 'full'); END;"
+        try await store.run { try $0.executeScript(failRemovals) }
+        _ = try await Self.publishTwoMessages(to: module, context: context)
+        try await waitUntil("the answer is kept unrecorded") {
+            module.service.statistics.sinceStart["upstream.answers.unrecorded"] != nil
+        }
+        try await store.run { try $0.executeScript("DROP TRIGGER full;") }
+        #expect(try await store.nextRetry() != nil, "the pushed message's item still waits for its answer")
+
+        // Stopped before its first turn: only the stop records it.
+        let background = Task { try await module.run(context: context) }
+        background.cancel()
+        _ = await background.result
+        #expect(module.service.statistics.sinceStart["upstream.answers.recorded-late"] == 1)
+        #expect(try await store.nextRetry() == nil, "recorded: not sent again when its lease ends")
+    }
+}
+
+extension APushModuleTests {
+    /// Issue 25: an answer the store could not record wakes the sleeping loop, which tries again after
+    /// each pause until the store takes it: recorded within a second of the store's return, not at the
+    /// next chore (by then its lease has ended, and another instance may have sent the push again).
+    @Test func anUnrecordedAnswerIsRecordedSoonAfterTheStoreIsBackNotAtTheNextChore() async throws {
+        let store = try SQLitePushStore(.memory)
+        let clock = ManualClock()
+        let module = try Self.module(store: store, clock: clock)
+        let context = try Self.context(RecordingSender())
+        let background = Task { try await module.run(context: context) }
+        try await waitUntil("the loop sleeps") { module.service.dueWork.plannedWakeTime != nil }
+        let failRemovals = "CREATE TRIGGER full BEFORE DELETE ON retries BEGIN SELECT RAISE(ABORT, 'full'); END;"
+        try await store.run { try $0.executeScript(failRemovals) }
+        // One message: no window whose end would wake the loop anyway.
+        let options = Stanzas.Options(key: Base64.encode(KeyPair.generate().publicKey))
+        let publish = Stanzas.publish(notification: Stanzas.bridged(Stanzas.chat(id: "m1")), options: options)
+        _ = try await module.iqRoutes[0].handler(try Element.parse(publish), context)
+        try await waitUntil("the answer is kept unrecorded") {
+            module.service.statistics.sinceStart["upstream.answers.unrecorded"] != nil
+        }
+        // The loop took its turn for the push: it pauses after a failed turn, or sleeps until the push's
+        // lease ends (no longer until its next chore, a minute from the start).
+        let nextChore = clock.pushClock.now() + 60_000
+        try await waitUntil("the loop took a turn since the publish and sleeps") {
+            clock.sleepers >= 1 && (module.service.dueWork.plannedWakeTime.map { $0 < nextChore } ?? true)
+        }
+        try await store.run { try $0.executeScript("DROP TRIGGER full;") }
+        // 5 s on the module's clock at most (before anything else would wake it: the outbox's next look,
+        // 10 s on, and its next chore, a minute); a liveness bound in real time.
+        for _ in 0..<5 where module.service.statistics.sinceStart["upstream.answers.recorded-late"] == nil {
+            try await clock.waitForSleepers()
+            clock.advance(seconds: 1)
+            try await Task.sleep(for: .milliseconds(500))
+        }
+        #expect(module.service.statistics.sinceStart["upstream.answers.recorded-late"] == 1)
+        background.cancel()
+        _ = await background.result
+    }
+}

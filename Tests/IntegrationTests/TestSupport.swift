@@ -292,15 +292,16 @@ final class PushTestbed: Sendable {
         throw ServerProcessError(.portTimeout, "the component did not answer through the server within 15 s")
     }
 
-    /// Stops the component: politely in process, with SIGKILL as a process.
-    func stopComponent() async {
+    /// Stops the component: politely in process, as a process with `signal` (SIGKILL unless given;
+    /// after SIGTERM it has 10 s to stop gracefully).
+    func stopComponent(signal: Int32 = SIGKILL) async {
         switch running.take() {
         case .inProcess(let task, _)?:
             task.cancel()
             await task.value
         case .process(let process)?:
-            kill(process.pid, SIGKILL)
-            await process.stop(gracePeriod: .seconds(1))
+            kill(process.pid, signal)
+            await process.stop(gracePeriod: .seconds(signal == SIGKILL ? 1 : 10))
         case nil:
             break
         }

@@ -16,7 +16,7 @@
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
-sources=(mod_apush_bridge.erl mod_apush_bridge_stanza.erl)
+sources=(mod_apush_bridge.erl mod_apush_bridge_stanza.erl mod_apush_bridge_replay.erl)
 root=
 ejabberd_dir=${EJABBERD_DIR:-}
 xmpp_dir=${XMPP_DIR:-}
@@ -57,7 +57,7 @@ if [ -n "$run_tests" ]; then
     [ -z "$outdir" ] || fail "--test builds into a directory of its own"
     outdir=$(mktemp -d)
     trap 'rm -rf "$outdir"' EXIT
-    sources+=(test/mod_apush_bridge_stanza_tests.erl test/mod_apush_bridge_tests.erl)
+    sources+=(test/mod_apush_bridge_stanza_tests.erl test/mod_apush_bridge_tests.erl test/mod_apush_bridge_replay_tests.erl)
     ERLC_FLAGS="${ERLC_FLAGS:-} +warnings_as_errors"
 fi
 [ -n "$outdir" ] || fail "no output directory given (see --help)"

@@ -26,7 +26,11 @@
 %%%   * while the component is not connected, it holds mod_push's publishes
 %%%     back: mod_push then sees a timeout and keeps the registration, where a
 %%%     remote-server-not-found would have deleted it; registration reports are
-%%%     kept (in order, up to a cap) and sent when the component connects.
+%%%     kept (in order, up to a cap) and sent when the component connects;
+%%%   * it keeps every publish to the component until the component answers
+%%%     it, and sends it again (same id) once the component is connected when
+%%%     it was held back, answered `wait` for a store fault, or not answered
+%%%     in time (mod_apush_bridge_replay: bounded by count, bytes and age).
 %%%
 %%% Wire format: contrib/ejabberd/README.md. MIT licensed, part of apush-component.
 %%%----------------------------------------------------------------------
@@ -67,10 +71,18 @@
 -define(MAX_HELD_REPORTS, 10000).
 %% The most accounts the component may ask about at once.
 -define(MAX_ACCOUNTS_ASKED, 100).
+%% Replays sent a second at most, and how often the queue is looked at while
+%% it holds anything (never while it is empty).
+-define(REPLAYS_PER_TICK, 10).
+-define(REPLAY_TICK_MS, 1000).
 
 -record(state, {host :: binary(),
                 held = queue:new() :: queue:queue(fxml:xmlel()),
-                dropped = 0 :: non_neg_integer()}).
+                dropped = 0 :: non_neg_integer(),
+                replay = mod_apush_bridge_replay:new() :: mod_apush_bridge_replay:replay(),
+                ticking = false :: boolean(),
+                replay_counts = #{dropped_full => 0, dropped_aged => 0, replayed => 0}
+                    :: #{atom() => non_neg_integer()}}).
 
 %%%===================================================================
 %%% gen_mod
@@ -114,9 +126,31 @@ handle_cast({report, Payload}, #state{host = Host, held = Held} = State) ->
     {noreply, flush(State#state{held = queue:in(Payload, Held)}, component(Host))};
 handle_cast(component_connected, #state{host = Host} = State) ->
     {noreply, flush(State, component(Host))};
+handle_cast({keep, ID, IQ, Sent}, #state{host = Host, replay = Replay} = State) ->
+    Now = erlang:monotonic_time(millisecond),
+    SentAt = case Sent of true -> Now; false -> undefined end,
+    {Dropped, Replay1} = mod_apush_bridge_replay:keep(ID, IQ, SentAt, Now, replay_limits(Host), Replay),
+    State1 = count_dropped(Dropped, dropped_full, "the queue is full", State#state{replay = Replay1}),
+    {noreply, start_ticking(State1)};
+handle_cast({answered, ID, Action}, #state{replay = Replay} = State) ->
+    {noreply, State#state{replay = mod_apush_bridge_replay:answered(ID, Action, Replay)}};
 handle_cast(_Msg, State) ->
     {noreply, State}.
 
+handle_info(replay_tick, #state{host = Host, replay = Replay} = State) ->
+    Component = component(Host),
+    Connected = ejabberd_router:is_my_route(Component),
+    {Aged, Due, Replay1} = mod_apush_bridge_replay:due(erlang:monotonic_time(millisecond), Connected,
+                                                       ?REPLAYS_PER_TICK, replay_limits(Host), Replay),
+    State1 = count_dropped(Aged, dropped_aged, "older than the age bound", State#state{replay = Replay1}),
+    Kept = mod_apush_bridge_replay:size(Replay1),
+    lists:foreach(fun(#iq{id = ID} = IQ) ->
+                          ?INFO_MSG("Replaying push ~ts to ~ts (~B kept)", [ID, Component, Kept]),
+                          ejabberd_router:route(IQ)
+                  end, Due),
+    #{replayed := Replayed} = Counts = State1#state.replay_counts,
+    State2 = State1#state{replay_counts = Counts#{replayed := Replayed + length(Due)}, ticking = false},
+    {noreply, start_ticking(State2)};
 handle_info(_Info, State) ->
     {noreply, State}.
 
@@ -137,6 +171,34 @@ terminate(_Reason, #state{host = Host}) ->
 
 code_change(_OldVsn, State, _Extra) ->
     {ok, State}.
+
+%% The tick runs only while a publish is kept: a server with nothing
+%% unanswered does no work for it.
+start_ticking(#state{ticking = false, replay = Replay} = State) ->
+    case mod_apush_bridge_replay:size(Replay) of
+        0 -> State;
+        _ -> erlang:send_after(?REPLAY_TICK_MS, self(), replay_tick),
+             State#state{ticking = true}
+    end;
+start_ticking(State) ->
+    State.
+
+count_dropped([], _Counter, _Reason, State) ->
+    State;
+count_dropped(IDs, Counter, Reason, #state{host = Host, replay_counts = Counts} = State) ->
+    Counts1 = maps:update_with(Counter, fun(N) -> N + length(IDs) end, Counts),
+    #{dropped_full := Full, dropped_aged := Aged} = Counts1,
+    lists:foreach(fun(ID) ->
+                          ?WARNING_MSG("Dropped push ~ts of ~ts from the replay queue (~ts); ~B dropped so far",
+                                       [ID, Host, Reason, Full + Aged])
+                  end, IDs),
+    State#state{replay_counts = Counts1}.
+
+replay_limits(Host) ->
+    #{max_count => gen_mod:get_module_opt(Host, ?MODULE, apush_bridge_replay_max_count),
+      max_bytes => gen_mod:get_module_opt(Host, ?MODULE, apush_bridge_replay_max_bytes),
+      max_age => 1000 * gen_mod:get_module_opt(Host, ?MODULE, apush_bridge_replay_max_age),
+      answer_timeout => 1000 * gen_mod:get_module_opt(Host, ?MODULE, apush_bridge_answer_timeout)}.
 
 %% Sends the held reports, oldest first, while the component is connected.
 flush(#state{host = Host, held = Held, dropped = Dropped} = State, Component) ->
@@ -205,12 +267,24 @@ mod_opt_type(apush_bridge_component) ->
 mod_opt_type(apush_bridge_allowed_services) ->
     econf:list(econf:domain(), [unique]);
 mod_opt_type(apush_bridge_forwarded_limit) ->
-    econf:int(1024, 1024 * 1024).
+    econf:int(1024, 1024 * 1024);
+mod_opt_type(apush_bridge_replay_max_count) ->
+    econf:non_neg_int();
+mod_opt_type(apush_bridge_replay_max_bytes) ->
+    econf:non_neg_int();
+mod_opt_type(apush_bridge_replay_max_age) ->
+    econf:pos_int();
+mod_opt_type(apush_bridge_answer_timeout) ->
+    econf:pos_int().
 
 mod_options(_Host) ->
     [{apush_bridge_component, undefined},
      {apush_bridge_allowed_services, []},
-     {apush_bridge_forwarded_limit, mod_apush_bridge_stanza:default_limit()}].
+     {apush_bridge_forwarded_limit, mod_apush_bridge_stanza:default_limit()},
+     {apush_bridge_replay_max_count, 1000},
+     {apush_bridge_replay_max_bytes, 4 * 1024 * 1024},
+     {apush_bridge_replay_max_age, 300},
+     {apush_bridge_answer_timeout, 30}].
 
 mod_doc() ->
     #{desc =>
@@ -235,7 +309,24 @@ mod_doc() ->
            {apush_bridge_forwarded_limit,
             #{value => ?T("Bytes"),
               desc => ?T("The largest stripped copy forwarded with a push; past it the push "
-                         "names the account alone. The default is 16384.")}}],
+                         "names the account alone. The default is 16384.")}},
+           {apush_bridge_replay_max_count,
+            #{value => ?T("Number"),
+              desc => ?T("The most publishes kept until the component answers them, to send "
+                         "again; past it the oldest is dropped (logged). 0 keeps none. "
+                         "The default is 1000.")}},
+           {apush_bridge_replay_max_bytes,
+            #{value => ?T("Bytes"),
+              desc => ?T("The most bytes of publishes kept (as Erlang holds them). "
+                         "The default is 4194304.")}},
+           {apush_bridge_replay_max_age,
+            #{value => ?T("Seconds"),
+              desc => ?T("A kept publish older than this is dropped, not sent again. "
+                         "The default is 300.")}},
+           {apush_bridge_answer_timeout,
+            #{value => ?T("Seconds"),
+              desc => ?T("A publish not answered within this long is sent again. "
+                         "The default is 30.")}}],
       example =>
           ["modules:",
            "  mod_push:",
@@ -520,6 +611,23 @@ filter_packet(#iq{type = set, from = #jid{luser = <<>>, lresource = <<>>, lserve
         false ->
             IQ
     end;
+%% The component's answer to a publish: the kept copy is forgotten or, after
+%% a wait for a store fault, sent again. mod_push still sees the answer.
+filter_packet(#iq{type = Type, id = ID, from = #jid{luser = <<>>, lresource = <<>>, lserver = From},
+                  to = #jid{luser = <<>>, lresource = <<>>, lserver = Host}} = IQ)
+  when Type == result; Type == error ->
+    case gen_mod:is_loaded(Host, ?MODULE) andalso component(Host) of
+        From ->
+            Error = case xmpp:get_error(IQ) of
+                        #stanza_error{type = ErrorType, reason = Reason} -> {ErrorType, Reason};
+                        undefined -> undefined
+                    end,
+            gen_server:cast(gen_mod:get_module_proc(Host, ?MODULE),
+                            {answered, ID, mod_apush_bridge_replay:answer_action(Type, Error)});
+        _ ->
+            ok
+    end,
+    IQ;
 %% The component's answer to a <registered/> it cannot use (forget_refused/3).
 filter_packet(#message{type = error, from = #jid{luser = <<>>, lresource = <<>>, lserver = From},
                        to = #jid{luser = <<>>, lresource = <<>>, lserver = Host}} = Message) ->
@@ -548,27 +656,33 @@ publish_action(_Stanza, _Component, _Note, _Now) ->
     pass.
 
 bridge(IQ, Host, Component, Node, Note) ->
-    case ejabberd_router:is_my_route(Component) of
+    Bridged = enrich(IQ, Host, Component, Node, Note),
+    Connected = ejabberd_router:is_my_route(Component),
+    gen_server:cast(gen_mod:get_module_proc(Host, ?MODULE), {keep, Bridged#iq.id, Bridged, Connected}),
+    case Connected of
         false ->
-            %% mod_push sees a timeout and keeps the registration.
+            %% mod_push sees a timeout and keeps the registration; the bridge
+            %% sends its copy once the component is connected.
             ?DEBUG("apush component ~ts is not connected: a push is held back", [Component]),
             drop;
-        true when Note == none ->
-            IQ;
         true ->
-            #{luser := LUser, account := Account, stanza := Stanza} = Note,
-            %% A note never names an account the publish is not for.
-            Mod = gen_mod:db_mod(Host, mod_push),
-            case Mod:lookup_session(LUser, Host, jid:make(Component), Node) of
-                {ok, _} ->
-                    Limit = gen_mod:get_module_opt(Host, ?MODULE, apush_bridge_forwarded_limit),
-                    enriched(IQ, fun(Notification) ->
-                                         mod_apush_bridge_stanza:bridged_notification(
-                                           xmpp:encode(Notification), Account, Stanza, Limit)
-                                 end);
-                _ ->
-                    IQ
-            end
+            Bridged
+    end.
+
+enrich(IQ, _Host, _Component, _Node, none) ->
+    IQ;
+enrich(IQ, Host, Component, Node, #{luser := LUser, account := Account, stanza := Stanza}) ->
+    %% A note never names an account the publish is not for.
+    Mod = gen_mod:db_mod(Host, mod_push),
+    case Mod:lookup_session(LUser, Host, jid:make(Component), Node) of
+        {ok, _} ->
+            Limit = gen_mod:get_module_opt(Host, ?MODULE, apush_bridge_forwarded_limit),
+            enriched(IQ, fun(Notification) ->
+                                 mod_apush_bridge_stanza:bridged_notification(
+                                   xmpp:encode(Notification), Account, Stanza, Limit)
+                         end);
+        _ ->
+            IQ
     end.
 
 enriched(#iq{sub_els = [#pubsub{publish = #ps_publish{items = [#ps_item{sub_els = [N]} = Item]} = Publish} = PubSub]} = IQ,

@@ -9,8 +9,15 @@ extension PushService {
     /// Returns without waiting for the App Server's answers, so a slow or silent App Server delays
     /// nothing else. After a restart it picks up whatever the previous process left.
     func processDueWork(upstream: Upstream) async throws {
-        // First, so that an item whose answer came while the store was away is removed, not claimed.
-        await delivery.recordUnrecordedAnswers()
+        // First, so that an item whose answer came while the store was away is removed, not claimed. An
+        // answer still unrecorded fails the turn once its other work is done, so the loop tries again
+        // after its pause rather than at its next chore.
+        var recordFailure: (any Error)?
+        do {
+            try await delivery.recordUnrecordedAnswers()
+        } catch {
+            recordFailure = error
+        }
         let at = now()
         for (kind, count) in try await store.deleteExpiredRetries(at: at) {
             // A stored kind is counted only by a name from the fixed set.
@@ -26,6 +33,7 @@ extension PushService {
         }
         try await startDueDeliveries(upstream: upstream)
         if let windowFailure { throw windowFailure }
+        if let recordFailure { throw recordFailure }
     }
 
     /// Claims what is due, calls first, for the free background slots, and starts sending it.

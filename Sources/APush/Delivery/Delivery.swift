@@ -208,6 +208,10 @@ final class Delivery: Sendable {
     private func keepUnrecorded(_ answer: UnrecordedAnswers.Answer, _ error: any Error) {
         logger.error("cannot record the outcome of a push (kept to record later): \(error)")
         statistics.count(.unrecordedAnswer(.kept))
+        // The background loop tries to record it on its next turn, and again after each pause while the
+        // store is away: then it is recorded within a second of the store's return, before its lease
+        // ends and another instance on the store could send the push again.
+        defer { dueWork.ring() }
         guard unrecorded.withLock({ $0.keep(answer) }) != nil else { return }
         statistics.count(.unrecordedAnswer(.dropped))
         logger.error(
@@ -216,14 +220,11 @@ final class Delivery: Sendable {
     }
 
     /// Records the answers the store could not record before, oldest first, and stops at the first
-    /// failure (the store is still away: the next turn of the due work tries again).
-    func recordUnrecordedAnswers() async {
+    /// failure (the store is still away), which it throws, or, given a deadline, once it has passed.
+    func recordUnrecordedAnswers(until deadline: Timestamp? = nil) async throws {
         for answer in unrecorded.withLock({ $0.answers }) {
-            do {
-                try await store.transaction(counting: statistics) { try Self.record(answer, in: $0) }
-            } catch {
-                return
-            }
+            if let deadline, now() > deadline { return }
+            try await store.transaction(counting: statistics) { try Self.record(answer, in: $0) }
             unrecorded.withLock { $0.recorded(answer) }
             statistics.count(.unrecordedAnswer(.recorded))
         }

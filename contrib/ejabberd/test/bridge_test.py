@@ -29,9 +29,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 MODULE_DIR = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(os.path.dirname(MODULE_DIR), "bridge-test"))
 import bridge_wire  # noqa: E402
-from bridge_wire import (COMPONENT, DOMAIN, NS_BRIDGE, NS_FORWARD, NS_PUSH, PASSWORD, SECRET, USERS, Client,  # noqa: E402
-                         Component, check, enable, forwarded_message, free_port, q, run_checks, scenarios,
-                         wait_for_port)
+from bridge_wire import (COMPONENT, DOMAIN, NS_BRIDGE, NS_CLIENT, NS_COMPONENT, NS_FORWARD, NS_PUSH,  # noqa: E402
+                         NS_STANZAS, PASSWORD, SECRET, USERS, Client, Component, Stream, check, enable,
+                         forwarded_message, free_port, q, run_checks, scenarios, wait_for_port)
 
 
 ALLOWED_SERVICES = f'["{COMPONENT}", "push.allowed.example"]'
@@ -178,7 +178,8 @@ modules:
 
 def ejabberd_scenarios(server, component):
     """What ejabberd adds to the contract: it deletes a registration when it cannot reach the
-    component, and it pushes for every stanza a hibernated session is sent."""
+    component, and it pushes for every stanza a hibernated session is sent; what the bridge adds:
+    publishes held back while the component is away, or answered wait, are sent again."""
     phone = Client(server.c2s_port, "alice", "phone")
     assert phone.iq("set", enable(COMPONENT, "tokAway")).get("type") == "result"
     component.bridge_message("registered")
@@ -199,14 +200,16 @@ def ejabberd_scenarios(server, component):
         registered = back.bridge_message("registered")
         assert registered.find(q(NS_PUSH, "enable")).get("node") == "tokWhileAway", registered.attrib
         bob.send(f"<message to='alice@{DOMAIN}' type='chat' id='back1'><body>after return</body></message>")
-        nodes = set()
-        for _ in range(2):
+        pushes = []
+        for _ in range(3):
             node, notification, _ = back.publish()
-            assert forwarded_message(notification, "true").get("id") == "back1"
-            nodes.add(node)
-        assert nodes == {"tokAway", "tokWhileAway"}, nodes
+            pushes.append((node, forwarded_message(notification, "true").get("id")))
+        # The push held back while the component was away is sent once it is back (replayed).
+        assert sorted(pushes) == [("tokAway", "away1"), ("tokAway", "back1"), ("tokWhileAway", "back1")], pushes
+        back.expect_nothing(2.5, "a push sent once")
         reconnected.append(back)
-    check("a component that is away costs no registration: reported when it is back, pushed after", away)
+    check("a component that is away costs no registration: reported when it is back, its pushes sent then",
+          away)
     component = reconnected[0]
 
     def hibernated():
@@ -227,6 +230,33 @@ def ejabberd_scenarios(server, component):
                 return
             assert time.monotonic() < deadline, "no push for the hibernated tablet"
     check("a hibernated session's pushes name the account and carry the stanza", hibernated)
+
+    def wait_is_replayed():
+        server.ctl("register", "dave", DOMAIN, PASSWORD)
+        phone = Client(server.c2s_port, "dave", "phone")
+        assert phone.iq("set", enable(COMPONENT, "tokDave")).get("type") == "result"
+        component.bridge_message("registered")
+        phone.close()
+        time.sleep(0.5)
+
+        def raw_publish():
+            return Stream.expect(component, lambda e: e.tag == q(NS_COMPONENT, "iq") and e.get("type") == "set",
+                                 "a publish")
+
+        def message_id(iq):
+            return iq.find(f".//{q(NS_FORWARD, 'forwarded')}/{q(NS_CLIENT, 'message')}").get("id")
+
+        bob.send(f"<message to='dave@{DOMAIN}' type='chat' id='w1'><body>while the store is away</body></message>")
+        first = raw_publish()
+        component.send(f"<iq type='error' id='{first.get('id')}' from='{COMPONENT}' to='{DOMAIN}'>"
+                       f"<error type='wait'><resource-constraint xmlns='{NS_STANZAS}'/></error></iq>")
+        again = raw_publish()
+        assert again.get("id") == first.get("id") and message_id(again) == "w1", again.attrib
+        component.send(f"<iq type='result' id='{again.get('id')}' from='{COMPONENT}' to='{DOMAIN}'/>")
+        component.expect_nothing(2.5, "a publish answered result")
+        assert "tokDave" in server.stored_nodes("dave"), "the registration was kept"
+    check("a publish answered wait/resource-constraint is sent again, same id, until answered result",
+          wait_is_replayed)
 
     def disable_everything():
         desktop = Client(server.c2s_port, "alice", "desktop")
