@@ -544,19 +544,6 @@ module:hook("smacks-hibernation-end", function (event)
 	report_session(session, is_available(session.presence));
 end);
 
--- A registration made after the account's other sessions came online: report the available ones now.
-module:hook("cloud_notify/registration", function (event)
-	local origin = event.origin;
-	if event.push_info.jid ~= component then return; end
-	origin.apush_reported_available = nil; -- the component stops counting it on <registered/>
-	local user = host_sessions[origin.username];
-	for _, session in pairs(user and user.sessions or {}) do
-		if session ~= origin and not session.hibernating then
-			report_session(session, is_available(session.presence));
-		end
-	end
-end, -110);
-
 local active_chat_states = { active = true, composing = true };
 local chat_markers = { received = true, displayed = true, acknowledged = true };
 
