@@ -3,6 +3,7 @@ import Foundation
 public import HTTPServer
 public import Logging
 import Sealing
+import Synchronization
 public import Store
 public import XMLStream
 public import XMPP
@@ -97,11 +98,20 @@ public struct APushModule: HostedModule {
 
     /// A registration's publishes are decided in the order the server sent them: a read decided before
     /// the message it reads would leave that message's push held, to go out after the read.
+    /// Likewise an account's bridge reports: its sessions' presence in the order they changed.
     public func orderingKey(of stanza: Element) -> String? {
+        if let key = BridgeReport.orderingKey(of: stanza) { return key }
         guard stanza.name == "iq", stanza[attribute: "type"] == "set",
             let node = stanza.child("pubsub", namespace: Namespace.pubsub)?.child("publish")?[attribute: "node"]
         else { return nil }
         return "\(stanza[attribute: "from"] ?? "") \(node)"
+    }
+
+    /// A link that dropped or came back: what the bridge reported of the accounts' other sessions may
+    /// no longer hold (the server may have lost them, or their ends went unreported), so it is
+    /// forgotten and their pushes go as without grace until the bridge reports again.
+    public func linkChanged(up: Bool) {
+        service.accountSessions.withLock { $0.forgetAll() }
     }
 
     public func commands(context: ModuleContext) -> [AdHocCommand] {

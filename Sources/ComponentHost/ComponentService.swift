@@ -104,6 +104,7 @@ public struct ComponentService: Sendable {
                     },
                     onEvent: { event in
                         status.record(event)
+                        for module in modules { module.linkChanged(up: status.linkIsUp) }
                         await onEvent(event)
                     }, onStrayAnswer: relay?.passOn)
                 status.linkStopped()

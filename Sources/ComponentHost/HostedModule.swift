@@ -24,6 +24,8 @@ public protocol HostedModule: Sendable {
     /// Stanzas with the same key reach their decision in the order they were read (`StanzaTurn`);
     /// nil for a stanza the module does not order. Called on the link's reader, for every stanza: cheap.
     func orderingKey(of stanza: Element) -> String?
+    /// The link to the server came up or dropped; called before any stanza of a new link is handled.
+    func linkChanged(up: Bool)
     /// How answers reach the instance that asked, when several instances share the component JID;
     /// nil where only one instance runs.
     var answerRelay: (any AnswerRelay)? { get }
@@ -58,6 +60,7 @@ extension HostedModule {
     public func httpRoutes(context: ModuleContext, host: HostStatus) -> [HTTPRoute] { [] }
     public func orderingKey(of stanza: Element) -> String? { nil }
     public var answerRelay: (any AnswerRelay)? { nil }
+    public func linkChanged(up: Bool) {}
 }
 
 /// An IQ get or set whose payload has this name and namespace.

@@ -355,7 +355,8 @@ extension APushModuleTests {
 }
 
 extension APushModuleTests {
-    /// A registration's publishes are ordered by their server and node; nothing else is.
+    /// A registration's publishes are ordered by their server and node, an account's bridge reports by
+    /// their server and account; nothing else is.
     @Test func publishesAreOrderedByTheirServerAndNode() throws {
         var settings = APushSettings()
         settings.appServer = "push.example.org"
@@ -366,7 +367,10 @@ extension APushModuleTests {
         var get = publish
         get[attribute: "type"] = "get"
         #expect(module.orderingKey(of: get) == nil)
-        #expect(module.orderingKey(of: try Element.parse(Stanzas.unregistered(token: "tok123"))) == nil)
+        #expect(
+            module.orderingKey(of: try Element.parse(Stanzas.unregistered(token: "tok123")))
+                == "bridge localhost alice@localhost")
+        #expect(module.orderingKey(of: try Element.parse("<message from='localhost'><body>x</body></message>")) == nil)
     }
 }
 
@@ -534,5 +538,20 @@ extension APushModuleTests {
         #expect(module.service.statistics.sinceStart["upstream.answers.recorded-late"] == 1)
         background.cancel()
         _ = await background.result
+    }
+}
+
+extension APushModuleTests {
+    /// What the bridge reported of the accounts' other sessions held only while the link was up: a link
+    /// that drops or comes back forgets it, and pushes go as without grace (fail open).
+    @Test(arguments: [false, true])
+    func aLinkChangeForgetsTheAccountsOtherSessions(up: Bool) throws {
+        let module = try Self.module(store: try SQLitePushStore(.memory), clock: ManualClock())
+        module.service.accountSessions.withLock { sessions in
+            sessions.presence(of: "alice@localhost", resource: "laptop", available: true)
+            sessions.activity(of: "bob@localhost", at: ManualClock.start)
+        }
+        module.linkChanged(up: up)
+        #expect(module.service.accountSessions.withLock { $0.accounts.isEmpty })
     }
 }

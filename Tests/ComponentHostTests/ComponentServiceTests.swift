@@ -214,3 +214,34 @@ extension ComponentServiceTests {
                 == nil)
     }
 }
+
+/// A module that records what it hears of the link.
+private final class LinkWatchingModule: HostedModule, Sendable {
+    private let changes = Mutex<[Bool]>([])
+    var heard: [Bool] { changes.withLock { $0 } }
+    func linkChanged(up: Bool) { changes.withLock { $0.append(up) } }
+}
+
+extension ComponentServiceTests {
+    /// Modules hear the link come up and drop, so they can forget what only held while it was up.
+    @Test func modulesHearTheLinkComeUpAndDrop() async throws {
+        let server = try StandInComponentServer(componentJID: "apush.localhost", secret: "service-secret")
+        defer { server.stop() }
+        let configuration = try Configuration.load(
+            file: nil,
+            environment: [
+                "APUSH_COMPONENT_JID": "apush.localhost", "APUSH_COMPONENT_SECRET": "service-secret",
+                "APUSH_DOMAINS": "localhost", "APUSH_SERVER": "127.0.0.1:\(server.port)",
+            ], schema: .hostOnly)
+        let module = LinkWatchingModule()
+        let service = try ComponentService(configuration: configuration, modules: [module], logger: .disabled)
+        let running = Task { await service.run() }
+        defer { running.cancel() }
+
+        try await server.waitForConnection()
+        try await waitUntil("the module hears the link up") { module.heard.last == true }
+        server.dropConnection()
+        try await waitUntil("the module hears the link drop") { module.heard.contains(false) }
+        #expect(module.heard.first == true)
+    }
+}

@@ -138,7 +138,9 @@ struct PostgreSQLEndToEndTests {
         try await database.start()
         let owner = database.url
         let forgerURL = "postgresql://mallory:mallory-pw@127.0.0.1:\(database.port)/\(database.database)"
-        _ = try await BlockingWork.run { try Connection(owner).execute("CREATE ROLE mallory LOGIN PASSWORD 'mallory-pw'") }
+        _ = try await BlockingWork.run {
+            try Connection(owner).execute("CREATE ROLE mallory LOGIN PASSWORD 'mallory-pw'")
+        }
         try await PushTestbed.with(
             .prosodyBridged, coalesceSeconds: 0, storeURL: owner, configure: { $0.upstreamTimeoutSeconds = 8 }
         ) { bed in

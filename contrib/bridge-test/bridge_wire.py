@@ -22,6 +22,9 @@ USERS = ("alice", "bob", "carol", "gone")
 COMPONENT = "apush.localhost"
 SECRET = "bridge-test-secret"
 PASSWORD = "pw-for-tests"
+# The bridges' activity interval under test (apush_bridge_activity_interval, activity_interval): at most
+# one <active/> per account within it.
+ACTIVITY_INTERVAL = 2
 
 NS_STREAM = "http://etherx.jabber.org/streams"
 NS_CLIENT = "jabber:client"
@@ -152,8 +155,18 @@ class Client(Stream):
         return self.expect(lambda e: e.tag == q(NS_CLIENT, "iq") and e.get("id") == iq_id, f"answer to {iq_id}")
 
 
+def session_report(element):
+    """The <presence/> or <active/> child of a bridge message reporting an account's sessions, else None."""
+    if element.tag != q(NS_COMPONENT, "message"):
+        return None
+    return next((child for child in element if child.tag in (q(NS_BRIDGE, "presence"), q(NS_BRIDGE, "active"))),
+                None)
+
+
 class Component(Stream):
-    """The fake apush component: records every stanza, answers IQ sets with a result."""
+    """The fake apush component: records every stanza, answers IQ sets with a result. The bridge's
+    reports of an account's sessions (<presence/>, <active/>) are set aside in `session_reports`, so
+    the other checks see only registrations and pushes."""
 
     def __init__(self, port):
         super().__init__(port, COMPONENT)
@@ -162,24 +175,52 @@ class Component(Stream):
         self.send(f"<handshake>{digest}</handshake>")
         Stream.expect(self, lambda e: e.tag == q(NS_COMPONENT, "handshake"), "handshake")
         self.capture = []
+        self.session_reports = []
+
+    def _record(self, element):
+        """Records and answers a stanza; True if it is a session report (set aside)."""
+        self.capture.append(ET.tostring(element).decode())
+        if element.tag == q(NS_COMPONENT, "iq") and element.get("type") == "set":
+            self.send(f"<iq type='result' id='{element.get('id')}' from='{element.get('to')}' "
+                      f"to='{element.get('from')}'/>")
+        report = session_report(element)
+        if report is not None:
+            assert element.get("from") == DOMAIN and element.get("type") in (None, "normal"), element.attrib
+            self.session_reports.append(report)
+            return True
+        return False
 
     def expect(self, predicate, what, timeout=5.0):
-        def recorded(element):
-            self.capture.append(ET.tostring(element).decode())
-            if element.tag == q(NS_COMPONENT, "iq") and element.get("type") == "set":
-                self.send(f"<iq type='result' id='{element.get('id')}' from='{element.get('to')}' "
-                          f"to='{element.get('from')}'/>")
-            return predicate(element)
-        return Stream.expect(self, recorded, what, timeout)
+        return Stream.expect(self, lambda e: not self._record(e) and predicate(e), what, timeout)
 
     def expect_nothing(self, seconds, what):
-        """Fails if any stanza arrives within seconds."""
-        try:
-            element = self.stanzas.get(timeout=seconds)
-        except queue.Empty:
-            return
-        self.capture.append(ET.tostring(element).decode())
-        raise AssertionError(f"{what}: unexpected {ET.tostring(element).decode()}")
+        """Fails if any stanza but a session report arrives within seconds."""
+        deadline = time.monotonic() + seconds
+        while (left := deadline - time.monotonic()) > 0:
+            try:
+                element = self.stanzas.get(timeout=left)
+            except queue.Empty:
+                return
+            if not self._record(element):
+                raise AssertionError(f"{what}: unexpected {ET.tostring(element).decode()}")
+
+    def next_session_report(self, what, timeout=5.0):
+        """The oldest session report not yet taken, waiting for one (other stanzas meanwhile are dropped)."""
+        deadline = time.monotonic() + timeout
+        while not self.session_reports:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise AssertionError(f"{self.name}: timed out waiting for {what}")
+            try:
+                self._record(self.stanzas.get(timeout=left))
+            except queue.Empty:
+                pass
+        return self.session_reports.pop(0)
+
+    def no_session_report(self, seconds, what):
+        """Fails if the bridge reports any session within seconds."""
+        self.collect(seconds)
+        assert not self.session_reports, f"{what}: unexpected {[ET.tostring(r).decode() for r in self.session_reports]}"
 
     def collect(self, seconds):
         """Every stanza that arrives within seconds (IQ sets answered with a result, as expect does)."""
@@ -552,6 +593,116 @@ def scenarios(c2s_port, component, register, stored_nodes=None):
           "stranger's query is refused", accounts_query)
 
     for client in (desktop, bob):
+        client.close()
+
+
+def session_scenarios(c2s_port, component, register, hibernates=True):
+    """What the bridge reports of an account's own sessions (grace): for accounts with a registration at
+    the component, the availability of each session without push (its `show` only), and that the
+    account was active on one, at most once per account every few seconds. hibernates: whether a
+    session with stream management whose connection drops hibernates (it is then reported gone)."""
+    register("erin")
+    account = f"erin@{DOMAIN}"
+    component.collect(0.5)
+    component.session_reports.clear()
+
+    def presence(what, resource, available):
+        report = component.next_session_report(what)
+        assert report.tag == q(NS_BRIDGE, "presence"), ET.tostring(report).decode()
+        assert dict(report.attrib) == {"account": account, "resource": resource, "available": available}, report.attrib
+        assert len(report) == 0 and not (report.text or "").strip(), ET.tostring(report).decode()
+
+    laptop = Client(c2s_port, "erin", "laptop")
+
+    def unregistered_account_unheard():
+        laptop.send("<presence><show>away</show></presence>")
+        laptop.send(f"<message to='bob@{DOMAIN}' type='chat' id='e0'><body>hi</body></message>")
+        component.no_session_report(1.0, "an account without a registration at the component")
+    check("an account without a registration at the component is not reported", unregistered_account_unheard)
+
+    phone = Client(c2s_port, "erin", "phone")
+    assert phone.iq("set", enable(COMPONENT, "tokErin")).get("type") == "result"
+    component.bridge_message("registered")
+    laptop.send("<presence/>")
+
+    def available():
+        presence("the laptop available", "laptop", "true")
+    check("a session without push that becomes available is reported <presence available='true'/>", available)
+
+    def shows():
+        laptop.send("<presence><show>away</show><status>secret status text</status><priority>5</priority></presence>")
+        presence("the laptop away", "laptop", "false")
+        laptop.send("<presence><show>chat</show><status>secret status text</status></presence>")
+        presence("the laptop free to chat", "laptop", "true")
+        laptop.send("<presence><show>chat</show><status>another text</status></presence>")
+        for show in ("dnd", "xa"):
+            laptop.send(f"<presence><show>{show}</show></presence>")
+        presence("the laptop busy", "laptop", "false")
+        laptop.send("<presence/>")
+        presence("the laptop available again", "laptop", "true")
+        component.no_session_report(0.5, "no change")
+        assert not any("secret" in stanza for stanza in component.capture), "a status text reached the component"
+    check("away, xa and dnd are not available, chat is; only changes are reported, never a status text "
+          "or priority", shows)
+
+    def phone_unheard():
+        phone.send("<presence><show>away</show></presence>")
+        phone.send("<presence/>")
+        phone.send(f"<message to='bob@{DOMAIN}' type='chat' id='e1'><body>from the phone</body></message>")
+        phone.send(f"<message to='bob@{DOMAIN}' type='chat'><composing xmlns='http://jabber.org/protocol/chatstates'/></message>")
+        component.no_session_report(1.0, "the session with push")
+    check("the session that enabled push is never reported, present or active", phone_unheard)
+
+    def active():
+        time.sleep(ACTIVITY_INTERVAL)  # since the message sent before the account registered
+        laptop.send(f"<message to='bob@{DOMAIN}' type='chat'><paused xmlns='http://jabber.org/protocol/chatstates'/></message>")
+        component.no_session_report(0.5, "a paused chat state")
+        laptop.send(f"<message to='bob@{DOMAIN}' type='chat'><composing xmlns='http://jabber.org/protocol/chatstates'/></message>")
+        report = component.next_session_report("the laptop active")
+        assert report.tag == q(NS_BRIDGE, "active") and dict(report.attrib) == {"account": account}, ET.tostring(report).decode()
+        laptop.send(f"<message to='bob@{DOMAIN}' type='chat' id='e2'><body>typed on the laptop</body></message>")
+        laptop.send(f"<message to='bob@{DOMAIN}' type='chat' id='e3'><displayed xmlns='{NS_MARKERS}' id='b1'/></message>")
+        component.no_session_report(1.0, "activity within the interval")
+        time.sleep(ACTIVITY_INTERVAL)
+        laptop.send(f"<message to='bob@{DOMAIN}' type='chat' id='e4'><body>later on the laptop</body></message>")
+        report = component.next_session_report("the laptop active again")
+        assert report.tag == q(NS_BRIDGE, "active"), ET.tostring(report).decode()
+        time.sleep(ACTIVITY_INTERVAL)
+        answer = laptop.iq("set",
+            f"<pubsub xmlns='{NS_PUBSUB}'><publish node='{NS_MDS}'><item id='bob@{DOMAIN}'>"
+            f"<displayed xmlns='{NS_MDS}'><stanza-id xmlns='urn:xmpp:sid:0' id='sid-e' by='{account}'/></displayed>"
+            "</item></publish></pubsub>")
+        assert answer.get("type") == "result", ET.tostring(answer).decode()
+        report = component.next_session_report("the laptop's XEP-0490 display")
+        assert report.tag == q(NS_BRIDGE, "active"), ET.tostring(report).decode()
+    check("activity on a session without push (a chat state, a message, a XEP-0490 display) is reported "
+          "<active/>, at most once per account in the interval; a paused chat state is none", active)
+
+    def unavailable():
+        laptop.send("<presence type='unavailable'><status>bye</status></presence>")
+        presence("the laptop unavailable", "laptop", "false")
+    check("an unavailable presence is reported not available", unavailable)
+
+    def closed_without_unavailable():
+        desk = Client(c2s_port, "erin", "desk")
+        presence("the desk available", "desk", "true")
+        desk.sock.shutdown(socket.SHUT_RDWR)
+        desk.sock.close()
+        presence("the desk dropped", "desk", "false")
+    check("a session that drops without an unavailable presence is reported not available", closed_without_unavailable)
+
+    def hibernated():
+        tablet = Client(c2s_port, "erin", "tablet")
+        presence("the tablet available", "tablet", "true")
+        tablet.send("<enable xmlns='urn:xmpp:sm:3' resume='true'/>")
+        tablet.expect(lambda e: e.tag == "{urn:xmpp:sm:3}enabled", "stream management")
+        tablet.sock.shutdown(socket.SHUT_RDWR)  # no </stream:stream>: the session hibernates
+        tablet.sock.close()
+        presence("the tablet hibernated", "tablet", "false")
+    if hibernates:
+        check("a session that hibernates (XEP-0198) is reported not available", hibernated)
+
+    for client in (laptop, phone):
         client.close()
 
 

@@ -20,6 +20,10 @@
 %%%     component without a publish-options form, and one whose token or form
 %%%     is larger than any real one, whatever the service;
 %%%   * it tells the component which accounts exist (<accounts/>);
+%%%   * for accounts with a registration at the component, it reports whether
+%%%     each session without push is available (<presence/>: its `show` only)
+%%%     and that the account was active on one (<active/>, at most once per
+%%%     account every apush_bridge_activity_interval seconds), for grace;
 %%%   * it pushes reads (the account read or answered a chat on another
 %%%     device, or published an XEP-0490 displayed marker) to the account's
 %%%     registrations at the component that no session holds;
@@ -48,6 +52,7 @@
          note_c2s_session_pending/1, forget_c2s_session_pending/1,
          note_c2s_info/2, forget_c2s_info/2,
          user_send_packet/1, pubsub_publish_item/6, remove_user/2,
+         session_pending/1, session_resumed/1, session_removed/3,
          component_connected/1, component_disconnected/2]).
 %% gen_server: the registration reports of one virtual host, in order
 -export([init/1, handle_call/3, handle_cast/2, handle_info/2, terminate/2, code_change/3]).
@@ -75,6 +80,9 @@
 %% it holds anything (never while it is empty).
 -define(REPLAYS_PER_TICK, 10).
 -define(REPLAY_TICK_MS, 1000).
+%% Accounts whose last <active/> is remembered; past this the memory starts
+%% afresh (it costs at most one report more per account).
+-define(MAX_ACTIVE_ACCOUNTS, 10000).
 
 -record(state, {host :: binary(),
                 held = queue:new() :: queue:queue(fxml:xmlel()),
@@ -106,6 +114,7 @@ stop(Host) ->
 
 init([Host, _Opts]) ->
     process_flag(trap_exit, true),
+    ets:new(active_table(Host), [named_table, public, set]),
     %% mod_push registered its handler when it started (a hard dependency):
     %% the last handler added for a namespace wins.
     gen_iq_handler:add_iq_handler(ejabberd_sm, Host, ?NS_PUSH_0, ?MODULE, process_iq),
@@ -124,6 +133,15 @@ handle_call(_Request, _From, State) ->
 
 handle_cast({report, Payload}, #state{host = Host, held = Held} = State) ->
     {noreply, flush(State#state{held = queue:in(Payload, Held)}, component(Host))};
+%% A session report is worth nothing later: the component forgets them all
+%% when its link drops. It follows the registration reports held before it.
+handle_cast({session_report, Payload}, #state{host = Host} = State) ->
+    Component = component(Host),
+    Flushed = flush(State, Component),
+    ejabberd_router:is_my_route(Component) andalso
+        ejabberd_router:route(#message{from = jid:make(Host), to = jid:make(Component),
+                                       type = normal, sub_els = [Payload]}),
+    {noreply, Flushed};
 handle_cast(component_connected, #state{host = Host} = State) ->
     {noreply, flush(State, component(Host))};
 handle_cast({keep, ID, IQ, Sent}, #state{host = Host, replay = Replay} = State) ->
@@ -255,7 +273,10 @@ host_hooks() ->
      {user_send_packet, user_send_packet, 95},
      {pubsub_publish_item, pubsub_publish_item, 50},
      %% Before mod_push (50) forgets the account's registrations.
-     {remove_user, remove_user, 49}].
+     {remove_user, remove_user, 49},
+     {c2s_session_pending, session_pending, 60},
+     {c2s_session_resumed, session_resumed, 60},
+     {sm_remove_connection_hook, session_removed, 50}].
 
 global_hooks() ->
     [{filter_packet, filter_packet, 50},
@@ -275,7 +296,9 @@ mod_opt_type(apush_bridge_replay_max_bytes) ->
 mod_opt_type(apush_bridge_replay_max_age) ->
     econf:pos_int();
 mod_opt_type(apush_bridge_answer_timeout) ->
-    econf:pos_int().
+    econf:pos_int();
+mod_opt_type(apush_bridge_activity_interval) ->
+    econf:int(1, 3600).
 
 mod_options(_Host) ->
     [{apush_bridge_component, undefined},
@@ -284,7 +307,8 @@ mod_options(_Host) ->
      {apush_bridge_replay_max_count, 1000},
      {apush_bridge_replay_max_bytes, 4 * 1024 * 1024},
      {apush_bridge_replay_max_age, 300},
-     {apush_bridge_answer_timeout, 30}].
+     {apush_bridge_answer_timeout, 30},
+     {apush_bridge_activity_interval, 10}].
 
 mod_doc() ->
     #{desc =>
@@ -326,7 +350,11 @@ mod_doc() ->
            {apush_bridge_answer_timeout,
             #{value => ?T("Seconds"),
               desc => ?T("A publish not answered within this long is sent again. "
-                         "The default is 30.")}}],
+                         "The default is 30.")}},
+           {apush_bridge_activity_interval,
+            #{value => ?T("Seconds"),
+              desc => ?T("At most one report of an account's activity on a device without "
+                         "push within this many seconds. The default is 10.")}}],
       example =>
           ["modules:",
            "  mod_push:",
@@ -718,7 +746,7 @@ bridged_hosts(ComponentHost) ->
 %% is pushed here, once the account is known to have a registration that no
 %% session holds (most senders have none: their stanzas are not encoded).
 user_send_packet({#message{type = Type, to = #jid{} = To} = Pkt,
-                  #{jid := #jid{luser = LUser, lserver = LServer}}} = Acc)
+                  #{jid := #jid{luser = LUser, lserver = LServer}} = C2SState} = Acc)
   when Type /= error, Type /= headline ->
     Own = {LUser, LServer},
     case {xmpp:get_meta(Pkt, mam_archived, false), To#jid.luser, To#jid.lserver} of
@@ -730,9 +758,120 @@ user_send_packet({#message{type = Type, to = #jid{} = To} = Pkt,
                                                               andalso {Stanza, Pkt}
                                                   end)
     end,
+    {To#jid.luser, To#jid.lserver} /= Own andalso not pushed(C2SState)
+        andalso note_activity(LUser, LServer, fun() -> mod_apush_bridge_stanza:is_activity(xmpp:encode(Pkt)) end),
     Acc;
+%% The account's own presence broadcast (to its bare JID, or to none).
+user_send_packet({#presence{type = Type, to = To} = Pkt,
+                  #{jid := #jid{luser = LUser, lserver = LServer}} = C2SState})
+  when Type == available; Type == unavailable ->
+    case To of
+        #jid{luser = LUser, lserver = LServer, lresource = <<>>} ->
+            {Pkt, report_session(C2SState, mod_apush_bridge_stanza:is_available(xmpp:encode(Pkt)))};
+        undefined ->
+            {Pkt, report_session(C2SState, mod_apush_bridge_stanza:is_available(xmpp:encode(Pkt)))};
+        _ ->
+            {Pkt, C2SState}
+    end;
 user_send_packet(Acc) ->
     Acc.
+
+%%%===================================================================
+%%% The account's other sessions (grace)
+%%%===================================================================
+
+%% The component holds an account's message pushes while another of its
+%% sessions is available, or was active lately. Only sessions without push
+%% count: one that enabled push (a phone's, hibernated or not) is the device
+%% being pushed to. Only the presence's `show` is read, and only accounts with
+%% a registration at the component are reported. Every report the component
+%% misses only lets pushes through.
+
+%% Whether the session enabled push (mod_push marks its c2s state).
+pushed(C2SState) ->
+    maps:get(push_enabled, C2SState, false).
+
+%% Reports the session's availability when it changed from what the component
+%% last heard of it (nothing heard: not available); returns the state, which
+%% remembers it (and ejabberd_sm's session info, for the session's end).
+report_session(#{jid := #jid{luser = LUser, lserver = LServer, lresource = Resource}} = C2SState, Available0) ->
+    Available = Available0 andalso not pushed(C2SState),
+    case maps:get(apush_available, C2SState, false) of
+        Available ->
+            C2SState;
+        _ when Available ->
+            case registered_at_component(LUser, LServer) of
+                true -> report_presence(LUser, LServer, Resource, true),
+                        C2SState#{apush_available => true};
+                false -> C2SState
+            end;
+        _ ->
+            report_presence(LUser, LServer, Resource, false),
+            C2SState#{apush_available => false}
+    end;
+report_session(C2SState, _Available) ->
+    C2SState.
+
+report_presence(LUser, LServer, Resource, Available) ->
+    ejabberd_sm:set_user_info(LUser, LServer, Resource, apush_available, Available),
+    send_session_report(LServer, mod_apush_bridge_stanza:presence_report(
+                                   jid:encode(jid:make(LUser, LServer)), Resource, Available)).
+
+%% A session that hibernates (XEP-0198: the server keeps it, no one reads it)
+%% ends its hold; one that resumes is what its presence says again.
+session_pending(C2SState) ->
+    report_session(C2SState, false).
+
+session_resumed(#{pres_last := Presence} = C2SState) ->
+    report_session(C2SState, mod_apush_bridge_stanza:is_available(xmpp:encode(Presence)));
+session_resumed(C2SState) ->
+    C2SState.
+
+%% A session that left without an unavailable presence ends its hold.
+session_removed(_SID, #jid{luser = LUser, lserver = LServer, lresource = Resource}, Info) ->
+    case proplists:get_value(apush_available, Info, false) of
+        true -> send_session_report(LServer, mod_apush_bridge_stanza:presence_report(
+                                               jid:encode(jid:make(LUser, LServer)), Resource, false));
+        false -> ok
+    end.
+
+registered_at_component(LUser, LServer) ->
+    Component = component(LServer),
+    Mod = gen_mod:db_mod(LServer, mod_push),
+    case Mod:lookup_sessions(LUser, LServer) of
+        {ok, Clients} -> lists:any(fun({_ID, {<<>>, Service, <<>>}, _Node, _XData}) -> Service == Component end,
+                                   Clients);
+        _ -> false
+    end.
+
+%% The account was active on a session without push (IsActivity tells, asked
+%% only when it would be reported): <active/>, at most once per account every
+%% apush_bridge_activity_interval seconds.
+note_activity(LUser, LServer, IsActivity) ->
+    Table = active_table(LServer),
+    Now = erlang:monotonic_time(second),
+    Interval = gen_mod:get_module_opt(LServer, ?MODULE, apush_bridge_activity_interval),
+    case ets:lookup(Table, LUser) of
+        [{_, Last}] when Now - Last < Interval ->
+            ok;
+        _ ->
+            case IsActivity() of
+                false ->
+                    ok;
+                true ->
+                    ets:info(Table, size) >= ?MAX_ACTIVE_ACCOUNTS andalso ets:delete_all_objects(Table),
+                    ets:insert(Table, {LUser, Now}),
+                    registered_at_component(LUser, LServer) andalso
+                        send_session_report(LServer, mod_apush_bridge_stanza:active_report(
+                                                       jid:encode(jid:make(LUser, LServer))))
+            end
+    end.
+
+active_table(Host) ->
+    gen_mod:get_module_proc(Host, apush_bridge_active).
+
+send_session_report(Host, Payload) ->
+    gen_server:cast(gen_mod:get_module_proc(Host, ?MODULE), {session_report, Payload}).
 
 %% XEP-0490: a displayed marker published to the account's own PEP node.
 pubsub_publish_item(LServer, ?NS_MDS, Publisher, #jid{luser = LUser, lserver = LServer, lresource = <<>>},
@@ -743,7 +882,9 @@ pubsub_publish_item(LServer, ?NS_MDS, Publisher, #jid{luser = LUser, lserver = L
             push_read(LUser, LServer, fun(_) ->
                                               Notice = mod_apush_bridge_stanza:mds_notice(Account, ItemId),
                                               {Notice, xmpp:decode(Notice)}
-                                      end);
+                                      end),
+            Pushed = lists:keymember(push_id, 1, ejabberd_sm:get_user_info(LUser, LServer, Publisher#jid.lresource)),
+            Pushed orelse note_activity(LUser, LServer, fun() -> true end);
         _ ->
             ok
     end;

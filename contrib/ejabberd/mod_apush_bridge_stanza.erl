@@ -16,7 +16,8 @@
 %%%----------------------------------------------------------------------
 -module(mod_apush_bridge_stanza).
 
--export([stripped/2, default_limit/0, names/2, is_important/2, is_read/2,
+-export([stripped/2, default_limit/0, names/2, is_important/2, is_read/2, is_activity/1, is_available/1,
+         presence_report/3, active_report/1,
          bridged_notification/4, without_body_text/1, mds_notice/2,
          account_element/3, is_oversized_registration/2, enable_refusal/4,
          refused_registration/1, fingerprint/1, asked_accounts/2, accounts_answer/1]).
@@ -227,6 +228,49 @@ has_content(Copy) ->
 
 %% The copy keeps a body only when it has text.
 has_body(Copy) -> has_child(Copy, ?NS_CLIENT, <<"body">>).
+
+%%%===================================================================
+%%% The account's other sessions (grace)
+%%%===================================================================
+
+%% Whether a message the account sent shows it active on that device: a
+%% body, a chat marker, or a chat state `active` or `composing`.
+-spec is_activity(element()) -> boolean().
+is_activity(#xmlel{name = <<"message">>} = Message) ->
+    fxml:get_tag_attr_s(<<"type">>, Message) /= <<"error">>
+        andalso case strip(Message) of
+                    none -> false;
+                    Copy -> has_body(Copy) orelse
+                                lists:any(fun(Marker) -> has_child(Message, ?NS_MARKERS, Marker) end,
+                                          [<<"received">>, <<"displayed">>, <<"acknowledged">>]) orelse
+                                lists:any(fun(State) -> has_child(Message, ?NS_CHATSTATES, State) end,
+                                          [<<"active">>, <<"composing">>])
+                end;
+is_activity(_Stanza) ->
+    false.
+
+%% What the component hears of a presence: available is `show` absent or
+%% `chat`; away, xa, dnd and unavailable are not. Nothing else (no status
+%% text, no priority) is read.
+-spec is_available(element()) -> boolean().
+is_available(#xmlel{name = <<"presence">>} = Presence) ->
+    case {fxml:get_tag_attr_s(<<"type">>, Presence), fxml:get_subtag(Presence, <<"show">>)} of
+        {<<>>, false} -> true;
+        {<<>>, Show} -> fxml:get_tag_cdata(Show) == <<"chat">>;
+        _ -> false
+    end;
+is_available(_Stanza) ->
+    false.
+
+-spec presence_report(binary(), binary(), boolean()) -> element().
+presence_report(Account, Resource, Available) ->
+    #xmlel{name = <<"presence">>,
+           attrs = [{<<"xmlns">>, ?NS_BRIDGE}, {<<"account">>, Account}, {<<"resource">>, Resource},
+                    {<<"available">>, atom_to_binary(Available, utf8)}]}.
+
+-spec active_report(binary()) -> element().
+active_report(Account) ->
+    #xmlel{name = <<"active">>, attrs = [{<<"xmlns">>, ?NS_BRIDGE}, {<<"account">>, Account}]}.
 
 has_child(#xmlel{children = Children} = Parent, NS, Name) ->
     ParentNS = fxml:get_tag_attr_s(<<"xmlns">>, Parent),

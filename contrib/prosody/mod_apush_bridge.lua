@@ -11,6 +11,9 @@
 --   * pushes reads (the account read or answered a chat on another device) to the account's
 --     registrations at the component that have no live or hibernated session,
 --   * reports deleted accounts (<unregistered/>) and tells the component which accounts exist,
+--   * reports, for accounts with a registration at the component, whether each of their sessions
+--     without push is available (<presence/>: its `show` only) and that the account was active on one
+--     (<active/>, at most once per account every apush_bridge_activity_interval seconds),
 --   * keeps every publish to the component until it is answered, and replays one that was bounced,
 --     answered `wait` for a store fault, or not answered, once the component is connected (bounded).
 -- Runs unchanged on Prosody 0.12 and 13.0 (both tested): no hook or API it uses differs between them.
@@ -30,6 +33,7 @@ local xmlns_markers = "urn:xmpp:chat-markers:0";
 local xmlns_mds = "urn:xmpp:mds:displayed:0";
 local xmlns_pubsub_event = "http://jabber.org/protocol/pubsub#event";
 local xmlns_data = "jabber:x:data";
+local xmlns_chatstates = "http://jabber.org/protocol/chatstates";
 
 local strip = module:require("apush_bridge_strip");
 
@@ -45,6 +49,7 @@ end
 -- Same store name as mod_cloud_notify's module:open_store(): it flushes every change at once.
 local registration_store = module:open_store("cloud_notify");
 local host_sessions = prosody.hosts[host].sessions;
+local full_sessions = prosody.full_sessions;
 -- The largest token and publish-options form a client may enable push with: a real one is a few
 -- hundred bytes (the component refuses tokens over 2048 bytes).
 local max_token_bytes, max_options_bytes = 2048, 4096;
@@ -386,12 +391,15 @@ local function is_read(stanza)
 	return (body ~= nil and body ~= "") or stanza:get_child("displayed", xmlns_markers) ~= nil;
 end
 
+local note_activity; -- 5.
+
 local function outgoing_message(event)
 	local origin, stanza = event.origin, event.stanza;
 	if origin.type ~= "c2s" or not origin.username or event.to_self then return; end
 	local to = stanza.attr.to;
 	if not to or jid.bare(to) == jid.join(origin.username, host) then return; end
 	if is_read(stanza) then push_read(origin.username, stanza); end
+	note_activity(origin, stanza);
 end
 
 -- Late, so that a stanza another handler drops (blocked, rejected) is not taken as a read.
@@ -415,6 +423,10 @@ local function mds_published(event)
 			:up()
 		:up();
 	push_read(username, notice);
+	local publisher = full_sessions[event.actor or ""];
+	if publisher and publisher.username == username and publisher.host == host then
+		note_activity(publisher);
+	end
 end
 
 -- PEP services (mod_pep) are made per account on demand: watch each one as it appears.
@@ -469,6 +481,101 @@ module:hook("iq-get/host/"..xmlns_bridge..":accounts", function (event)
 	origin.send(reply);
 	return true;
 end);
+
+-- 5. The account's other sessions ---------------------------------------------------------------
+
+-- For grace (docs/wire-contract.md, Bridge stanzas): the component holds an account's message pushes
+-- while another of its sessions is available, or was active lately. Only sessions without push count:
+-- a session that enabled push (a phone's, hibernated or not) is the device being pushed to. Only the
+-- presence's `show` is read, never its status text or priority, and only accounts with a registration
+-- at the component are reported. Every report the component misses only lets pushes through.
+local activity_interval = module:get_option_number("apush_bridge_activity_interval", 10, 1);
+-- Accounts whose last activity report is remembered; past this the memory starts afresh (it costs at
+-- most one report more per account).
+local max_active_accounts = 10000;
+local last_active, active_accounts = {}, 0;
+
+local function registered_at_component(username)
+	for _, push_info in pairs(registration_store:get(username) or {}) do
+		if push_info.jid == component then return true; end
+	end
+	return false;
+end
+
+-- What the component hears of a session: available is `show` absent or `chat`; away, xa, dnd,
+-- unavailable, closed and hibernated are not.
+local function is_available(presence)
+	if not presence or presence.attr.type ~= nil then return false; end
+	local show = presence:get_child_text("show");
+	return show == nil or show == "chat";
+end
+
+-- Reports a session's availability when it changed from what the component last heard of it
+-- (nothing heard: not available).
+local function report_session(session, available)
+	if not component or not session.username or session.host ~= host or not session.resource then return; end
+	if session.push_identifier then available = false; end
+	if available == (session.apush_reported_available or false) then return; end
+	if available and not registered_at_component(session.username) then return; end
+	session.apush_reported_available = available or nil;
+	send_to_component(st.stanza("presence", {
+		xmlns = xmlns_bridge;
+		account = jid.join(session.username, host);
+		resource = session.resource;
+		available = available and "true" or "false";
+	}));
+end
+
+-- The account's own presence broadcast (no `to`), before mod_presence takes it.
+module:hook("presence/bare", function (event)
+	local origin, stanza = event.origin, event.stanza;
+	if stanza.attr.to or origin.type ~= "c2s" then return; end
+	local kind = stanza.attr.type;
+	if kind ~= nil and kind ~= "unavailable" then return; end
+	report_session(origin, is_available(stanza));
+end, 10);
+
+-- A session that leaves without an unavailable presence, or hibernates (XEP-0198: the server keeps
+-- it, but no one reads it), ends its hold; one that resumes is what its presence says again.
+module:hook("resource-unbind", function (event) report_session(event.session, false); end, 10);
+module:hook("smacks-hibernation-start", function (event) report_session(event.origin, false); end);
+module:hook("smacks-hibernation-end", function (event)
+	local session = event.resumed or event.origin;
+	report_session(session, is_available(session.presence));
+end);
+
+local active_chat_states = { active = true, composing = true };
+local chat_markers = { received = true, displayed = true, acknowledged = true };
+
+-- Activity: a message with a body, a chat marker, or a chat state `active` or `composing`.
+local function is_activity(stanza)
+	if stanza.attr.type == "error" then return false; end
+	local body = stanza:get_child_text("body");
+	if body ~= nil and body ~= "" then return true; end
+	for _, child in ipairs(stanza.tags) do
+		if (child.attr.xmlns == xmlns_markers and chat_markers[child.name])
+			or (child.attr.xmlns == xmlns_chatstates and active_chat_states[child.name]) then
+			return true;
+		end
+	end
+	return false;
+end
+
+-- The account was active on this session without push (`stanza`: what it sent; none for a XEP-0490
+-- display): <active/>, at most once per account every activity_interval seconds.
+function note_activity(session, stanza)
+	if not component or session.push_identifier or (stanza and not is_activity(stanza)) then return; end
+	local username, at = session.username, now();
+	local last = last_active[username];
+	if last and at - last < activity_interval then return; end
+	if not last then
+		if active_accounts >= max_active_accounts then last_active, active_accounts = {}, 0; end
+		active_accounts = active_accounts + 1;
+	end
+	last_active[username] = at;
+	if not registered_at_component(username) then return; end
+	send_to_component(st.stanza("active", { xmlns = xmlns_bridge; account = jid.join(username, host) }));
+end
 
 function module.unload()
 	while unanswered[1] do forget(1); end

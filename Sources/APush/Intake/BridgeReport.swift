@@ -1,14 +1,21 @@
 import XMLStream
 import XMPP
 
-/// What one stanza of the server's bridge module reports (docs/wire-contract.md, Bridge stanzas), checked but not acted
+/// What one stanza of the server's bridge module reports (registrations, and the account's other sessions) (docs/wire-contract.md, Bridge stanzas), checked but not acted
 /// on:
 /// pure, so the whole of its parsing can be tested and fuzzed without a store.
 struct BridgeReport: Sendable, Equatable {
     enum Change: Sendable, Equatable {
-        case registered(account: String, token: String, options: RegistrationOptions)
+        /// `resource`: the session that enabled push, when the bridge names it.
+        case registered(account: String, token: String, options: RegistrationOptions, resource: String?)
         /// Without a token: every registration of the account.
         case unregistered(account: String, token: String?)
+        /// A session of the account without push became available (`show` absent or `chat`), or not
+        /// (away, extended away, busy, unavailable, closed or hibernated).
+        case presence(account: String, resource: String, available: Bool)
+        /// The account was active on a session without push (sent a message, a marker, a chat state
+        /// `active`/`composing`, a XEP-0490 display).
+        case active(account: String)
     }
 
     /// The served domain that sent it.
@@ -47,7 +54,8 @@ struct BridgeReport: Sendable, Equatable {
                 }
                 change = .registered(
                     account: account, token: try RegistrationOptions.token(token),
-                    options: try RegistrationOptions(form: form))
+                    options: try RegistrationOptions(form: form),
+                    resource: registered[attribute: "resource"].flatMap(Self.resource))
             } catch {
                 throw Self.refusal(of: registered, because: error.text ?? error.condition.rawValue)
             }
@@ -57,6 +65,52 @@ struct BridgeReport: Sendable, Equatable {
             }
             let token = unregistered.findString(Self.disabledNodePath).flatMap { $0.isEmpty ? nil : $0 }
             change = .unregistered(account: account, token: token)
+        } else if let presence = message.findElement(Self.presencePath) {
+            let account = try Self.account(of: presence, on: domain)
+            guard let resource = presence[attribute: "resource"].flatMap(Self.resource) else {
+                throw StanzaError(.badRequest, text: "presence needs the session's resource")
+            }
+            guard let available = presence[attribute: "available"].flatMap(Self.boolean) else {
+                throw StanzaError(.badRequest, text: "presence needs available='true' or 'false'")
+            }
+            change = .presence(account: account, resource: resource, available: available)
+        } else if let active = message.findElement(Self.activePath) {
+            change = .active(account: try Self.account(of: active, on: domain))
+        }
+    }
+
+    /// The ordering key of a report: every report of one account is decided in the order the server
+    /// sent them (an `available` overtaken by the `false` after it would hold pushes back until the
+    /// session spoke again). Nil for anything else.
+    static func orderingKey(of message: Element) -> String? {
+        guard message.name == "message",
+            let report = message.elements.first(where: { $0.namespace == APushNamespace.bridge }),
+            let account = report[attribute: "account"]
+        else { return nil }
+        return "bridge \(message[attribute: "from"] ?? "") \(account)"
+    }
+
+    /// The `account` of a session report: a bare JID of the reporting domain (a server speaks only of
+    /// its own accounts).
+    private static func account(of report: Element, on domain: String) throws(StanzaError) -> String {
+        guard let text = report[attribute: "account"], let account = try? JID(text), account.isBare,
+            account.localpart != nil, account.domainpart == domain
+        else {
+            throw StanzaError(.badRequest, text: "\(report.name) needs an account: a bare JID of \(domain)")
+        }
+        return account.description
+    }
+
+    /// A resource as a JID has it (RFC 7622: at most 1,023 bytes), else nil.
+    private static func resource(_ text: String) -> String? {
+        (try? JID(localpart: "a", domainpart: "a", resourcepart: text))?.resourcepart
+    }
+
+    private static func boolean(_ text: String) -> Bool? {
+        switch text {
+        case "true", "1": true
+        case "false", "0": false
+        default: nil
         }
     }
 
@@ -81,4 +135,6 @@ struct BridgeReport: Sendable, Equatable {
     private static let enabledFormPath = "{\(Namespace.push)}enable/{\(Namespace.dataForms)}x"
     private static let unregisteredPath = "{\(APushNamespace.bridge)}unregistered"
     private static let disabledNodePath = "{\(Namespace.push)}disable@node"
+    private static let presencePath = "{\(APushNamespace.bridge)}presence"
+    private static let activePath = "{\(APushNamespace.bridge)}active"
 }

@@ -46,6 +46,10 @@ extension PushService {
         let turn = StanzaTurn.current
         await turn?.wait()
         let at = now()
+        // The account read or answered on another device: it is active there (grace).
+        if case .read = classified.event, let account = classified.account {
+            accountSessions.withLock { $0.activity(of: account, at: at) }
+        }
         let intake = try await transactionDecided { transaction in
             try self.take(publish, classified, at: at, in: transaction)
         }

@@ -15,11 +15,12 @@ import XMPP
         let report = try BridgeReport(
             message: try Element.parse(xml), servedDomains: ["localhost"], componentJID: Self.component)
         #expect(report.domain == "localhost")
-        guard case .registered(let account, let token, let options)? = report.change else {
+        guard case .registered(let account, let token, let options, let resource)? = report.change else {
             Issue.record("expected registered, got \(String(describing: report.change))")
             return
         }
         #expect(account == "alice@localhost")
+        #expect(resource == "phone")
         #expect(token == "tok123")
         #expect(options.deviceKey == Base64.decode(Stanzas.fixtureKey))
     }
@@ -105,7 +106,7 @@ import XMPP
             of: "jid='apush.localhost'", with: "jid='APUSH.localhost'")
         let report = try BridgeReport(
             message: try Element.parse(xml), servedDomains: ["localhost"], componentJID: Self.component)
-        guard case .registered(_, let token, _)? = report.change else {
+        guard case .registered(_, let token, _, _)? = report.change else {
             Issue.record("not a registration: \(String(describing: report.change))")
             return
         }
@@ -129,5 +130,80 @@ import XMPP
             message: try Element.parse("<message from='localhost'><body>hi</body></message>"),
             servedDomains: ["localhost"], componentJID: Self.component)
         #expect(report.change == nil)
+    }
+
+    // MARK: The account's other sessions
+
+    private static func report(_ payload: String, from: String = "localhost") throws -> BridgeReport {
+        try BridgeReport(
+            message: try Element.parse("<message from='\(from)' to='apush.localhost'>\(payload)</message>"),
+            servedDomains: ["localhost"], componentJID: component)
+    }
+
+    @Test(arguments: [("true", true), ("false", false), ("1", true), ("0", false)])
+    func presenceNamesTheAccountItsSessionAndWhetherItIsAvailable(_ value: String, available: Bool) throws {
+        let report = try Self.report(
+            "<presence xmlns='urn:xmpp:apush:bridge:0' account='Alice@localhost' resource='laptop' available='\(value)'/>"
+        )
+        #expect(report.change == .presence(account: "alice@localhost", resource: "laptop", available: available))
+    }
+
+    @Test func activeNamesTheAccount() throws {
+        let report = try Self.report("<active xmlns='urn:xmpp:apush:bridge:0' account='alice@localhost'/>")
+        #expect(report.change == .active(account: "alice@localhost"))
+    }
+
+    /// A server speaks only of its own accounts, each by its bare JID, and of a session by its resource.
+    @Test(arguments: [
+        "<active xmlns='urn:xmpp:apush:bridge:0'/>",
+        "<active xmlns='urn:xmpp:apush:bridge:0' account='alice@other.example'/>",
+        "<active xmlns='urn:xmpp:apush:bridge:0' account='alice@localhost/laptop'/>",
+        "<active xmlns='urn:xmpp:apush:bridge:0' account='localhost'/>",
+        "<active xmlns='urn:xmpp:apush:bridge:0' account='@@'/>",
+        "<presence xmlns='urn:xmpp:apush:bridge:0' account='alice@other.example' resource='r' available='true'/>",
+        "<presence xmlns='urn:xmpp:apush:bridge:0' account='alice@localhost' available='true'/>",
+        "<presence xmlns='urn:xmpp:apush:bridge:0' account='alice@localhost' resource='' available='true'/>",
+        "<presence xmlns='urn:xmpp:apush:bridge:0' account='alice@localhost' resource='r'/>",
+        "<presence xmlns='urn:xmpp:apush:bridge:0' account='alice@localhost' resource='r' available='away'/>",
+    ])
+    func aMalformedSessionReportIsABadRequest(_ payload: String) throws {
+        let error = #expect(throws: StanzaError.self) { try Self.report(payload) }
+        #expect(error?.condition == .badRequest && error?.type == .modify)
+    }
+
+    @Test func aSessionReportFromAnythingButAServedDomainIsForbidden() throws {
+        let error = #expect(throws: StanzaError.self) {
+            try Self.report(
+                "<active xmlns='urn:xmpp:apush:bridge:0' account='alice@localhost'/>", from: "alice@localhost")
+        }
+        #expect(error?.condition == .forbidden)
+    }
+
+    @Test func aResourceLongerThanAJIDAllowsIsABadRequest() throws {
+        let resource = String(repeating: "r", count: 1024)
+        let error = #expect(throws: StanzaError.self) {
+            try Self.report(
+                "<presence xmlns='urn:xmpp:apush:bridge:0' account='alice@localhost' resource='\(resource)' available='true'/>"
+            )
+        }
+        #expect(error?.condition == .badRequest)
+    }
+
+    /// Every report of one account is decided in the order the server sent them; publishes keep their
+    /// own key.
+    @Test func reportsOfOneAccountShareAnOrderingKey() throws {
+        let presence = try Element.parse(
+            "<message from='localhost'><presence xmlns='urn:xmpp:apush:bridge:0' account='alice@localhost' "
+                + "resource='laptop' available='true'/></message>")
+        let active = try Element.parse(
+            "<message from='localhost'><active xmlns='urn:xmpp:apush:bridge:0' account='alice@localhost'/></message>")
+        let other = try Element.parse(
+            "<message from='localhost'><active xmlns='urn:xmpp:apush:bridge:0' account='bob@localhost'/></message>")
+        let registered = try Element.parse(Fixture.bridgeRegistered)
+        #expect(BridgeReport.orderingKey(of: presence) != nil)
+        #expect(BridgeReport.orderingKey(of: presence) == BridgeReport.orderingKey(of: active))
+        #expect(BridgeReport.orderingKey(of: presence) == BridgeReport.orderingKey(of: registered))
+        #expect(BridgeReport.orderingKey(of: presence) != BridgeReport.orderingKey(of: other))
+        #expect(BridgeReport.orderingKey(of: try Element.parse(Fixture.bridgeMessage)) == nil)
     }
 }

@@ -1,11 +1,13 @@
 import Sealing
 import Store
+import Synchronization
 import Testing
 import XMLStream
 import XMPP
 import TestSupport
 
 @testable import APush
+@testable import XMPP
 
 @Suite struct PushServiceBridgeTests {
     @Test func theCapturedRegisteredCreatesARegistrationForTheAccount() async throws {
@@ -151,5 +153,68 @@ import TestSupport
         ) {
             try await harness.bridge(Stanzas.registered(token: "tok456", options: harness.options()))
         }
+    }
+
+    // MARK: The account's other sessions (AccountSessions)
+
+    private static func presence(_ resource: String, available: Bool, account: String = "alice@localhost") -> String {
+        "<message from='localhost' to='apush.localhost'><presence xmlns='urn:xmpp:apush:bridge:0' "
+            + "account='\(account)' resource='\(resource)' available='\(available)'/></message>"
+    }
+
+    @Test func aSessionReportedAvailableHoldsUntilItIsReportedNot() async throws {
+        let harness = try Harness()
+        try await harness.bridge(Self.presence("laptop", available: true))
+        #expect(harness.service.accountSessions.withLock { $0.isConnectedElsewhere("alice@localhost") })
+        #expect(!harness.service.accountSessions.withLock { $0.isConnectedElsewhere("bob@localhost") })
+        try await harness.bridge(Self.presence("laptop", available: false))
+        #expect(!harness.service.accountSessions.withLock { $0.isConnectedElsewhere("alice@localhost") })
+    }
+
+    @Test func activeRecordsTheTimeItArrived() async throws {
+        let harness = try Harness()
+        harness.clock.advance(seconds: 3)
+        try await harness.bridge(
+            "<message from='localhost'><active xmlns='urn:xmpp:apush:bridge:0' account='alice@localhost'/></message>")
+        #expect(
+            harness.service.accountSessions.withLock { $0.lastActivity(of: "alice@localhost") } == harness.clock.now)
+    }
+
+    /// A session that enables push is the device being pushed to: its earlier `available` no longer counts.
+    @Test func aSessionThatRegistersIsNoLongerCountedAvailable() async throws {
+        let harness = try Harness()
+        try await harness.bridge(Self.presence("phone", available: true))
+        try await harness.bridge(Self.presence("laptop", available: true))
+        try await harness.bridge(Stanzas.registered(options: harness.options()))
+        #expect(harness.service.accountSessions.withLock { $0.accounts["alice@localhost"]?.available } == ["laptop"])
+    }
+
+    @Test func aMalformedSessionReportIsABadRequestAndRecordsNothing() async throws {
+        let harness = try Harness()
+        let error = await #expect(throws: StanzaError.self) {
+            try await harness.bridge(Self.presence("laptop", available: true, account: "alice@elsewhere"))
+        }
+        #expect(error?.condition == .badRequest)
+        #expect(harness.service.accountSessions.withLock { $0.accounts.isEmpty })
+    }
+
+    /// The server reported the laptop available, then gone, and the second report's handling came
+    /// first: its turn makes it wait, so the laptop ends gone, not held available.
+    @Test func anAccountsSessionReportsAreRecordedInTheOrderTheyWereRead() async throws {
+        let harness = try Harness()
+        var turns = StanzaTurns(limit: 8)
+        let key = "bridge localhost alice@localhost"
+        let (availableTurn, goneTurn) = (turns.turn(for: key), turns.turn(for: key))
+        let gone = Task {
+            try await StanzaTurn.$current.withValue(goneTurn) {
+                try await harness.bridge(Self.presence("laptop", available: false))
+            }
+        }
+        try await Task.sleep(for: .milliseconds(200))
+        try await StanzaTurn.$current.withValue(availableTurn) {
+            try await harness.bridge(Self.presence("laptop", available: true))
+        }
+        try await gone.value
+        #expect(!harness.service.accountSessions.withLock { $0.isConnectedElsewhere("alice@localhost") })
     }
 }

@@ -2,6 +2,7 @@ import TestSupport
 import Foundation
 import Logging
 import Sealing
+import Synchronization
 import Testing
 import XMLStream
 import XMPP
@@ -34,6 +35,20 @@ extension PushServiceTests {
             }
             #expect(try await read.value == nil)
             #expect(harness.upstream.map { $0.kind ?? "message" } == ["message", "read"])
+        }
+
+        /// A read from another device is the account's activity there, known before its policy decides
+        /// (grace); a message from someone else is not.
+        @Test func aReadElsewhereRecordsTheAccountsActivity() async throws {
+            let harness = try Harness()
+            let options = harness.options(read: "1")
+            #expect(try await harness.publishBridged(Stanzas.chat(id: "m1"), options: options) == nil)
+            #expect(harness.service.accountSessions.withLock { $0.lastActivity(of: "alice@localhost") } == nil)
+            harness.clock.advance(seconds: 2)
+            #expect(try await harness.publishBridged(Stanzas.displayedCarbon(), options: options) == nil)
+            #expect(
+                harness.service.accountSessions.withLock { $0.lastActivity(of: "alice@localhost") } == harness.clock.now
+            )
         }
 
         @Test func aStockPublishIsAMessageForAnUnknownAccount() async throws {

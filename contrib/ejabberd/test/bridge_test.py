@@ -29,9 +29,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 MODULE_DIR = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(os.path.dirname(MODULE_DIR), "bridge-test"))
 import bridge_wire  # noqa: E402
-from bridge_wire import (COMPONENT, DOMAIN, NS_BRIDGE, NS_CLIENT, NS_COMPONENT, NS_FORWARD, NS_PUSH,  # noqa: E402
-                         NS_STANZAS, PASSWORD, SECRET, USERS, Client, Component, Stream, check, enable,
-                         forwarded_message, free_port, q, run_checks, scenarios, wait_for_port)
+from bridge_wire import (ACTIVITY_INTERVAL, COMPONENT, DOMAIN, NS_BRIDGE, NS_CLIENT, NS_COMPONENT, NS_FORWARD,  # noqa: E402
+                         NS_PUSH, NS_STANZAS, PASSWORD, SECRET, USERS, Client, Component, Stream, check, enable,
+                         forwarded_message, free_port, q, run_checks, scenarios, session_scenarios, wait_for_port)
 
 
 ALLOWED_SERVICES = f'["{COMPONENT}", "push.allowed.example"]'
@@ -66,6 +66,7 @@ CONTRIB_MODULES_PATH={base}/contrib
         module = f"""  mod_apush_bridge:
     apush_bridge_component: "{COMPONENT}"
     apush_bridge_allowed_services: {ALLOWED_SERVICES}
+    apush_bridge_activity_interval: {ACTIVITY_INTERVAL}
 """ if with_module else ""
         with open(os.path.join(self.base, "ejabberd.yml"), "w") as f:
             f.write(f"""hosts: ["{DOMAIN}"]
@@ -126,7 +127,8 @@ modules:
             conf = f"{self.base}/contrib/sources/mod_apush_bridge/conf/mod_apush_bridge.yml"
             with open(conf) as f:
                 text = f.read().replace("apush.example.org", COMPONENT).replace(
-                    "apush_bridge_allowed_services: []", f"apush_bridge_allowed_services: {ALLOWED_SERVICES}")
+                    "apush_bridge_allowed_services: []", f"apush_bridge_allowed_services: {ALLOWED_SERVICES}\n"
+                    f"    apush_bridge_activity_interval: {ACTIVITY_INTERVAL}")
             with open(conf, "w") as f:
                 f.write(text)
             output = self.ctl("module_install", "mod_apush_bridge")
@@ -282,6 +284,7 @@ def main():
     def checks(component):
         scenarios(server.c2s_port, component, lambda user: server.ctl("register", user, DOMAIN, PASSWORD),
                   server.stored_nodes)
+        session_scenarios(server.c2s_port, component, lambda user: server.ctl("register", user, DOMAIN, PASSWORD))
         return ejabberd_scenarios(server, component)
 
     try:

@@ -299,3 +299,37 @@ the_answer_says_whether_each_exists_test() ->
     ?assertEqual(<<"<accounts xmlns='urn:xmpp:apush:bridge:0'><account jid='a@example.org' exists='true'/>",
                    "<account jid='g@example.org' exists='false'/></accounts>">>,
                  text(mod_apush_bridge_stanza:accounts_answer([{<<"a@example.org">>, true}, {<<"g@example.org">>, false}]))).
+
+%%% The account's other sessions (grace)
+
+activity_is_a_body_a_chat_marker_or_an_active_or_composing_chat_state_test() ->
+    Activity = fun(Children) ->
+                       mod_apush_bridge_stanza:is_activity(
+                         xml(["<message xmlns='jabber:client' to='bob@example.org' type='chat'>", Children, "</message>"]))
+               end,
+    ?assert(Activity("<body>hi</body>")),
+    ?assert(Activity("<displayed xmlns='urn:xmpp:chat-markers:0' id='m1'/>")),
+    ?assert(Activity("<received xmlns='urn:xmpp:chat-markers:0' id='m1'/>")),
+    ?assert(Activity("<composing xmlns='http://jabber.org/protocol/chatstates'/>")),
+    ?assert(Activity("<active xmlns='http://jabber.org/protocol/chatstates'/>")),
+    ?assertNot(Activity("<paused xmlns='http://jabber.org/protocol/chatstates'/>")),
+    ?assertNot(Activity("<gone xmlns='http://jabber.org/protocol/chatstates'/>")),
+    ?assertNot(Activity("<body> </body>")),
+    ?assertNot(Activity("<markable xmlns='urn:xmpp:chat-markers:0'/>")),
+    ?assertNot(mod_apush_bridge_stanza:is_activity(
+                 xml("<message xmlns='jabber:client' type='error'><body>hi</body></message>"))).
+
+available_is_show_absent_or_chat_test() ->
+    Available = fun(Text) -> mod_apush_bridge_stanza:is_available(xml(Text)) end,
+    ?assert(Available("<presence xmlns='jabber:client'><status>at work</status><priority>5</priority></presence>")),
+    ?assert(Available("<presence xmlns='jabber:client'><show>chat</show></presence>")),
+    [?assertNot(Available(["<presence xmlns='jabber:client'><show>", Show, "</show></presence>"]))
+     || Show <- ["away", "xa", "dnd"]],
+    ?assertNot(Available("<presence xmlns='jabber:client' type='unavailable'/>")).
+
+a_session_report_names_the_account_the_resource_and_nothing_else_test() ->
+    ?assertEqual(<<"<presence xmlns='urn:xmpp:apush:bridge:0' account='alice@example.org' resource='laptop' ",
+                   "available='true'/>">>,
+                 text(mod_apush_bridge_stanza:presence_report(<<"alice@example.org">>, <<"laptop">>, true))),
+    ?assertEqual(<<"<active xmlns='urn:xmpp:apush:bridge:0' account='alice@example.org'/>">>,
+                 text(mod_apush_bridge_stanza:active_report(<<"alice@example.org">>))).

@@ -30,8 +30,9 @@ MODULE_DIR = os.path.dirname(HERE)
 RELEASE_BIN = {"0.12": "", "13": "/opt/apush-backports/prosody-13/usr/bin/"}
 sys.path.insert(0, os.path.join(os.path.dirname(MODULE_DIR), "bridge-test"))
 import bridge_wire  # noqa: E402
-from bridge_wire import (COMPONENT, DOMAIN, NS_BRIDGE, NS_CLIENT, NS_COMPONENT, NS_FORWARD, NS_PUBSUB, NS_STANZAS, Component, Stream, PASSWORD, SECRET, USERS, Client,  # noqa: E402
-                         check, enable, free_port, q, refusal, run_checks, scenarios, wait_for_port)
+from bridge_wire import (ACTIVITY_INTERVAL, COMPONENT, DOMAIN, NS_BRIDGE, NS_CLIENT, NS_COMPONENT, NS_FORWARD, NS_PUBSUB, NS_STANZAS, Component, Stream, PASSWORD, SECRET, USERS, Client,  # noqa: E402
+                         check, enable, free_port, q, refusal, run_checks, scenarios, session_scenarios,
+                         wait_for_port)
 
 
 def write_config(base, c2s_port, component_port):
@@ -54,6 +55,7 @@ VirtualHost "{DOMAIN}"
   apush_bridge_component = "{COMPONENT}"
   apush_bridge_allowed_services = {{ "{COMPONENT}"; "push.allowed.example" }}
   apush_bridge_replay_max_count = 3; apush_bridge_replay_max_age = 8; apush_bridge_answer_timeout = 4
+  apush_bridge_activity_interval = {ACTIVITY_INTERVAL}
 
 Component "{COMPONENT}"
   component_secret = "{SECRET}"
@@ -245,6 +247,7 @@ def main():
         wait_for_port(component_port, prosody, "Prosody")
         def checks(component):
             scenarios(c2s_port, component, register, lambda user: stored_nodes(base, user))
+            session_scenarios(c2s_port, component, register)
             return prosody_scenarios(c2s_port, component_port, component, args.release, prosodyctl)
         return run_checks(base, component_port, checks)
     finally:
