@@ -33,6 +33,20 @@ public actor ProsodyServer {
             case .v13: "run contrib/prosody/backports.sh (as root; contrib/setup-debian.sh runs it)"
             }
         }
+
+        /// The release's version as it states it (`prosody.version` beside its Lua code), e.g. "0.12.3";
+        /// nil when the file is not there.
+        public var version: String? {
+            let file = directory.map { $0 + "/../lib/prosody/prosody.version" } ?? "/usr/lib/prosody/prosody.version"
+            let text = try? String(contentsOfFile: file, encoding: .utf8)
+            return text?.trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+    }
+
+    /// The least severe level `prosody.log` keeps. Tests read the log at `debug`; an operator runs
+    /// `info`, and debug logging (every stanza serialised) would be much of Prosody's work under load.
+    public enum LogLevel: String, Sendable {
+        case debug, info, warn, error
     }
 
     public static let defaultModules = [
@@ -59,8 +73,10 @@ public actor ProsodyServer {
     ///   - pluginPaths: directories searched for modules before Prosody's own.
     ///   - otherComponents: more components (JID → secret), e.g. a stand-in App Server.
     ///   - release: which Prosody.
+    ///   - logLevel: the least severe level written to `prosody.log` (errors also go to `prosody.err`).
     public init(
         release: Release = .v0_12,
+        logLevel: LogLevel = .debug,
         domain: String = "localhost",
         componentJID: String,
         componentSecret: String,
@@ -92,7 +108,7 @@ public actor ProsodyServer {
             data_path = \(Self.lua(base + "/data"))
             certificates = \(Self.lua(base + "/certs"))
             plugin_paths = \(Self.lua(pluginPaths))
-            log = { debug = \(Self.lua(base + "/prosody.log")); error = \(Self.lua(base + "/prosody.err")) }
+            log = { \(logLevel.rawValue) = \(Self.lua(base + "/prosody.log")); error = \(Self.lua(base + "/prosody.err")) }
             interfaces = { "127.0.0.1" }
             c2s_ports = { \(c2sPort) }
             component_interfaces = { "127.0.0.1" }

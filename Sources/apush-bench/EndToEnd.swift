@@ -6,17 +6,20 @@ import Synchronization
 import XMLStream
 import XMPP
 
-/// `apush-bench e2e [--accounts N] [--senders N] [--warmup S] [--seconds S] [--in-flight N] [--rounds N]`:
-/// the push pipeline through a real server. A private Prosody 0.12 with the apush bridge, the
-/// component as its own process (the release `apush-component`) on a WAL SQLite file, and the stand-in
-/// App Server as a second component of that Prosody; N accounts per path enable push through c2s and go
-/// offline; sender clients fire messages at them, each into a chat not pushed to for a long while, so
-/// coalescing holds nothing back.
+/// `apush-bench e2e [--accounts N] [--senders N] [--warmup S] [--seconds S] [--in-flight N] [--rounds N]
+/// [--one-core] [--debug-log]`: the push pipeline through a real server. A private Prosody 0.12 with the
+/// apush bridge, logging at `info` as an operator runs it (`--debug-log`: at `debug`), the component as
+/// its own process (the release `apush-component`) on a WAL SQLite file, and the stand-in App Server as a
+/// second component of that Prosody; N accounts per path enable push through c2s and go offline; sender
+/// clients fire messages at them, each into a chat not pushed to for a long while, so coalescing holds
+/// nothing back.
 ///
-/// In one run, in phases: Prosody publishing straight to the App Server (stock mod_cloud_notify, no
-/// component in the path), then through the component, unpinned on two cores and pinned to one
-/// (`taskset`). Prints pushes/s at the App Server over the steady part of each phase, the latency from
-/// the send to the App Server, the CPU of each process per push, and the component's peak RSS.
+/// In paired rounds (every second one in reverse order), one phase per path: Prosody publishing straight
+/// to the App Server (stock mod_cloud_notify, no component in the path), through a relay that only
+/// routes, and through the component (`--one-core`: also pinned to one core with `taskset`). Prints
+/// pushes/s at the App Server over the steady part of each phase, the latency from the send to the App
+/// Server, the CPU of each process per push (from /proc), each round's ratio to direct and the medians,
+/// and the component's peak RSS.
 /// A benchmark: it never fails on a timing, only when the setup breaks (e.g. a push never arrives).
 enum EndToEnd {
     struct Options {
@@ -30,12 +33,27 @@ enum EndToEnd {
         /// server busy (it is the limit), so the latencies are those of a saturated pipeline.
         var inFlight = 128
         /// Each round runs every phase; every second round in reverse order, so that Prosody slowing
-        /// down as its stores fill weighs on each path alike.
-        var rounds = 2
+        /// down as its stores fill, and the machine's other load, weigh on each path alike.
+        var rounds = 5
+        /// Also a phase with the component pinned to one core.
+        var oneCore = false
+        /// Prosody's log level: `info` as an operator runs it, `debug` when asked.
+        var prosodyLogLevel = ProsodyServer.LogLevel.info
+
+        var phases: [Phase] { oneCore ? Phase.all : Phase.all.filter { $0.cores != "0" } }
 
         init(_ arguments: [String]) throws {
             var rest = arguments[...]
             while let flag = rest.popFirst() {
+                switch flag {
+                case "--one-core":
+                    oneCore = true
+                    continue
+                case "--debug-log":
+                    prosodyLogLevel = .debug
+                    continue
+                default: break
+                }
                 guard let text = rest.popFirst(), let value = Int(text), value > 0 else {
                     throw SetupFailure("\(flag) needs a positive whole number\n\(Self.usage)")
                 }
@@ -52,7 +70,8 @@ enum EndToEnd {
         }
 
         static let usage =
-            "usage: apush-bench e2e [--accounts 200] [--senders 16] [--warmup 3] [--seconds 10] [--in-flight 128] [--rounds 2]"
+            "usage: apush-bench e2e [--accounts 200] [--senders 16] [--warmup 3] [--seconds 10] [--in-flight 128] [--rounds 5] "
+            + "[--one-core] [--debug-log]"
     }
 
     /// The setup broke: said plainly, the run stops (exit 1).
@@ -94,10 +113,14 @@ enum EndToEnd {
                 + "\(options.accounts) accounts a path, \(options.senders) senders, \(options.inFlight) messages in flight, "
                 + "\(options.warmupSeconds) s warm-up + \(options.steadySeconds) s measured + \(options.tailSeconds) s tail a phase; "
                 + "Prosody pid \(bed.prosodyPID), component pid \(bed.component?.pid ?? 0)")
+        Flood.say(
+            "server: Prosody \(bed.prosody.release.version ?? "(version unknown)") logging at "
+                + "\(options.prosodyLogLevel.rawValue)\(options.prosodyLogLevel == .debug ? " (--debug-log)" : ""), "
+                + "\(ProcessInfo.processInfo.activeProcessorCount) cores, load average \(Bench.loadAverage)")
         var rounds: [[PhaseResult]] = []
         for round in 1...options.rounds {
             var results: [PhaseResult] = []
-            for phase in round % 2 == 1 ? Phase.all : Phase.all.reversed() {
+            for phase in round % 2 == 1 ? options.phases : options.phases.reversed() {
                 if let cores = phase.cores, let pid = bed.component?.pid { try pin(pid, to: cores) }
                 let result = try await bed.run(phase)
                 Flood.say("  round \(round): " + result.line)
@@ -117,31 +140,43 @@ enum EndToEnd {
         for (index, results) in rounds.enumerated() {
             for result in results { Flood.say(row(result, label: "\(result.phase.name) (\(index + 1))")) }
         }
-        let means = Phase.all.map { phase in
-            PhaseResult.mean(rounds.flatMap { $0.filter { $0.phase.name == phase.name } })
+        let medians = options.phases.map { phase in
+            PhaseResult.median(rounds.flatMap { $0.filter { $0.phase.name == phase.name } })
         }
-        for result in means {
-            Flood.say(row(result, label: "\(result.phase.name) (mean)"))
+        for result in medians {
+            Flood.say(row(result, label: "\(result.phase.name) (median)"))
         }
-        guard let direct = means.first(where: { $0.phase.path == .direct }), direct.rate > 0 else { return }
-        for result in means where result.phase.path != .direct {
+        guard let direct = medians.first(where: { $0.phase.path == .direct }), direct.rate > 0 else { return }
+        for result in medians where result.phase.path != .direct {
+            // Each round's ratio is taken within the round, so the machine's load in that round weighs
+            // on both sides of it.
+            let ratios = rounds.map { round in
+                let rate = round.first { $0.phase.name == result.phase.name }?.rate ?? 0
+                let directRate = round.first { $0.phase.path == .direct }?.rate ?? 0
+                return rate / max(1e-9, directRate)
+            }
             Flood.say(
                 String(
-                    format: "%@ ÷ direct: pushes/s %.2f (rounds: %@), pushes per Prosody CPU-second %.2f",
-                    result.phase.name, result.rate / direct.rate,
-                    rounds.map { round in
-                        let rate = round.first { $0.phase.name == result.phase.name }?.rate ?? 0
-                        let directRate = round.first { $0.phase.path == .direct }?.rate ?? 0
-                        return String(format: "%.2f", rate / max(1e-9, directRate))
-                    }.joined(separator: ", "),
+                    format: "%@ ÷ direct: pushes/s median %.2f (rounds: %@), pushes per Prosody CPU-second %.2f",
+                    result.phase.name, PhaseResult.median(ratios),
+                    ratios.map { String(format: "%.2f", $0) }.joined(separator: ", "),
                     direct.cpuPerPush.prosody / max(1e-9, result.cpuPerPush.prosody)))
+        }
+        if let component = medians.first(where: { $0.phase.path == .component }) {
+            Flood.say(
+                String(
+                    format: "component CPU per push %.0f µs (median) = %.2f of Prosody's on the direct path (%.0f µs)",
+                    component.cpuPerPush.component * 1000,
+                    component.cpuPerPush.component / max(1e-9, direct.cpuPerPush.prosody),
+                    direct.cpuPerPush.prosody * 1000))
         }
         if let pid = bed.component?.pid {
             Flood.say(String(format: "component peak RSS (VmHWM): %.1f MiB", ProcessFigures.peakResidentMiB(pid: pid)))
         }
         Flood.say(
             "latencies: send → App Server arrival, for messages sent in the measured part, at saturation "
-                + "(\(options.inFlight) in flight); CPU (cores): CPU seconds per second over the measured part")
+                + "(\(options.inFlight) in flight); CPU: /proc/<pid>/stat user + system over the measured part, "
+                + "(cores): CPU seconds per second; medians taken figure by figure over the rounds")
     }
 
     static func row(_ result: PhaseResult, label: String) -> String {
@@ -219,18 +254,25 @@ struct PhaseResult {
     var cpuPerPush: (component: Double, prosody: Double, bench: Double)
     var cores: (component: Double, prosody: Double, bench: Double)
 
-    /// The mean of each figure over the rounds of one phase.
-    static func mean(_ results: [PhaseResult]) -> PhaseResult {
-        var mean = results[0]
-        let count = Double(results.count)
-        func average(_ figure: (PhaseResult) -> Double) -> Double { results.map(figure).reduce(0, +) / count }
-        mean.rate = average(\.rate)
-        mean.p50 = average(\.p50)
-        mean.p99 = average(\.p99)
-        mean.maximum = results.map(\.maximum).max() ?? 0
-        mean.cpuPerPush = (average(\.cpuPerPush.component), average(\.cpuPerPush.prosody), average(\.cpuPerPush.bench))
-        mean.cores = (average(\.cores.component), average(\.cores.prosody), average(\.cores.bench))
-        return mean
+    /// The median of each figure over the rounds of one phase (the maximum of the maxima).
+    static func median(_ results: [PhaseResult]) -> PhaseResult {
+        var median = results[0]
+        func middle(_ figure: (PhaseResult) -> Double) -> Double { Self.median(results.map(figure)) }
+        median.rate = middle(\.rate)
+        median.p50 = middle(\.p50)
+        median.p99 = middle(\.p99)
+        median.maximum = results.map(\.maximum).max() ?? 0
+        median.cpuPerPush = (middle(\.cpuPerPush.component), middle(\.cpuPerPush.prosody), middle(\.cpuPerPush.bench))
+        median.cores = (middle(\.cores.component), middle(\.cores.prosody), middle(\.cores.bench))
+        return median
+    }
+
+    /// The middle value (the mean of the two middle ones for an even count); 0 for none.
+    static func median(_ values: [Double]) -> Double {
+        guard !values.isEmpty else { return 0 }
+        let sorted = values.sorted()
+        let middle = sorted.count / 2
+        return sorted.count % 2 == 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2
     }
 
     var line: String {

@@ -47,7 +47,8 @@ final class Testbed {
             throw EndToEnd.SetupFailure("the Prosody bridge is missing at \(plugins.path): run from the repository")
         }
         prosody = try ProsodyServer(
-            domain: EndToEnd.domain, componentJID: EndToEnd.componentJID, componentSecret: componentSecret,
+            logLevel: options.prosodyLogLevel, domain: EndToEnd.domain, componentJID: EndToEnd.componentJID,
+            componentSecret: componentSecret,
             // offline: messages to an offline account are stored, not bounced to the sender.
             modules: ProsodyServer.defaultModules + ["apush_bridge", "pep", "offline"],
             extraGlobalConfig: Self.prosodyOverrides,
@@ -68,13 +69,11 @@ final class Testbed {
 
     /// Lua lines after ProsodyServer's own (the later assignment wins): plain stored passwords, so the
     /// accounts can be written as files (`prosodyctl register` takes a second an account); archives and
-    /// offline messages in memory, since the file storage slows Prosody as a run goes on; and warnings
-    /// only in the log, since debug logging would be most of Prosody's work.
+    /// offline messages in memory, since the file storage slows Prosody as a run goes on.
     static let prosodyOverrides = """
         authentication = "internal_plain"
         default_storage = "internal"
         storage = { archive = "memory"; offline = "memory" }
-        log = { warn = "*stderr" }
         """
 
     static func user(_ path: PushPath, _ index: Int) -> String { path.accountPrefix + "\(index)" }
@@ -353,12 +352,12 @@ final class Testbed {
     func printLogSummaries() {
         Flood.printLogSummary(directory.appendingPathComponent("component.log"))
         let prosodyLog =
-            (try? String(contentsOf: prosody.baseDirectory.appendingPathComponent("prosody.stdout"), encoding: .utf8))
+            (try? String(contentsOf: prosody.baseDirectory.appendingPathComponent("prosody.log"), encoding: .utf8))
             ?? ""
-        // "Dec 01 14:50:16 source\tlevel\tmessage"; the console's other lines (a startup banner) have no tabs.
+        // "Dec 01 14:50:16 source\tlevel\tmessage"; a message's own further lines have no tabs.
         let entries = prosodyLog.split(separator: "\n").compactMap { line -> (level: Substring, message: Substring)? in
             let parts = line.split(separator: "\t", maxSplits: 2)
-            return parts.count == 3 ? (parts[1], parts[2]) : nil
+            return parts.count == 3 && ["warn", "error"].contains(parts[1]) ? (parts[1], parts[2]) : nil
         }
         Flood.printKinds("Prosody log: \(entries.count) warnings and errors", entries)
     }

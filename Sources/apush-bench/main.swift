@@ -342,6 +342,12 @@ struct Bench {
         for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
     }
 
+    /// The machine's 1, 5 and 15 minute load averages, as /proc/loadavg gives them.
+    static var loadAverage: String {
+        let text = (try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8)) ?? ""
+        return text.split(separator: " ").prefix(3).joined(separator: " ")
+    }
+
     static func residentMiB() -> Double {
         guard let statm = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8),
             let pages = statm.split(separator: " ").dropFirst().first.flatMap({ Double($0) })

@@ -20,6 +20,27 @@ struct ServerLauncherTests {
         }
     }
 
+    /// An operator's level keeps Prosody's debug lines out of its log; the tests' default keeps them.
+    /// The release states the version it runs.
+    @Test(arguments: [ProsodyServer.Release.v0_12, .v13])
+    func prosodyLogsAtTheLevelAskedAndStatesItsVersion(release: ProsodyServer.Release) async throws {
+        #expect(release.version?.hasPrefix(release == .v13 ? "13.0." : "0.12.") == true)
+        for level in [ProsodyServer.LogLevel.info, .debug] {
+            let server = try ProsodyServer(
+                release: release, logLevel: level, componentJID: "apush.localhost", componentSecret: "launcher-secret")
+            try await server.start()
+            try await server.register(user: "alice", password: "pw", domain: server.domain)
+            try await C2SClient.connect(port: server.c2sPort, domain: server.domain, user: "alice", password: "pw")
+                .close()
+            await server.stop()
+            let log =
+                (try? String(
+                    contentsOf: server.baseDirectory.appendingPathComponent("prosody.log"), encoding: .utf8)) ?? ""
+            #expect(log.contains("\tinfo\t"), "\(level)")
+            #expect(log.contains("\tdebug\t") == (level == .debug), "\(level)")
+        }
+    }
+
     /// Behind the running server's back, on a domain its file store names with escapes: the account
     /// can no longer log in, another one still can.
     @Test(arguments: [ProsodyServer.Release.v0_12, .v13])
