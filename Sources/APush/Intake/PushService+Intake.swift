@@ -46,6 +46,10 @@ extension PushService {
         let turn = StanzaTurn.current
         await turn?.wait()
         let at = now()
+        if case .read = classified.event, let account = classified.account {
+            // The account sent a message or a marker from another device: it is active there (grace).
+            accountSessions.withLock { $0.activity(of: account, at: at) }
+        }
         let intake = try await transactionDecided { transaction in
             try self.take(publish, classified, at: at, in: transaction)
         }
