@@ -84,6 +84,29 @@ import TestSupport
     }
 
     @Test(arguments: [
+        (
+            #"{"push": {"defaults": {"graceSeconds": 601}}}"#, "push.defaults.graceSeconds",
+            "must be from 0 (off) to 600"
+        ),
+        (#"{"push": {"defaults": {"graceSeconds": -5}}}"#, "push.defaults.graceSeconds", "must be from 0 (off) to 600"),
+    ])
+    func aBadGraceDefaultNamesItsKeyAndReason(json: String, key: String, reason: String) throws {
+        let configuration = try Self.configuration(json)
+        let error = #expect(throws: ConfigurationError.self) { try APushModule.settings(from: configuration) }
+        #expect(error?.key == key)
+        #expect(error?.reason.contains(reason) == true)
+    }
+
+    @Test func theGraceDefaultsAreRead() throws {
+        let configuration = try Self.configuration(
+            #"{"push": {"defaults": {"graceSeconds": 30, "graceWhen": "connected", "graceMentions": false}}}"#)
+        let defaults = try APushModule.settings(from: configuration).defaults
+        #expect(defaults.graceSeconds == 30)
+        #expect(defaults.graceWhen == .connected)
+        #expect(!defaults.graceMentions)
+    }
+
+    @Test(arguments: [
         (#"{"push": []}"#, "push", "must be an object"),
         (#"{"appServer": 5}"#, "appServer", "must be a string"),
         (#"{"appServer": ""}"#, "appServer", "must not be empty"),

@@ -258,6 +258,7 @@ final class PushTestbed: Sendable {
                 "retryCallSeconds": settings.retryCallSeconds,
                 "upstreamTimeoutSeconds": settings.upstreamTimeoutSeconds,
                 "maxInFlight": settings.maxInFlight,
+                "defaults": try JSONSerialization.jsonObject(with: JSONEncoder().encode(settings.defaults)),
             ]
         ]).write(to: config)
         return try ServerProcess(

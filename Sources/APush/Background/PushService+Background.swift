@@ -85,13 +85,15 @@ extension PushService {
         guard let registration = try await store.registration(id: window.registrationID) else { return }
         let account = registration.account ?? ""
         let policy = try await policy(for: registration.account)
+        // After a restart nothing is known of the account's other sessions: the held push goes.
+        let grace = grace(of: registration.account, policy: policy, at: at)
         let (ended, stored) = try await transaction { transaction in
             // The end of a window changes no count: the badge is the total as it stands.
             let badge = try self.badge(
                 of: registration.id, policy: policy, readsVisible: registration.account != nil, in: transaction)
             return try transaction.updateChatAndEnqueue(registrationID: registration.id, chat: window.chat) {
                 state -> (EndedWindow, RetryItem?) in
-                guard case .push(let held, let count) = ChatCoalescer.windowEnded(&state, now: at) else {
+                guard case .push(let held, let count) = ChatCoalescer.windowEnded(&state, now: at, grace: grace) else {
                     return (.quiet, nil)
                 }
                 // The held push obeys the policy as it is now: a chat muted, or quiet hours begun, during
@@ -199,7 +201,7 @@ extension PushService {
 
 /// What the end of a window did with its held notice.
 private enum EndedWindow: Sendable {
-    /// Nothing was held: the burst is over.
+    /// Nothing goes now: nothing was held (the burst is over), or grace holds it on to the grace's end.
     case quiet
     /// The held notice is in the outbox.
     case push

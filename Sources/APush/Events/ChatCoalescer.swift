@@ -19,6 +19,8 @@ enum ChatCoalescer {
         case close
         /// Not due (a read or a restart moved it).
         case notDue
+        /// The account is still within its grace: the notice stays held, the window now ends with the grace.
+        case graceHolds(until: Timestamp)
     }
 
     /// Where reads cannot be seen (stock mode), the count restarts after an hour without a message.
@@ -26,7 +28,7 @@ enum ChatCoalescer {
 
     static func message(
         _ state: inout ChatState?, registrationID: Int64, chat: String, notice: HeldNotice, now: Timestamp,
-        window: Timestamp, readsVisible: Bool, silenced: Bool, urgent: Bool = false
+        window: Timestamp, readsVisible: Bool, silenced: Bool, urgent: Bool = false, grace: Grace = .none
     ) -> MessageDecision {
         // A new chat counts its generations from when it begins, so a push decided in an earlier life of
         // the chat (forgotten since) is not taken for one of this life.
@@ -41,10 +43,26 @@ enum ChatCoalescer {
         current.windowMilliseconds = window
         defer { state = current }
         if silenced { return .silence }
-        if !urgent, let end = current.windowEndsAt, end > now {
+        if urgent { return push(&current, now: now, window: window) }
+        // Grace holds the notice in the chat's window, which ends no earlier than the grace does.
+        if let graceEnd = grace.end(holding: notice, now: now) {
             current.held = notice
+            current.windowEndsAt = max(current.windowEndsAt ?? graceEnd, graceEnd)
             return .hold
         }
+        if let end = current.windowEndsAt, end > now {
+            // A notice grace does not hold (a mention it lets through, or the grace is over) waits no
+            // longer than coalescing would: a window with nothing shown since the last read is grace's
+            // alone, and one that ends past a window from now was moved on by grace.
+            guard current.noticedSinceRead else { return push(&current, now: now, window: window) }
+            current.held = notice
+            current.windowEndsAt = min(end, now + window)
+            return .hold
+        }
+        return push(&current, now: now, window: window)
+    }
+
+    private static func push(_ current: inout ChatState, now: Timestamp, window: Timestamp) -> MessageDecision {
         current.windowEndsAt = now + window
         current.held = nil
         current.noticedSinceRead = true
@@ -62,12 +80,18 @@ enum ChatCoalescer {
         state.map { $0.generation == generation } ?? true
     }
 
-    static func windowEnded(_ state: inout ChatState?, now: Timestamp) -> WindowDecision {
+    /// The chat's window ended. A held notice goes with the latest count, unless the account is still
+    /// within its grace: then its window ends with the grace, a time to come (never a spin).
+    static func windowEnded(_ state: inout ChatState?, now: Timestamp, grace: Grace = .none) -> WindowDecision {
         guard var current = state, let end = current.windowEndsAt, end <= now else { return .notDue }
         defer { state = current }
         guard let held = current.held else {
             current.windowEndsAt = nil
             return .close
+        }
+        if let graceEnd = grace.end(holding: held, now: now) {
+            current.windowEndsAt = graceEnd
+            return .graceHolds(until: graceEnd)
         }
         current.held = nil
         current.windowEndsAt = now + current.windowMilliseconds

@@ -1,4 +1,5 @@
 import Store
+import Synchronization
 
 extension PushService {
     /// Applies one event to one registration: records in the store what it changes (a sighting that
@@ -17,10 +18,11 @@ extension PushService {
         let verdict = PolicyDecision.decide(policy, event: classified.event, at: at)
         statistics.count(.event(classified.event))
         if verdict == .drop { statistics.count(.droppedByPolicy) }
+        let account = registration.account ?? classified.account
         let target = EventTarget(
-            registration: registration, account: registration.account ?? classified.account ?? "",
-            readsVisible: registration.account != nil || classified.account != nil,
-            policy: policy, verdict: verdict, window: windowMilliseconds(policy), at: at)
+            registration: registration, account: account ?? "",
+            readsVisible: account != nil, policy: policy, verdict: verdict,
+            window: windowMilliseconds(policy), grace: grace(of: account, policy: policy, at: at), at: at)
         switch classified.event {
         case .message(let notice):
             return try applyMessage(notice, to: target, in: transaction)
@@ -163,7 +165,7 @@ extension PushService {
                 &state, registrationID: registrationID, chat: chat, notice: held,
                 now: target.at, window: target.window,
                 readsVisible: target.readsVisible, silenced: silenced,
-                urgent: missedCall != nil)
+                urgent: missedCall != nil, grace: target.grace)
             guard case .push(let count) = decision else { return ((decision, nil), nil) }
             // Its summary is written once, for the outbox and for the seal alike.
             let total = badge?.after(chat: chat, countBefore: countBefore, countAfter: count)
@@ -177,6 +179,16 @@ extension PushService {
         dueWork.ring()
         outgoing.stored = stored
         return (decision, [outgoing])
+    }
+
+    /// What the account's other sessions tell of its grace now; nothing for a publish that names no
+    /// account (stock mode), or a policy with grace off.
+    func grace(of account: String?, policy: PushPolicy, at: Timestamp) -> Grace {
+        guard let account, policy.graceSeconds > 0 else { return .none }
+        let (lastActivity, connected) = accountSessions.withLock {
+            ($0.lastActivity(of: account), $0.isConnectedElsewhere(account))
+        }
+        return Grace.of(policy, lastActivity: lastActivity, connectedElsewhere: connected, now: at)
     }
 
     /// A message its policy keeps back, as it arrives or as its window ends: in quiet hours that ask for
@@ -221,5 +233,7 @@ struct EventTarget: Sendable {
     var verdict: PolicyDecision.Verdict
     /// The policy's coalescing window, within the operator's bounds.
     var window: Timestamp
+    /// Whether the account's use of another device holds message pushes now.
+    var grace: Grace
     var at: Timestamp
 }

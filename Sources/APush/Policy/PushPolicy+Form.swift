@@ -39,6 +39,24 @@ extension PushPolicy {
                     variable: "sender", type: .listSingle, label: "Name the sender in notices",
                     values: [sender.rawValue],
                     options: SenderMode.allCases.map { .init(label: $0.rawValue, value: $0.rawValue) }),
+                .init(
+                    variable: "grace-seconds", type: .textSingle,
+                    label: "Grace in seconds: hold message pushes while you use another device "
+                        + "(0 off, at most \(Self.maximumGraceSeconds))",
+                    values: [String(graceSeconds)]),
+                .init(
+                    variable: "grace-when", type: .listSingle, label: "Grace holds pushes while another device is",
+                    values: [graceWhen.rawValue],
+                    options: [
+                        .init(
+                            label: "active: you wrote or read there within the grace", value: GraceWhen.active.rawValue),
+                        .init(
+                            label: "connected: also while it is online and available",
+                            value: GraceWhen.connected.rawValue),
+                    ]),
+                .init(
+                    variable: "grace-mentions", type: .boolean, label: "Grace holds group chat mentions too",
+                    values: [graceMentions ? "1" : "0"]),
             ])
     }
 
@@ -92,6 +110,16 @@ extension PushPolicy {
             policy.timezone = value.trimmed
         }
         policy.sender = try choice("sender", SenderMode.self) ?? policy.sender
+        if let value = form.value("grace-seconds") {
+            guard let seconds = Int(value.trimmed), (0...Self.maximumGraceSeconds).contains(seconds) else {
+                throw PolicyError(
+                    field: "grace-seconds",
+                    reason: "'\(value)' is not a whole number from 0 (off) to \(Self.maximumGraceSeconds)")
+            }
+            policy.graceSeconds = seconds
+        }
+        policy.graceWhen = try choice("grace-when", GraceWhen.self) ?? policy.graceWhen
+        policy.graceMentions = try boolean("grace-mentions") ?? policy.graceMentions
         return policy
     }
 

@@ -2,7 +2,8 @@ import Foundation
 import XMPP
 
 /// An account's push policy (docs/wire-contract.md, Policies): which kinds it gets, its window, group chats,
-/// muted chats (and whether they count in the badge), quiet hours and whether summaries name the sender.
+/// muted chats (and whether they count in the badge), quiet hours, whether summaries name the sender, and
+/// grace.
 public struct PushPolicy: Sendable, Equatable, Codable {
     public enum GroupchatMode: String, Sendable, Codable, CaseIterable {
         case always
@@ -38,7 +39,24 @@ public struct PushPolicy: Sendable, Equatable, Codable {
     public var timezone = "UTC"
     public var sender = SenderMode.named
 
+    /// What holds message pushes during grace (`grace-when`).
+    public enum GraceWhen: String, Sendable, Codable, CaseIterable {
+        /// The account was active on another device within the grace.
+        case active
+        /// That, or another session of the account is available.
+        case connected
+    }
+
+    /// How long activity on another device holds message pushes (docs/wire-contract.md, Grace); 0: off.
+    public var graceSeconds = 0
+    public var graceWhen = GraceWhen.active
+    /// Whether a mention in a group chat is held by grace too.
+    public var graceMentions = true
+
     public init() {}
+
+    /// The longest grace a policy may set.
+    public static let maximumGraceSeconds = 600
 
     /// The most chats a submitted policy form may mute, so one account cannot grow its stored
     /// policy (read on every event) without end.
@@ -49,7 +67,7 @@ public struct PushPolicy: Sendable, Equatable, Codable {
 
     enum CodingKeys: String, CodingKey, CaseIterable {
         case messages, calls, reads, wakes, coalesceSeconds, groupchat, muted, badgeMuted, quietHours, quietMessages,
-            timezone, sender
+            timezone, sender, graceSeconds, graceWhen, graceMentions
     }
 
     /// Every key optional, so a partial document (an operator's defaults, a stored override) fills
@@ -87,6 +105,14 @@ public struct PushPolicy: Sendable, Equatable, Codable {
                 debugDescription: "'\(timezone)' is not an IANA time zone")
         }
         sender = try container.decodeIfPresent(SenderMode.self, forKey: .sender) ?? base.sender
+        graceSeconds = try container.decodeIfPresent(Int.self, forKey: .graceSeconds) ?? base.graceSeconds
+        guard (0...Self.maximumGraceSeconds).contains(graceSeconds) else {
+            throw DecodingError.dataCorruptedError(
+                forKey: .graceSeconds, in: container,
+                debugDescription: "must be from 0 (off) to \(Self.maximumGraceSeconds)")
+        }
+        graceWhen = try container.decodeIfPresent(GraceWhen.self, forKey: .graceWhen) ?? base.graceWhen
+        graceMentions = try container.decodeIfPresent(Bool.self, forKey: .graceMentions) ?? base.graceMentions
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -103,6 +129,9 @@ public struct PushPolicy: Sendable, Equatable, Codable {
         try container.encode(quietMessages, forKey: .quietMessages)
         try container.encode(timezone, forKey: .timezone)
         try container.encode(sender, forKey: .sender)
+        try container.encode(graceSeconds, forKey: .graceSeconds)
+        try container.encode(graceWhen, forKey: .graceWhen)
+        try container.encode(graceMentions, forKey: .graceMentions)
     }
 
     /// Bare, normalised, de-duplicated and sorted; the first bad JID is the error. A list past the

@@ -2,6 +2,7 @@ import TestSupport
 import Foundation
 import Logging
 import Sealing
+import Synchronization
 import Testing
 import XMLStream
 import XMPP
@@ -215,6 +216,146 @@ extension PushServiceTests {
             let second = try await harness.store.transaction { try service.apply(wake, to: snapshot, at: at, in: $0) }
             #expect(first.map(\.kind) == [.wake])
             #expect(second.isEmpty)
+        }
+    }
+}
+
+extension PushServiceTests {
+    /// Grace as the service applies it: the account's desktop marks or writes (its carbons reach the
+    /// phone's registration as reads), and bob's messages meet the account's policy.
+    @Suite struct GraceHolds {
+        /// A service whose default policy has a 5 s grace.
+        static func harness(
+            when: PushPolicy.GraceWhen = .active, mentions: Bool = true, store: SQLitePushStore? = nil,
+            clock: ManualClock = ManualClock(), device: KeyPair? = nil
+        ) throws -> Harness {
+            var settings = APushSettings()
+            settings.defaults.graceSeconds = 5
+            settings.defaults.graceWhen = when
+            settings.defaults.graceMentions = mentions
+            return try Harness(settings: settings, store: store, clock: clock, device: device)
+        }
+
+        /// The desktop marks bob's chat displayed: alice is active there.
+        static func desktopActive(_ harness: Harness) async throws {
+            try await harness.publishBridged(Stanzas.displayedCarbon())
+        }
+
+        @Test func whileTheDesktopIsActiveNothingGoesThenOnePushWithTheLatestCount() async throws {
+            let harness = try Self.harness()
+            try await Self.desktopActive(harness)
+            for index in 1...3 {
+                harness.clock.advance(seconds: 1)
+                try await harness.publishBridged(Stanzas.chat(id: "m\(index)"))
+            }
+            #expect(harness.upstream.isEmpty)
+            // The grace ends 5 s after the desktop's last activity.
+            harness.clock.advance(seconds: 1.999)
+            try await harness.processDueWork()
+            #expect(harness.upstream.isEmpty)
+            harness.clock.advance(seconds: 0.001)
+            try await harness.processDueWork()
+            let summaries = try await harness.summaries()
+            #expect(summaries.map { $0["count"] as? Int } == [3])
+            #expect(summaries.first?["id"] as? String == "s-m3")
+        }
+
+        @Test func withGraceOffTheSameActivityHoldsNothing() async throws {
+            let harness = try Harness()
+            try await Self.desktopActive(harness)
+            try await harness.publishBridged(Stanzas.chat(id: "m1"))
+            #expect(harness.upstream.count == 1)
+        }
+
+        @Test func newActivityMovesTheStoredWindowsEndAndTheLoopSleepsUntilIt() async throws {
+            let harness = try Self.harness()
+            try await Self.desktopActive(harness)
+            try await harness.publishBridged(Stanzas.chat(id: "m1"))
+            let start = harness.clock.now
+            #expect(try await harness.store.nextWindowEnd() == start + 5000)
+            // The desktop writes to carol at 4 s: alice is still active when bob's window ends.
+            harness.clock.advance(seconds: 4)
+            try await harness.publishBridged(Stanzas.displayedCarbon(chat: "carol@localhost"))
+            harness.clock.advance(seconds: 1)
+            try await harness.processDueWork()
+            #expect(harness.upstream.isEmpty)
+            // Moved on to a time to come: the loop sleeps until it instead of taking it again.
+            #expect(try await harness.store.nextWindowEnd() == start + 9000)
+            #expect(try await harness.store.dueWindows(at: harness.clock.now, limit: 10).isEmpty)
+            harness.clock.advance(seconds: 4)
+            try await harness.processDueWork()
+            #expect(try await harness.summaries().map { $0["count"] as? Int } == [1])
+        }
+
+        @Test func aReadDuringGraceSendsNothingAtAll() async throws {
+            let harness = try Self.harness()
+            try await Self.desktopActive(harness)
+            try await harness.publishBridged(Stanzas.chat(id: "m1"))
+            try await harness.publishBridged(Stanzas.chat(id: "m2"))
+            harness.clock.advance(seconds: 2)
+            try await Self.desktopActive(harness)
+            harness.clock.advance(seconds: 60)
+            try await harness.processDueWork()
+            #expect(harness.upstream.isEmpty, "no message push, no read push")
+        }
+
+        @Test func aCallDuringGraceRingsAtOnce() async throws {
+            let harness = try Self.harness()
+            try await Self.desktopActive(harness)
+            try await harness.publishBridged(Stanzas.propose(sid: "s1"))
+            #expect(harness.upstream.map(\.kind) == ["voip"])
+        }
+
+        @Test func aMentionWithGraceMentionsOffGoesAtOnceAndAnotherGroupChatMessageWaits() async throws {
+            let harness = try Self.harness(mentions: false)
+            try await Self.desktopActive(harness)
+            func groupchat(_ id: String, body: String) -> String {
+                "<message xmlns='jabber:client' type='groupchat' id='\(id)' from='crew@muc.localhost/Zoë' "
+                    + "to='alice@localhost'><body>\(body)</body></message>"
+            }
+            try await harness.publishBridged(groupchat("g1", body: "lunch?"))
+            #expect(harness.upstream.isEmpty)
+            try await harness.publishBridged(groupchat("g2", body: "alice, lunch?"))
+            let summaries = try await harness.summaries()
+            #expect(summaries.map { $0["mention"] as? Bool } == [true])
+            #expect(summaries.map { $0["count"] as? Int } == [2])
+        }
+
+        @Test func connectedHoldsWhileAnotherSessionIsAvailable() async throws {
+            let harness = try Self.harness(when: .connected)
+            harness.service.accountSessions.withLock {
+                $0.presence(of: "alice@localhost", resource: "desktop", available: true)
+            }
+            try await harness.publishBridged(Stanzas.chat(id: "m1"))
+            harness.clock.advance(seconds: 5)
+            try await harness.processDueWork()
+            #expect(harness.upstream.isEmpty, "still available: judged again a grace later")
+            harness.service.accountSessions.withLock {
+                $0.presence(of: "alice@localhost", resource: "desktop", available: false)
+            }
+            harness.clock.advance(seconds: 5)
+            try await harness.processDueWork()
+            #expect(try await harness.summaries().map { $0["count"] as? Int } == [1])
+        }
+
+        @Test func afterARestartDuringGraceThePushGoesAtTheWindowsEnd() async throws {
+            let path = PushServiceBackgroundTests.temporaryStorePath()
+            defer { PushServiceBackgroundTests.removeStore(path) }
+            let clock = ManualClock()
+            let device = KeyPair.generate()
+            do {
+                let first = try Self.harness(
+                    store: try SQLitePushStore(.file(path: path)), clock: clock, device: device)
+                try await Self.desktopActive(first)
+                try await first.publishBridged(Stanzas.chat(id: "m1"))
+                try await first.publishBridged(Stanzas.chat(id: "m2"))
+                #expect(first.upstream.isEmpty)
+            }
+            // The new process knows nothing of alice's desktop: it fails open, and the stored window ends.
+            let second = try Self.harness(store: try SQLitePushStore(.file(path: path)), clock: clock, device: device)
+            clock.advance(seconds: 5)
+            try await second.processDueWork()
+            #expect(try await second.summaries().map { $0["count"] as? Int } == [2])
         }
     }
 }

@@ -24,7 +24,8 @@ import XMPP
         ("messages", DataForm.FieldType.boolean), ("calls", .boolean), ("reads", .boolean), ("wakes", .boolean),
         ("coalesce-seconds", .textSingle), ("groupchat", .listSingle), ("muted", .jidMulti), ("badge-muted", .boolean),
         ("quiet-hours", .textSingle), ("timezone", .textSingle), ("sender", .listSingle),
-        ("quiet-messages", .listSingle),
+        ("quiet-messages", .listSingle), ("grace-seconds", .textSingle), ("grace-when", .listSingle),
+        ("grace-mentions", .boolean),
     ])
     func theFormCarriesEachFieldWithItsType(variable: String, type: DataForm.FieldType) throws {
         let field = try #require(Self.form().field(variable))
@@ -40,6 +41,9 @@ import XMPP
         #expect(form.field("sender")?.options.map(\.value) == ["named", "hidden"])
         #expect(form.field("quiet-messages")?.options.map(\.value) == ["wake", "none"])
         #expect(form.field("coalesce-seconds")?.label?.contains("2-120") == true)
+        #expect(form.field("grace-when")?.options.map(\.value) == ["active", "connected"])
+        #expect(form.field("grace-when")?.options.allSatisfy { $0.label?.count ?? 0 > $0.value.count } == true)
+        #expect(form.field("grace-seconds")?.label?.contains("600") == true)
     }
 
     @Test func theFormShowsThePolicysValues() {
@@ -53,7 +57,13 @@ import XMPP
         #expect(form.value("quiet-messages") == "none")
         #expect(form.value("timezone") == "Europe/Prague")
         #expect(form.value("sender") == "hidden")
+        #expect(form.value("grace-seconds") == "30")
+        #expect(form.value("grace-when") == "connected")
+        #expect(form.value("grace-mentions") == "0")
         let defaults = Self.form()
+        #expect(defaults.value("grace-seconds") == "0")
+        #expect(defaults.value("grace-when") == "active")
+        #expect(defaults.value("grace-mentions") == "1")
         #expect(["messages", "calls", "reads", "wakes"].map { defaults.value($0) } == ["1", "1", "1", "1"])
         #expect(defaults.value("quiet-hours") == "")
         #expect(defaults.values("muted").isEmpty)
@@ -101,6 +111,11 @@ import XMPP
         Change("quiet-messages", ["none"]) { $0.quietMessages = .none },
         Change("timezone", ["America/New_York"]) { $0.timezone = "America/New_York" },
         Change("sender", ["hidden"]) { $0.sender = .hidden },
+        Change("grace-seconds", [" 5 "]) { $0.graceSeconds = 5 },
+        Change("grace-seconds", ["600"]) { $0.graceSeconds = 600 },
+        Change("grace-seconds", ["0"]) { _ in },
+        Change("grace-when", ["connected"]) { $0.graceWhen = .connected },
+        Change("grace-mentions", ["0"]) { $0.graceMentions = false },
     ])
     func applyingAFieldChangesOnlyThatField(_ change: Change) throws {
         #expect(try Self.applying(Self.submit(change.field)) == change.expected)
@@ -172,6 +187,8 @@ import XMPP
         ("coalesce-seconds", "5.5"),
         ("groupchat", "sometimes"), ("muted", "@localhost"), ("quiet-hours", "22-07"), ("quiet-hours", "24:00-07:00"),
         ("quiet-messages", "loud"), ("timezone", "Mars/Olympus_Mons"), ("timezone", ""), ("sender", "nobody"),
+        ("grace-seconds", "-1"), ("grace-seconds", "601"), ("grace-seconds", "five"), ("grace-when", "idle"),
+        ("grace-mentions", "maybe"),
     ])
     func aBadValueIsAnErrorNamingItsField(variable: String, value: String) throws {
         // Good values beside the bad one do not hide it.

@@ -19,6 +19,9 @@ import Testing
         policy.quietMessages = .none
         policy.timezone = "Europe/Prague"
         policy.sender = .hidden
+        policy.graceSeconds = 30
+        policy.graceWhen = .connected
+        policy.graceMentions = false
         return policy
     }
 
@@ -44,6 +47,14 @@ import Testing
         #expect(!policy.isMuted("carol@localhost"))
     }
 
+    @Test func graceIsOffByDefaultAndReadsItsThreeKeys() throws {
+        #expect(PushPolicy().graceSeconds == 0)
+        let policy = try PushPolicy.decode(json: #"{"graceSeconds":600,"graceWhen":"connected","graceMentions":false}"#)
+        #expect(policy.graceSeconds == 600)
+        #expect(policy.graceWhen == .connected)
+        #expect(!policy.graceMentions)
+    }
+
     @Test func anEmptyQuietHoursValueMeansNone() throws {
         #expect(try PushPolicy.decode(json: #"{"quietHours":""}"#).quietHours == nil)
     }
@@ -61,6 +72,11 @@ import Testing
         ("messages", #"{"messages":"yes"}"#),
         ("badgeMuted", #"{"badgeMuted":"yes"}"#),
         ("coalesceSeconds", #"{"coalesceSeconds":"ten"}"#),
+        ("graceSeconds", #"{"graceSeconds":-1}"#),
+        ("graceSeconds", #"{"graceSeconds":601}"#),
+        ("graceSeconds", #"{"graceSeconds":"5"}"#),
+        ("graceWhen", #"{"graceWhen":"idle"}"#),
+        ("graceMentions", #"{"graceMentions":"no"}"#),
     ])
     func aBadValueFailsNamingItsKey(key: String, json: String) throws {
         let error = try #require(throws: DecodingError.self) { try PushPolicy.decode(json: json) }
@@ -86,7 +102,8 @@ import Testing
     @Test func theStoredTextHasSortedKeys() throws {
         #expect(
             PushPolicy().json
-                == #"{"badgeMuted":false,"calls":true,"coalesceSeconds":10,"groupchat":"always","messages":true,"#
+                == #"{"badgeMuted":false,"calls":true,"coalesceSeconds":10,"graceMentions":true,"graceSeconds":0,"#
+                + #""graceWhen":"active","groupchat":"always","messages":true,"#
                 + #""muted":[],"quietHours":"","quietMessages":"wake","reads":true,"sender":"named","timezone":"UTC","#
                 + #""wakes":true}"#)
     }
@@ -95,8 +112,8 @@ import Testing
         let reordered = try PushPolicy.decode(
             json: #"{"sender":"hidden","muted":["room@conference.localhost","bob@localhost"],"#
                 + #""timezone":"Europe/Prague","quietMessages":"none","quietHours":"22:00-07:00","groupchat":"on-mention","#
-                + #""coalesceSeconds":42,"wakes":false,"reads":false,"calls":false,"messages":false,"badgeMuted":true}"#
-        )
+                + #""coalesceSeconds":42,"wakes":false,"reads":false,"calls":false,"messages":false,"badgeMuted":true,"#
+                + #""graceWhen":"connected","graceMentions":false,"graceSeconds":30}"#)
         #expect(reordered == Self.changed)
         #expect(reordered.json == Self.changed.json)
     }
