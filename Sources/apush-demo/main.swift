@@ -15,6 +15,8 @@ import LocalServers
 @main
 struct Demo {
     static let window = 3
+    /// How long alice's activity, or her laptop being available, keeps her phone quiet (step 5).
+    static let grace = 5
 
     static func main() async {
         do {
@@ -97,6 +99,8 @@ struct Demo {
             ], schema: .apushComponent)
         var settings = try APushModule.settings(from: configuration)
         settings.coalesceSeconds = window
+        settings.defaults.graceSeconds = grace
+        settings.defaults.graceWhen = .connected
         let logger = Logger(label: "apush", level: configuration.logLevel, sink: StandardErrorLogSink())
         let module = try APushModule(
             store: try SQLitePushStore(.file(path: storePath), limits: settings.storeLimits), settings: settings,
@@ -108,7 +112,9 @@ struct Demo {
         }
         defer { componentTask.cancel() }
         for await _ in connected.stream { break }
-        step("apush-component as apush.localhost: SQLite store \(storePath), coalescing window \(window) s")
+        step(
+            "apush-component as apush.localhost: SQLite store \(storePath), coalescing window \(window) s, "
+                + "grace \(grace) s while the account is connected or active elsewhere")
 
         let appServer = StandInAppServer(
             jid: "push.localhost", secret: appServerSecret,
@@ -141,9 +147,9 @@ struct Demo {
             password: "demo-bob", resource: "laptop")
         var shown = 0
         var secrets: [String] = []
-        func show(_ count: Int) async throws {
+        func show(_ count: Int, timeout: Duration = .seconds(Self.window + 10)) async throws {
             for _ in 0..<count {
-                let push = try await appServer.nextPush(timeout: .seconds(Self.window + 10))
+                let push = try await appServer.nextPush(timeout: timeout)
                 shown += 1
                 let opened = try Envelope.open(push.envelope, privateKey: device.privateKey)
                 let json = String(decoding: opened, as: UTF8.self).trimmingCharacters(in: .whitespaces)
@@ -198,6 +204,26 @@ struct Demo {
                     Element("displayed", namespace: Namespace.chatMarkers, ["id": "burst-5"])
                 ], namespace: Namespace.client))
         try await show(1)
+
+        section("5. alice chats on her laptop while bob writes; then she steps away")
+        let heard = appServer.pushes.count
+        for index in 1...3 {
+            let text = "Secret text number \(5 + index), read on the laptop"
+            secrets.append(text)
+            try bob.send(
+                Element.message(
+                    type: .chat, id: "grace-\(index)", to: try JID("alice@localhost"),
+                    children: [
+                        Element("body", namespace: Namespace.client, [:], text: text)
+                    ], namespace: Namespace.client))
+        }
+        try await Task.sleep(for: .seconds(Self.window + 1))
+        print(
+            "     3 messages from bob, \(appServer.pushes.count - heard) pushes: her laptop is available, the phone stays quiet"
+        )
+        try laptop.sendRaw("<presence><show>away</show></presence>")
+        print("     the laptop goes away; once the grace ends, one push with the count and the unread badge:")
+        try await show(1, timeout: .seconds(Self.grace * 3 + 10))
 
         section("Done")
         print("   \(shown) pushes; every one a sealed apush-v2 envelope that only the device's key opens,")
