@@ -163,17 +163,22 @@ struct Demo {
             }
         }
 
-        section("2. bob sends alice a burst of 5 messages")
-        for index in 1...5 {
-            let text = "Secret text number \(index) that must never leave the server"
-            secrets.append(text)
-            try bob.send(
-                Element.message(
-                    type: .chat, id: "burst-\(index)", to: try JID("alice@localhost"),
-                    children: [
-                        Element("body", namespace: Namespace.client, [:], text: text)
-                    ], namespace: Namespace.client))
+        /// Messages from bob to alice, each with a secret text that no push may carry.
+        func bobWrites(_ count: Int, id: String) throws {
+            for index in 1...count {
+                let text = "Secret text number \(secrets.count + 1) that must never leave the server"
+                secrets.append(text)
+                try bob.send(
+                    Element.message(
+                        type: .chat, id: "\(id)-\(index)", to: try JID("alice@localhost"),
+                        children: [
+                            Element("body", namespace: Namespace.client, [:], text: text)
+                        ], namespace: Namespace.client))
+            }
         }
+
+        section("2. bob sends alice a burst of 5 messages")
+        try bobWrites(5, id: "burst")
         try await show(1)
         print("     … 4 more held by coalescing; when the \(window) s window ends, one more with the latest count:")
         try await show(1)
@@ -207,16 +212,7 @@ struct Demo {
 
         section("5. alice chats on her laptop while bob writes; then she steps away")
         let heard = appServer.pushes.count
-        for index in 1...3 {
-            let text = "Secret text number \(5 + index), read on the laptop"
-            secrets.append(text)
-            try bob.send(
-                Element.message(
-                    type: .chat, id: "grace-\(index)", to: try JID("alice@localhost"),
-                    children: [
-                        Element("body", namespace: Namespace.client, [:], text: text)
-                    ], namespace: Namespace.client))
-        }
+        try bobWrites(3, id: "grace")
         try await Task.sleep(for: .seconds(Self.window + 1))
         print(
             "     3 messages from bob, \(appServer.pushes.count - heard) pushes: her laptop is available, the phone stays quiet"
