@@ -1,4 +1,3 @@
-import APush
 import Foundation
 import HTTPServer
 import Store
@@ -6,7 +5,10 @@ import Testing
 import XMLStream
 import XMPP
 import LocalServers
+import Synchronization
 import TestSupport
+
+@testable import APush
 
 /// Grace end to end, on each bridged server (docs/wire-contract.md, Grace): alice's desktop, a second
 /// session of her account without push, writes to carol, and its messages reach the component as the
@@ -87,6 +89,45 @@ struct GraceEndToEndTests {
             // No message push at the grace's end, and no read push for a notice the phone never showed.
             await bed.expectNoPush(within: .seconds(Self.graceSeconds + 3))
             #expect(bed.appServer.pushes.isEmpty)
+            await desktop.close()
+            await bob.close()
+        }
+    }
+
+    /// With `grace-when` = `connected`, a desktop that is only available (it writes nothing) holds bob's
+    /// messages; once it goes away, one push comes with the latest count and the badge.
+    @Test(arguments: PushTestbed.bridgedServers)
+    func whileTheDesktopIsAvailableNothingGoesAndOnceItIsAwayOnePushComes(on server: PushTestbed.Server)
+        async throws
+    {
+        try await PushTestbed.with(
+            server, coalesceSeconds: 0,
+            configure: {
+                $0.defaults.graceSeconds = Self.graceSeconds
+                $0.defaults.graceWhen = .connected
+            }
+        ) { bed in
+            let module = try #require(bed.module)
+            let key = try await bed.enableDevice(token: "token-grace-away", reads: true)
+            let desktop = try await bed.client("alice", resource: "desktop")
+            try await waitUntil("the desktop counts as available") {
+                module.service.accountSessions.withLock { $0.isConnectedElsewhere("alice@localhost") }
+            }
+            let bob = try await bed.client("bob")
+            for index in 1...2 {
+                try bed.message(from: bob, to: "alice@localhost", body: "away \(index)", id: "away-\(index)")
+            }
+            try await waitUntil("bob's messages are held") { bed.statistic("coalesced.held") == 2 }
+            // Past one grace, the desktop still available: the hold moved on, nothing went.
+            try await Task.sleep(for: .seconds(Self.graceSeconds + 1))
+            #expect(bed.appServer.pushes.isEmpty, "the phone got nothing while the desktop was available")
+
+            try desktop.sendRaw("<presence><show>away</show></presence>")
+            let push = try await bed.nextPush(key: key)
+            #expect(push.summary["kind"] as? String == "message")
+            #expect(push.summary["count"] as? Int == 2)
+            #expect(push.summary["badge"] as? Int == 2)
+            await bed.expectNoPush(within: .seconds(2))
             await desktop.close()
             await bob.close()
         }
