@@ -28,9 +28,10 @@ func fuzzPublish(_ input: [UInt8]) {
             var policy = PushPolicy()
             policy.sender = sender
             let push = OutgoingPush.message(
-                account: account, chat: notice.chat, notice: held, count: 1, generation: 1, policy: policy)
+                account: account, chat: notice.chat, notice: held, count: 1, badge: 2, generation: 1, policy: policy)
             let fields = readBack(push.json)
             require(fields["account"] as? String == account, "account did not survive the summary")
+            require(fields["badge"] as? Int == 2, "the badge did not survive the summary")
             if sender != .hidden {
                 require(fields["chat"] as? String == notice.chat, "chat did not survive the summary")
                 require(fields["from"] as? String == notice.from, "from did not survive the summary")
@@ -47,7 +48,7 @@ func fuzzPublish(_ input: [UInt8]) {
     case .callEnded(let sid, _, _):
         let held = HeldNotice(from: "", id: nil, groupchat: false, mention: false, at: ts * 1000)
         let push = OutgoingPush.message(
-            account: account, chat: "", notice: held, count: 1, generation: 1, policy: PushPolicy(),
+            account: account, chat: "", notice: held, count: 1, badge: nil, generation: 1, policy: PushPolicy(),
             missedCall: .init(sid: sid, media: []))
         require(
             (readBack(push.json)["call"] as? [String: Any])?["sid"] as? String == sid,
