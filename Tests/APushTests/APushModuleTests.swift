@@ -565,6 +565,32 @@ extension APushModuleTests {
 }
 
 extension APushModuleTests {
+    /// A message held for grace opens a window no push announced: the sleeping loop plans to wake at its
+    /// end, not at its next chore a minute on.
+    @Test func aMessageHeldForGraceWakesTheLoopAtTheGracesEnd() async throws {
+        let store = try SQLitePushStore(.memory)
+        let clock = ManualClock()
+        var settings = APushSettings()
+        settings.appServer = "push.example.org"
+        settings.defaults.graceSeconds = 5
+        let module = try APushModule(store: store, settings: settings, logger: .disabled, clock: clock.pushClock)
+        let context = try Self.context(RecordingSender())
+        let background = Task { try await module.run(context: context) }
+        defer { background.cancel() }
+        let start = clock.pushClock.now()
+        try await waitUntil("the loop sleeps until its next chore") {
+            module.service.dueWork.plannedWakeTime == start + 60_000
+        }
+        module.service.accountSessions.withLock { $0.activity(of: "alice@localhost", at: start) }
+        let options = Stanzas.Options(key: Base64.encode(KeyPair.generate().publicKey))
+        let publish = Stanzas.publish(notification: Stanzas.bridged(Stanzas.chat(id: "m1")), options: options)
+        _ = try await module.iqRoutes[0].handler(try Element.parse(publish), context)
+        #expect(module.service.statistics.sinceStart["coalesced.held"] == 1, "held for grace")
+        try await waitUntil("the loop plans to wake at the grace's end") {
+            module.service.dueWork.plannedWakeTime == start + 5_000
+        }
+    }
+
     /// What the bridge reported of the accounts' other sessions held only while the link was up: a link
     /// that drops or comes back forgets it, and pushes go as without grace (fail open).
     @Test(arguments: [false, true])

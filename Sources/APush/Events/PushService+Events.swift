@@ -157,6 +157,7 @@ extension PushService {
                 account: target.account, chat: chat, notice: held, count: count, badge: badge,
                 generation: generation, policy: target.policy, missedCall: missedCall)
         }
+        var heldUntil: Timestamp?
         let ((decision, decided), stored) = try transaction.updateChatAndEnqueue(
             registrationID: registrationID, chat: chat
         ) { (state: inout ChatState?) -> ((ChatCoalescer.MessageDecision, OutgoingPush?), RetryItem?) in
@@ -166,6 +167,7 @@ extension PushService {
                 now: target.at, window: target.window,
                 readsVisible: target.readsVisible, silenced: silenced,
                 urgent: missedCall != nil, grace: target.grace)
+            if decision == .hold { heldUntil = state?.windowEndsAt }
             guard case .push(let count) = decision else { return ((decision, nil), nil) }
             // Its summary is written once, for the outbox and for the seal alike.
             let total = badge?.after(chat: chat, countBefore: countBefore, countAfter: count)
@@ -175,6 +177,9 @@ extension PushService {
                 self.delivery.outboxItem(outgoing, registrationID: registrationID, at: target.at, dueAt: leaseEnd)
             )
         }
+        // A hold for grace may open a window no push announced: the loop, asleep until later, must wake
+        // at its end. (A coalescing window's end was announced by the push that opened it.)
+        if let heldUntil { dueWork.cameDue(at: heldUntil) }
         guard var outgoing = decided else { return (decision, []) }
         dueWork.ring()
         outgoing.stored = stored
