@@ -13,10 +13,20 @@ public import SQLCore
 /// column of an integer type is `.integer`, `boolean` is `.integer` 1 or 0 (as SQLite stores it),
 /// `bytea` is `.blob`, a floating type is `.real`, anything else `.text`.
 ///
+/// Statements whose result nobody reads (a write, a lock, `BEGIN`) can be queued (`enqueue`): they go
+/// with the next statement that is read, in one round trip (libpq's pipeline mode), and a transaction
+/// sends its `BEGIN` with its first statement and its `COMMIT` with its last writes.
+///
 /// Not `Sendable`: calls block until the server answers, so its owner keeps it on a thread of its own
 /// (never the cooperative pool), one call at a time.
 public final class Connection {
     private let handle: OpaquePointer
+    /// Statements queued to go with the next exchange, oldest first.
+    private var queued: [Statement] = []
+    /// Set when a pipeline could not be read to its end: the session's state is unknown.
+    private var abandoned = false
+    /// Exchanges with the server so far: each statement sent alone, and each pipeline, is one.
+    public private(set) var roundTrips = 0
 
     /// Connects with a conninfo string or a `postgresql://` URL. A connection attempt gives up after
     /// `connectTimeout` seconds unless the conninfo sets `connect_timeout` itself.
@@ -58,25 +68,45 @@ public final class Connection {
     }
 
     /// The session is gone (the server restarted or the network broke): only a new connection helps.
-    public var isBroken: Bool { PQstatus(handle) != CONNECTION_OK }
+    public var isBroken: Bool { abandoned || PQstatus(handle) != CONNECTION_OK }
 
     public var isInTransaction: Bool {
         let status = PQtransactionStatus(handle)
         return status == PQTRANS_INTRANS || status == PQTRANS_INERROR
     }
 
-    /// Runs one statement with `$1`, `$2`... bound to `parameters`; returns how many rows it changed.
+    /// Runs one statement with `$1`, `$2`... bound to `parameters` (after the queued ones, in the same
+    /// round trip); returns how many rows it changed.
     @discardableResult
     public func execute(_ sql: String, _ parameters: [SQLValue] = []) throws(PostgreSQLError) -> Int {
-        let result = try run(sql, parameters)
+        let result = try exchange([try Statement(sql, parameters)])[0]
         defer { PQclear(result) }
         return Int(String(cString: PQcmdTuples(result))) ?? 0
     }
 
-    /// Runs one statement with `$1`, `$2`... bound to `parameters`; returns all its rows.
+    /// Runs one statement with `$1`, `$2`... bound to `parameters` (after the queued ones, in the same
+    /// round trip); returns all its rows.
     public func query(_ sql: String, _ parameters: [SQLValue] = []) throws(PostgreSQLError) -> [Row] {
-        let result = try run(sql, parameters)
-        defer { PQclear(result) }
+        try queries([(sql, parameters)])[0]
+    }
+
+    /// Runs several statements, in order, in one round trip (after the queued ones); returns each one's
+    /// rows. The first error is thrown, and the statements after it did not run.
+    public func queries(_ statements: [(sql: String, parameters: [SQLValue])]) throws(PostgreSQLError) -> [[Row]] {
+        var prepared: [Statement] = []
+        for (sql, parameters) in statements { prepared.append(try Statement(sql, parameters)) }
+        let results = try exchange(prepared)
+        defer { results.forEach { PQclear($0) } }
+        return zip(prepared, results).map { statement, result in Self.rows(of: result, sql: statement.sql) }
+    }
+
+    /// Queues a statement whose rows and count nobody reads, to go with the next exchange: its error,
+    /// if any, is thrown by the call that sends it. A parameter that cannot be sent is refused here.
+    public func enqueue(_ sql: String, _ parameters: [SQLValue] = []) throws(PostgreSQLError) {
+        queued.append(try Statement(sql, parameters))
+    }
+
+    private static func rows(of result: OpaquePointer, sql: String) -> [Row] {
         let columnCount = PQnfields(result)
         let columns = (0..<columnCount).map { String(cString: PQfname(result, $0)) }
         let types = (0..<columnCount).map { PQftype(result, $0) }
@@ -94,20 +124,23 @@ public final class Connection {
         return row
     }
 
-    /// Runs any number of `;`-separated statements without parameters, e.g. a schema.
+    /// Runs any number of `;`-separated statements without parameters, e.g. a schema (the queued ones
+    /// first, in a round trip of their own).
     public func executeScript(_ sql: String) throws(PostgreSQLError) {
+        if !queued.isEmpty { try exchange([]).forEach { PQclear($0) } }
+        roundTrips += 1
         let result = PQexec(handle, sql)
         defer { PQclear(result) }
         try check(result, sql: sql)
     }
 
-    /// Runs `body` in a transaction (`BEGIN ISOLATION LEVEL SERIALIZABLE` unless told otherwise).
-    /// Commits if `body` returns; otherwise rolls back and rethrows the first error, from `body` or
-    /// from `COMMIT`.
+    /// Runs `body` in a transaction (`BEGIN ISOLATION LEVEL SERIALIZABLE` unless told otherwise), its
+    /// `BEGIN` sent with its first statement. Commits if `body` returns; otherwise rolls back and
+    /// rethrows the first error, from `body` or from `COMMIT`.
     public func transaction<T>(
         isolation: String = "SERIALIZABLE", _ body: (Connection) throws -> T
     ) throws -> T {
-        try execute("BEGIN ISOLATION LEVEL \(isolation)")
+        try enqueue("BEGIN ISOLATION LEVEL \(isolation)")
         do {
             let result = try body(self)
             try execute("COMMIT")
@@ -149,49 +182,93 @@ public final class Connection {
         }
     }
 
-    /// Ends a transaction that a failure left open; a failed rollback must not mask the first error.
+    /// Forgets what is queued and ends a transaction that a failure left open; a failed rollback must
+    /// not mask the first error.
     public func rollBackIfOpen() {
+        queued.removeAll()
         if isInTransaction && !isBroken {
             _ = try? execute("ROLLBACK")
         }
     }
 
-    /// Text parameters (NUL-terminated, as libpq reads them), but `bytea` in binary (its raw bytes).
-    /// Text is sent as `text` and bytes as `bytea`; a number or NULL is left for the server to type
-    /// from where it is used, so `SQLValue(true)` (the integer 1) fills a `boolean` as well as a
-    /// `bigint`. PostgreSQL text cannot hold a NUL character: such a parameter is refused rather than
-    /// cut short.
-    private func run(_ sql: String, _ parameters: [SQLValue]) throws(PostgreSQLError) -> OpaquePointer {
-        var encoded: [(type: Oid, bytes: [UInt8]?, binary: Bool)] = []
-        for value in parameters {
-            switch value {
-            case .null: encoded.append((0, nil, false))
-            case .integer(let number): encoded.append((0, Array("\(number)".utf8) + [0], false))
-            case .real(let number): encoded.append((0, Array("\(number)".utf8) + [0], false))
-            case .text(let text):
-                guard !text.utf8.contains(0) else {
-                    throw PostgreSQLError(
-                        sqlState: "22021", message: "a text parameter holds a NUL character", sql: sql)
-                }
-                encoded.append((Self.text, Array(text.utf8) + [0], false))
-            case .blob(let bytes): encoded.append((Self.bytea, bytes, true))
+    /// Sends the queued statements and then `statements`, and returns the results of `statements`:
+    /// one statement alone as a plain exchange, more as one pipeline. One round trip either way.
+    private func exchange(_ statements: [Statement]) throws(PostgreSQLError) -> [OpaquePointer] {
+        let all = queued + statements
+        queued.removeAll()
+        guard !all.isEmpty else { return [] }
+        roundTrips += 1
+        guard all.count > 1 else {
+            return [try single(all[0])]
+        }
+        return try pipeline(all).suffix(statements.count)
+    }
+
+    /// Sends `statements` in one pipeline and reads every result. Past a failed statement the server
+    /// skips the rest up to the sync; the first error is thrown, with every result cleared.
+    private func pipeline(_ statements: [Statement]) throws(PostgreSQLError) -> [OpaquePointer] {
+        guard PQenterPipelineMode(handle) == 1 else { throw lost(statements[0].sql) }
+        var results: [OpaquePointer] = []
+        var failure: PostgreSQLError?
+        var drained = true
+        for statement in statements {
+            let sent = statement.withLibPQParameters { count, types, values, lengths, formats in
+                PQsendQueryParams(handle, statement.sql, count, types, values, lengths, formats, 0)
+            }
+            guard sent == 1 else {
+                failure = lost(statement.sql)
+                break
             }
         }
-        let result = withParameterPointers(encoded.map(\.bytes)) { values in
-            PQexecParams(
-                handle, sql, Int32(encoded.count), encoded.map(\.type), values,
-                encoded.map { Int32($0.bytes?.count ?? 0) }, encoded.map { $0.binary ? 1 : 0 }, 0)
+        if failure == nil, PQpipelineSync(handle) != 1 { failure = lost(statements[0].sql) }
+        if failure == nil {
+            for statement in statements {
+                // Each statement's result, then a null that ends it.
+                guard let result = PQgetResult(handle) else {
+                    failure = failure ?? lost(statement.sql)
+                    drained = false
+                    break
+                }
+                while let extra = PQgetResult(handle) { PQclear(extra) }
+                do throws(PostgreSQLError) {
+                    if PQresultStatus(result) == PGRES_PIPELINE_ABORTED {
+                        throw PostgreSQLError(
+                            sqlState: nil, message: "skipped after an earlier statement failed", sql: statement.sql)
+                    }
+                    try check(result, sql: statement.sql)
+                    results.append(result)
+                } catch {
+                    PQclear(result)
+                    failure = failure ?? error
+                }
+            }
+            if drained, let sync = PQgetResult(handle) { PQclear(sync) }
         }
-        guard let result else {
-            throw PostgreSQLError(sqlState: nil, message: Self.errorMessage(handle), sql: sql, connectionLost: true)
+        if PQexitPipelineMode(handle) != 1 { abandoned = true }
+        if let failure {
+            results.forEach { PQclear($0) }
+            throw failure
         }
+        return results
+    }
+
+    /// Sends one statement alone and checks its result.
+    private func single(_ statement: Statement) throws(PostgreSQLError) -> OpaquePointer {
+        let result = statement.withLibPQParameters { count, types, values, lengths, formats in
+            PQexecParams(handle, statement.sql, count, types, values, lengths, formats, 0)
+        }
+        guard let result else { throw lost(statement.sql) }
         do {
-            try check(result, sql: sql)
+            try check(result, sql: statement.sql)
         } catch {
             PQclear(result)
             throw error
         }
         return result
+    }
+
+    private func lost(_ sql: String) -> PostgreSQLError {
+        PostgreSQLError(sqlState: nil, message: Self.errorMessage(handle), sql: sql, connectionLost: true)
     }
 
     private func check(_ result: OpaquePointer?, sql: String) throws(PostgreSQLError) {
@@ -209,7 +286,6 @@ public final class Connection {
     private static let int8: Oid = 20
     private static let int2: Oid = 21
     private static let int4: Oid = 23
-    private static let text: Oid = 25
     private static let oid: Oid = 26
     private static let float4: Oid = 700
     private static let float8: Oid = 701
@@ -294,6 +370,50 @@ private func withParameterPointers<T>(_ parameters: [[UInt8]?], _ body: ([Unsafe
     }
     defer { copies.forEach { $0?.deallocate() } }
     return body(copies.map { UnsafePointer($0) })
+}
+
+/// A statement with its parameters as libpq takes them: text NUL-terminated, but `bytea` in binary
+/// (its raw bytes). Text is sent as `text` and bytes as `bytea`; a number or NULL is left for the
+/// server to type from where it is used, so `SQLValue(true)` (the integer 1) fills a `boolean` as well
+/// as a `bigint`. PostgreSQL text cannot hold a NUL character: such a parameter is refused rather than
+/// cut short.
+private struct Statement {
+    let sql: String
+    let encoded: [(type: Oid, bytes: [UInt8]?, binary: Bool)]
+
+    private static let text: Oid = 25
+    private static let bytea: Oid = 17
+
+    init(_ sql: String, _ parameters: [SQLValue]) throws(PostgreSQLError) {
+        self.sql = sql
+        var encoded: [(type: Oid, bytes: [UInt8]?, binary: Bool)] = []
+        for value in parameters {
+            switch value {
+            case .null: encoded.append((0, nil, false))
+            case .integer(let number): encoded.append((0, Array("\(number)".utf8) + [0], false))
+            case .real(let number): encoded.append((0, Array("\(number)".utf8) + [0], false))
+            case .text(let text):
+                guard !text.utf8.contains(0) else {
+                    throw PostgreSQLError(
+                        sqlState: "22021", message: "a text parameter holds a NUL character", sql: sql)
+                }
+                encoded.append((Self.text, Array(text.utf8) + [0], false))
+            case .blob(let bytes): encoded.append((Self.bytea, bytes, true))
+            }
+        }
+        self.encoded = encoded
+    }
+
+    /// `body` given the parameters as libpq takes them: count, types, values, lengths and formats.
+    func withLibPQParameters<T>(
+        _ body: (Int32, [Oid], [UnsafePointer<CChar>?], [Int32], [Int32]) -> T
+    ) -> T {
+        withParameterPointers(encoded.map(\.bytes)) { values in
+            body(
+                Int32(encoded.count), encoded.map(\.type), values, encoded.map { Int32($0.bytes?.count ?? 0) },
+                encoded.map { $0.binary ? 1 : 0 })
+        }
+    }
 }
 
 /// A notification a session listened for (`LISTEN channel`; `NOTIFY channel, payload`).

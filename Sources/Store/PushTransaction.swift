@@ -34,9 +34,20 @@ public protocol PushTransaction {
 
     /// Runs `change` on the chat's state (nil when none is stored) and stores what it leaves (nil
     /// deletes). A new chat past the registration's cap is not stored (see `StoreLimits`); `change`'s
-    /// result is returned all the same.
-    func updateChat<Result>(registrationID: Int64, chat: String, _ change: (inout ChatState?) -> Result) throws
-        -> Result
+    /// result is returned all the same. With `unreadExcluding`, `change` also gets the registration's
+    /// unread total before the change, as `unreadTotal` reads it: on PostgreSQL, in the statement that
+    /// reads the chat.
+    func updateChat<Result>(
+        registrationID: Int64, chat: String, unreadExcluding: [String]?,
+        _ change: (inout ChatState?, _ unreadBefore: Int?) -> Result
+    ) throws -> Result
+    /// `updateChat`, and stores the item `change` returns (the push it decided to send) in the same
+    /// transaction, so that no crash between taking it and the App Server's answer can lose it. Returns
+    /// the item with its id; nil past the cap of retries.
+    func updateChatAndEnqueue<Result>(
+        registrationID: Int64, chat: String, unreadExcluding: [String]?,
+        _ change: (inout ChatState?, _ unreadBefore: Int?) -> (Result, RetryItem?)
+    ) throws -> (Result, RetryItem?)
     /// The registration's unread total, less the counts of the chats in `excluding` (bare JIDs); 0 for
     /// a registration gone. The store keeps the total of its chats' counts, changed with them in the
     /// transaction that changes one (however it does: a message, a read, a chat forgotten, the
@@ -80,14 +91,30 @@ public protocol PushTransaction {
 }
 
 extension PushTransaction {
-    /// `updateChat`, and stores the item `change` returns (the push it decided to send) in the same
-    /// transaction, so that no crash between taking it and the App Server's answer can lose it. Returns
-    /// the item with its id; nil past the cap of retries.
+    /// Where a store reads nothing more in one statement: `updateChat`, then `enqueueRetry`.
+    public func updateChatAndEnqueue<Result>(
+        registrationID: Int64, chat: String, unreadExcluding: [String]?,
+        _ change: (inout ChatState?, _ unreadBefore: Int?) -> (Result, RetryItem?)
+    ) throws -> (Result, RetryItem?) {
+        let (result, item) = try updateChat(
+            registrationID: registrationID, chat: chat, unreadExcluding: unreadExcluding, change)
+        return (result, try item.flatMap(enqueueRetry))
+    }
+
+    /// `updateChat` without the unread total.
+    public func updateChat<Result>(registrationID: Int64, chat: String, _ change: (inout ChatState?) -> Result)
+        throws -> Result
+    {
+        try updateChat(registrationID: registrationID, chat: chat, unreadExcluding: nil) { state, _ in change(&state) }
+    }
+
+    /// `updateChatAndEnqueue` without the unread total.
     public func updateChatAndEnqueue<Result>(
         registrationID: Int64, chat: String, _ change: (inout ChatState?) -> (Result, RetryItem?)
     ) throws -> (Result, RetryItem?) {
-        let (result, item) = try updateChat(registrationID: registrationID, chat: chat, change)
-        return (result, try item.flatMap(enqueueRetry))
+        try updateChatAndEnqueue(registrationID: registrationID, chat: chat, unreadExcluding: nil) { state, _ in
+            change(&state)
+        }
     }
 }
 

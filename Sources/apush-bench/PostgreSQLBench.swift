@@ -142,6 +142,7 @@ enum PostgreSQLBench {
             let next = Counter(measured.startIndex)
             let failures = Failures()
             let sentBefore = instances.map(\.sender.sent).reduce(0, +)
+            let roundTripsBefore = Self.roundTrips(stores)
             let row = await timed(name, measured.count, unit: "pushes/s", serverGroup: serverGroup) {
                 await withTaskGroup(of: Void.self) { group in
                     for worker in 0..<inFlight {
@@ -158,7 +159,35 @@ enum PostgreSQLBench {
                 return instances.map(\.sender.sent).reduce(0, +) - sentBefore
             }
             if let summary = failures.summary { Flood.say("    failed: \(summary)") }
+            if let before = roundTripsBefore, let after = Self.roundTrips(stores) {
+                let each = { (roundTrips: Int, transactions: Int) in Double(roundTrips) / Double(max(1, transactions)) }
+                Flood.say(
+                    String(
+                        format: "    round trips (counted by the connections): %.2f per publish's transaction, "
+                            + "%.2f per answer's (%d and %d transactions); %.2f per push in all, the due work's too",
+                        each(
+                            after.roundTrips - before.roundTrips, after.transactions - before.transactions),
+                        each(
+                            after.backgroundRoundTrips - before.backgroundRoundTrips,
+                            after.backgroundTransactions - before.backgroundTransactions),
+                        after.transactions - before.transactions,
+                        after.backgroundTransactions - before.backgroundTransactions,
+                        each(after.all - before.all, measured.count)))
+            }
             return row
+        }
+    }
+
+    /// The round trips the stores' transactions made so far, summed; nil for SQLite.
+    static func roundTrips(_ stores: [any PushStore]) -> PostgreSQLPushStore.RoundTrips? {
+        let counted = stores.compactMap { ($0 as? PostgreSQLPushStore)?.roundTrips }
+        guard !counted.isEmpty else { return nil }
+        return counted.reduce(into: PostgreSQLPushStore.RoundTrips()) { sum, each in
+            sum.transactions += each.transactions
+            sum.roundTrips += each.roundTrips
+            sum.backgroundTransactions += each.backgroundTransactions
+            sum.backgroundRoundTrips += each.backgroundRoundTrips
+            sum.all += each.all
         }
     }
 

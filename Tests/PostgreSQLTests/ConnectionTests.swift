@@ -105,6 +105,59 @@ import LocalServers
         }
     }
 
+    /// Queued statements go with the next one that is read, in order and in one round trip; a
+    /// transaction of writes alone is one round trip, its BEGIN and COMMIT included.
+    @Test func queuedStatementsGoWithTheNextExchangeInOneRoundTrip() async throws {
+        try await withConnection { connection in
+            try connection.execute("CREATE TABLE item (id bigint PRIMARY KEY, name text)")
+            let before = connection.roundTrips
+            try connection.enqueue("INSERT INTO item VALUES ($1, $2)", [.integer(1), .text("one")])
+            try connection.enqueue("UPDATE item SET name = $1 WHERE id = $2", [.text("uno"), .integer(1)])
+            #expect(connection.roundTrips == before)
+            let rows = try connection.queries([
+                ("SELECT name FROM item WHERE id = $1", [.integer(1)]),
+                ("SELECT count(*) AS n FROM item", []),
+            ])
+            #expect(try rows[0].first?.decode("name", \.stringValue) == "uno")
+            #expect(try rows[1].first?.decode("n", \.int64Value) == 1)
+            #expect(connection.roundTrips == before + 1)
+
+            try connection.transaction { connection in
+                try connection.enqueue("INSERT INTO item VALUES ($1, $2)", [.integer(2), .text("two")])
+                try connection.enqueue("INSERT INTO item VALUES ($1, $2)", [.integer(3), .text("three")])
+            }
+            #expect(connection.roundTrips == before + 2)
+            #expect(try connection.queryOne("SELECT count(*) AS n FROM item").decode("n", \.int64Value) == 3)
+        }
+    }
+
+    /// A queued statement's error is thrown by the call that sends it, the statements after it do not
+    /// run, the transaction is rolled back, and the session serves the next one.
+    @Test func aQueuedStatementsErrorIsThrownWhereItIsSentAndRollsBack() async throws {
+        try await withConnection { connection in
+            try connection.execute("CREATE TABLE item (id bigint PRIMARY KEY)")
+            try connection.execute("INSERT INTO item VALUES (1)")
+            var thrown: PostgreSQLError?
+            do {
+                try connection.transaction { connection in
+                    try connection.enqueue("INSERT INTO item VALUES (2)")
+                    try connection.enqueue("INSERT INTO item VALUES (1)")
+                    try connection.enqueue("INSERT INTO item VALUES (3)")
+                    _ = try connection.query("SELECT 1 AS one")
+                    Issue.record("the statement after the failed one ran")
+                }
+            } catch let error as PostgreSQLError {
+                thrown = error
+            }
+            #expect(thrown?.sqlState == PostgreSQLError.uniqueViolation)
+            #expect(thrown.map { "\($0)".contains("INSERT INTO item VALUES (1)") } == true)
+            #expect(!connection.isInTransaction)
+            #expect(!connection.isBroken)
+            #expect(try connection.queryOne("SELECT count(*) AS n FROM item").decode("n", \.int64Value) == 1)
+            #expect(throws: PostgreSQLError.self) { try connection.enqueue("SELECT $1", [.text("a\u{0}b")]) }
+        }
+    }
+
     @Test func aConflictingSerializableTransactionFailsAsOneThatMayPass() async throws {
         let url = try await TestServer.url
         try await withConnection { first in

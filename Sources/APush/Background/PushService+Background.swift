@@ -89,10 +89,11 @@ extension PushService {
         let grace = grace(of: registration.account, policy: policy, at: at)
         let (ended, stored) = try await transaction { transaction in
             // The end of a window changes no count: the badge is the total as it stands.
-            let badge = try self.badge(
-                of: registration.id, policy: policy, readsVisible: registration.account != nil, in: transaction)
-            return try transaction.updateChatAndEnqueue(registrationID: registration.id, chat: window.chat) {
-                state -> (EndedWindow, RetryItem?) in
+            let excluded = self.badgeExclusions(policy: policy, readsVisible: registration.account != nil)
+            return try transaction.updateChatAndEnqueue(
+                registrationID: registration.id, chat: window.chat, unreadExcluding: excluded
+            ) { state, unreadBefore -> (EndedWindow, RetryItem?) in
+                let badge = Badge(excluded: excluded, before: unreadBefore)
                 guard case .push(let held, let count) = ChatCoalescer.windowEnded(&state, now: at, grace: grace) else {
                     return (.quiet, nil)
                 }

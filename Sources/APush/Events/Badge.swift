@@ -21,17 +21,20 @@ struct Badge: Sendable, Equatable {
     }
 }
 
+extension Badge {
+    /// The badge of the total the store read before a chat's change (nil: none was read).
+    init?(excluded: [String]?, before: Int?) {
+        guard let excluded, let before else { return nil }
+        self = Badge(excluded: excluded, before: before) as Badge
+    }
+}
+
 extension PushService {
-    /// The registration's badge before a change of one of its chats, in the transaction that makes
-    /// it. Nil where the account's reads cannot reach the component (stock mode): no read would ever
-    /// bring the total down, so no badge is sent.
-    func badge(
-        of registrationID: Int64, policy: PushPolicy, readsVisible: Bool, in transaction: any PushTransaction
-    ) throws -> Badge? {
-        guard readsVisible else { return nil }
-        let excluded = Badge.excludedChats(policy)
-        return Badge(
-            excluded: excluded, before: try transaction.unreadTotal(registrationID: registrationID, excluding: excluded)
-        )
+    /// The chats the badge of a change of one of a registration's chats leaves out, for the store to
+    /// read the total less theirs with the chat it changes (`PushTransaction.updateChat`'s
+    /// `unreadExcluding`). Nil where the account's reads cannot reach the component (stock mode): no
+    /// read would ever bring the total down, so no badge is read or sent.
+    func badgeExclusions(policy: PushPolicy, readsVisible: Bool) -> [String]? {
+        readsVisible ? Badge.excludedChats(policy) : nil
     }
 }

@@ -105,9 +105,11 @@ extension PushService {
     {
         // A read clears the count and a held push whatever the policy; only the push obeys it.
         let (at, window) = (target.at, target.window)
-        let badge = try badge(
-            of: target.registration.id, policy: target.policy, readsVisible: target.readsVisible, in: transaction)
-        let (due, total) = try transaction.updateChat(registrationID: target.registration.id, chat: chat) { state in
+        let excluded = badgeExclusions(policy: target.policy, readsVisible: target.readsVisible)
+        let (due, total) = try transaction.updateChat(
+            registrationID: target.registration.id, chat: chat, unreadExcluding: excluded
+        ) { state, unreadBefore in
+            let badge = Badge(excluded: excluded, before: unreadBefore)
             let countBefore = state?.count ?? 0
             let due = ChatCoalescer.read(&state, now: at, window: window)
             return (due, badge?.after(chat: chat, countBefore: countBefore, countAfter: state?.count ?? 0))
@@ -150,8 +152,7 @@ extension PushService {
     ) throws -> (decision: ChatCoalescer.MessageDecision, pushes: [OutgoingPush]) {
         let registrationID = target.registration.id
         let leaseEnd = target.at + delivery.leaseMilliseconds
-        let badge = try badge(
-            of: registrationID, policy: target.policy, readsVisible: target.readsVisible, in: transaction)
+        let excluded = badgeExclusions(policy: target.policy, readsVisible: target.readsVisible)
         let push = { (count: Int, generation: Int64, badge: Int?) in
             OutgoingPush.message(
                 account: target.account, chat: chat, notice: held, count: count, badge: badge,
@@ -159,8 +160,9 @@ extension PushService {
         }
         var heldUntil: Timestamp?
         let ((decision, decided), stored) = try transaction.updateChatAndEnqueue(
-            registrationID: registrationID, chat: chat
-        ) { (state: inout ChatState?) -> ((ChatCoalescer.MessageDecision, OutgoingPush?), RetryItem?) in
+            registrationID: registrationID, chat: chat, unreadExcluding: excluded
+        ) { (state: inout ChatState?, unreadBefore) -> ((ChatCoalescer.MessageDecision, OutgoingPush?), RetryItem?) in
+            let badge = Badge(excluded: excluded, before: unreadBefore)
             let countBefore = state?.count ?? 0
             let decision = ChatCoalescer.message(
                 &state, registrationID: registrationID, chat: chat, notice: held,

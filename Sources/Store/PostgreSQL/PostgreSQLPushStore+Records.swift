@@ -54,12 +54,12 @@ extension PostgreSQLPushStore {
     ) async throws {
         try await run { connection in
             try Self.transaction(connection) { connection in
-                try connection.execute("DELETE FROM tombstones WHERE buried_at < $1", [.integer(tombstonesBefore)])
-                try connection.execute("DELETE FROM sightings WHERE seen_at < $1", [.integer(sightingsBefore)])
-                try connection.execute("DELETE FROM calls WHERE at < $1", [.integer(callsBefore)])
-                try connection.execute(
+                try connection.enqueue("DELETE FROM tombstones WHERE buried_at < $1", [.integer(tombstonesBefore)])
+                try connection.enqueue("DELETE FROM sightings WHERE seen_at < $1", [.integer(sightingsBefore)])
+                try connection.enqueue("DELETE FROM calls WHERE at < $1", [.integer(callsBefore)])
+                try connection.enqueue(
                     "DELETE FROM unknown_node_answers WHERE at < $1", [.integer(unknownAnswersBefore)])
-                try connection.execute(
+                try connection.enqueue(
                     """
                     DELETE FROM chats WHERE window_ends_at IS NULL AND held IS NULL
                         AND coalesce(last_message_at, 0) < $1 AND coalesce(last_read_push_at, 0) < $1
@@ -71,7 +71,7 @@ extension PostgreSQLPushStore {
 
 extension PostgreSQLPushTransaction {
     func rememberCall(_ call: PendingCall) throws {
-        try connection.execute(
+        try connection.enqueue(
             """
             INSERT INTO calls (registration_id, sid, chat, caller, media, at) VALUES ($1, $2, $3, $4, $5, $6)
             ON CONFLICT (registration_id, sid) DO UPDATE SET chat = EXCLUDED.chat, caller = EXCLUDED.caller,
@@ -81,7 +81,7 @@ extension PostgreSQLPushTransaction {
                 .integer(call.registrationID), .text(call.sid), .text(call.chat), .text(call.caller),
                 .text(call.media.joined(separator: " ")), .integer(call.at),
             ])
-        try connection.execute(
+        try connection.enqueue(
             """
             DELETE FROM calls WHERE (registration_id, sid) IN (SELECT registration_id, sid FROM calls
                 WHERE registration_id = $1 ORDER BY at DESC, ctid DESC OFFSET $2)
@@ -114,7 +114,7 @@ extension PostgreSQLPushTransaction {
                     WHERE sightings.seen_at < $4
                 """, [.integer(registrationID), .text(key), .integer(at), .integer(since)]) > 0
         guard first else { return false }
-        try connection.execute(
+        try connection.enqueue(
             """
             DELETE FROM sightings WHERE (registration_id, key) IN (SELECT registration_id, key FROM sightings
                 WHERE registration_id = $1 ORDER BY seen_at DESC, ctid DESC OFFSET $2)
@@ -160,9 +160,13 @@ extension PostgreSQLPushTransaction {
             .decode("document", \.stringValue)
     }
 
+    /// As read with the publish's registration, if it was.
     func policyGeneration() throws -> Int64 {
-        try connection.queryOne("SELECT value FROM policy_generation").decode("value", \.int64Value)
+        if let known = readAhead.policyGeneration { return known }
+        return try connection.queryOne(Self.policyGenerationQuery).decode("value", \.int64Value)
     }
+
+    static let policyGenerationQuery = "SELECT value FROM policy_generation"
 
     func accountsWithPolicyChanged(after: Int64, through: Int64) throws -> Set<String>? {
         try SQLitePushStore.accountsWithPolicyChanged(after: after, through: through) { sql in

@@ -22,16 +22,36 @@ extension PostgreSQLPushStore {
         _ request: RegistrationRequest, freshCollapseKey: [UInt8], now: Timestamp,
         limits: StoreLimits, in connection: Connection
     ) throws -> Registration {
+        let lock = tokenLock(request.token)
+        try connection.enqueue(lock.sql, lock.parameters)
+        let old = try connection.queries([registrationLookup(for: request)])[0].first.map(SQLitePushStore.registration)
+        return try register(
+            request, over: old, freshCollapseKey: freshCollapseKey, now: now, limits: limits, in: connection)
+    }
+
+    /// Serialises the registration changes of one token, until the transaction ends.
+    static func tokenLock(_ token: String) -> (sql: String, parameters: [SQLValue]) {
+        ("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", [.text(token)])
+    }
+
+    /// The registration `request` would update (`registration(domain:token:account:deviceKey:in:)`).
+    static func registrationLookup(for request: RegistrationRequest) -> (sql: String, parameters: [SQLValue]) {
+        registrationLookup(
+            domain: request.domain, token: request.token, account: SQLitePushStore.account(of: request),
+            deviceKey: request.deviceKey)
+    }
+
+    /// `register` once the token is locked and its registration (`old`, if any) read.
+    static func register(
+        _ request: RegistrationRequest, over old: Registration?, freshCollapseKey: [UInt8], now: Timestamp,
+        limits: StoreLimits, in connection: Connection
+    ) throws -> Registration {
         let account = SQLitePushStore.account(of: request)
-        try connection.execute("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", [.text(request.token)])
-        if let old = try registration(
-            domain: request.domain, token: request.token, account: account,
-            deviceKey: request.deviceKey, in: connection)
-        {
+        if let old {
             guard var updated = old.updated(by: request, account: account, freshCollapseKey: freshCollapseKey)
             else {
                 guard old.isDueForRenewal(at: now) else { return old }
-                try connection.execute(
+                try connection.enqueue(
                     "UPDATE registrations SET last_used_at = greatest(last_used_at, $1) WHERE id = $2",
                     [.integer(now), .integer(old.id)])
                 return old.renewed(at: now)
@@ -40,7 +60,7 @@ extension PostgreSQLPushStore {
                 try makeRoom(forAccount: account, limits: limits, in: connection)
             }
             updated.lastUsedAt = now
-            try connection.execute(
+            try connection.enqueue(
                 """
                 UPDATE registrations SET push_module = $1, account = $2, device_key = $3, calls = $4,
                     wants_reads = $5, collapse_key = $6, updated_at = $7, last_used_at = greatest(last_used_at, $7)
@@ -99,10 +119,10 @@ extension PostgreSQLPushStore {
     }
 
     /// `SQLitePushStore.registration(domain:token:account:deviceKey:in:)`'s choice, in one ORDER BY.
-    static func registration(
-        domain: String, token: String, account: String?, deviceKey: [UInt8]?, in connection: Connection
-    ) throws -> Registration? {
-        try connection.query(
+    static func registrationLookup(domain: String, token: String, account: String?, deviceKey: [UInt8]?)
+        -> (sql: String, parameters: [SQLValue])
+    {
+        (
             """
             SELECT * FROM registrations
             WHERE md5(token) = md5($1) AND token = $1 AND domain = $2 AND ($3::text IS NULL OR account = $3 OR account IS NULL)
@@ -111,7 +131,7 @@ extension PostgreSQLPushStore {
             LIMIT 1
             """,
             [.text(token), .text(domain), SQLitePushStore.optional(account), deviceKey.map(SQLValue.blob) ?? .null]
-        ).first.map(SQLitePushStore.registration)
+        )
     }
 
     public func registration(id: Int64) async throws -> Registration? {
@@ -248,7 +268,7 @@ extension PostgreSQLPushStore {
     static func bury(token: String, pushModule: String, scope: String, at: Timestamp, in connection: Connection)
         throws
     {
-        try connection.execute(
+        try connection.enqueue(
             """
             INSERT INTO tombstones (token, push_module, scope, buried_at) VALUES ($1, $2, $3, $4)
             ON CONFLICT (md5(token), push_module, md5(scope)) DO UPDATE SET buried_at = EXCLUDED.buried_at
@@ -265,26 +285,42 @@ extension PostgreSQLPushStore {
 }
 
 extension PostgreSQLPushTransaction {
+    /// The tombstone, the token's lock, its registration and the policy generation (which the publish
+    /// reads next) in one round trip.
     func registerUnlessBuried(
         _ request: RegistrationRequest, freshCollapseKey: [UInt8], now: Timestamp, buriedSince: Timestamp
     ) throws -> Registration? {
-        guard
-            !(try isBuried(
-                token: request.token, pushModule: request.pushModule,
-                account: SQLitePushStore.account(of: request), since: buriedSince))
-        else { return nil }
+        let lock = PostgreSQLPushStore.tokenLock(request.token)
+        try connection.enqueue(lock.sql, lock.parameters)
+        let rows = try readingPolicyGeneration(
+            PostgreSQLPushStore.registrationLookup(for: request),
+            tombstoneLookup(
+                token: request.token, pushModule: request.pushModule, account: SQLitePushStore.account(of: request),
+                since: buriedSince))
+        guard rows[1].isEmpty else { return nil }
         return try PostgreSQLPushStore.register(
-            request, freshCollapseKey: freshCollapseKey, now: now, limits: limits, in: connection)
+            request, over: rows[0].first.map(SQLitePushStore.registration), freshCollapseKey: freshCollapseKey,
+            now: now, limits: limits, in: connection)
     }
 
+    /// The registration and the policy generation (which the publish reads next) in one round trip.
     func registration(domain: String, token: String, account: String?) throws -> Registration? {
-        try PostgreSQLPushStore.registration(
-            domain: domain, token: token, account: account, deviceKey: nil, in: connection)
+        try readingPolicyGeneration(
+            PostgreSQLPushStore.registrationLookup(domain: domain, token: token, account: account, deviceKey: nil)
+        )[0].first.map(SQLitePushStore.registration)
+    }
+
+    /// Runs `statements` with the read of the policy generation, kept for `policyGeneration`; returns
+    /// their rows.
+    private func readingPolicyGeneration(_ statements: (sql: String, parameters: [SQLValue])...) throws -> [[Row]] {
+        let rows = try connection.queries(statements + [(Self.policyGenerationQuery, [])])
+        readAhead.policyGeneration = try rows.last?.first?.decode("value", \.int64Value)
+        return Array(rows.dropLast())
     }
 
     func recordPush(registrationID: Int64, at: Timestamp, error: String?, removingRetry retryID: Int64?) throws {
         if let error {
-            try connection.execute(
+            try connection.enqueue(
                 """
                 UPDATE registrations SET error_count = error_count + 1,
                     last_error = CASE WHEN last_error_at > $2 THEN last_error ELSE $1 END,
@@ -292,7 +328,7 @@ extension PostgreSQLPushTransaction {
                 WHERE id = $3
                 """, [.text(error), .integer(at), .integer(registrationID)])
         } else {
-            try connection.execute(
+            try connection.enqueue(
                 """
                 UPDATE registrations SET last_push_at = greatest(last_push_at, $1),
                     last_used_at = greatest(last_used_at, $1), push_count = push_count + 1 WHERE id = $2
@@ -300,7 +336,7 @@ extension PostgreSQLPushTransaction {
                 [.integer(at), .integer(registrationID)])
         }
         if let retryID {
-            try connection.execute("DELETE FROM retries WHERE id = $1", [.integer(retryID)])
+            try connection.enqueue("DELETE FROM retries WHERE id = $1", [.integer(retryID)])
         }
     }
 
@@ -313,7 +349,16 @@ extension PostgreSQLPushTransaction {
     }
 
     func isBuried(token: String, pushModule: String?, account: String?, since: Timestamp) throws -> Bool {
-        !(try connection.query(
+        !(try connection.queries([tombstoneLookup(token: token, pushModule: pushModule, account: account, since: since)]
+        )[
+            0
+        ].isEmpty)
+    }
+
+    private func tombstoneLookup(token: String, pushModule: String?, account: String?, since: Timestamp)
+        -> (sql: String, parameters: [SQLValue])
+    {
+        (
             """
             SELECT 1 FROM tombstones WHERE md5(token) = md5($1) AND token = $1 AND ($2::text IS NULL OR push_module = $2)
                 AND scope IN ($3, $4) AND buried_at >= $5 LIMIT 1
@@ -322,6 +367,6 @@ extension PostgreSQLPushTransaction {
                 .text(token), SQLitePushStore.optional(pushModule), .text(SQLitePushStore.everyAccountScope),
                 .text(account ?? SQLitePushStore.accountlessScope), .integer(since),
             ]
-        ).isEmpty)
+        )
     }
 }

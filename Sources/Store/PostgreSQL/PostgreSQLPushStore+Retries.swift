@@ -14,16 +14,29 @@ extension PostgreSQLPushStore {
         guard queued < limits.retriesPerRegistration, try retriesKept(in: connection) < limits.retries
         else { return nil }
         return try connection.queryOne(
-            """
-            INSERT INTO retries (registration_id, summary, kind, collapse_chat, attempts, next_at, deadline,
-                generation) VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id
-            """,
-            [
-                .integer(item.registrationID), .text(item.summary), .text(item.kind),
-                SQLitePushStore.optional(item.collapseChat), .integer(Int64(item.attempts)), .integer(item.nextAt),
-                .integer(item.deadline), .integer(item.generation),
-            ]
+            "INSERT INTO retries \(insertColumns) VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id",
+            insertValues(item)
         ).decode("id", \.int64Value)
+    }
+
+    /// Queues the insert of a retry whose id was drawn already and whose room was read (`ChatRead`).
+    static func queueInsert(_ item: RetryItem, in connection: Connection) throws {
+        try connection.enqueue(
+            """
+            INSERT INTO retries (id, \(insertColumns.dropFirst()) OVERRIDING SYSTEM VALUE
+            VALUES ($9, $1, $2, $3, $4, $5, $6, $7, $8)
+            """, insertValues(item) + [.integer(item.id)])
+    }
+
+    private static let insertColumns =
+        "(registration_id, summary, kind, collapse_chat, attempts, next_at, deadline, generation)"
+
+    private static func insertValues(_ item: RetryItem) -> [SQLValue] {
+        [
+            .integer(item.registrationID), .text(item.summary), .text(item.kind),
+            SQLitePushStore.optional(item.collapseChat), .integer(Int64(item.attempts)), .integer(item.nextAt),
+            .integer(item.deadline), .integer(item.generation),
+        ]
     }
 
     /// The retries kept, summed over the shards of their total.

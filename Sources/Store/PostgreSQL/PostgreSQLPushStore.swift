@@ -4,6 +4,7 @@ public import PostgreSQL
 import Sealing
 import SQLCore
 import SQLite
+import Synchronization
 
 /// The push store on PostgreSQL (`store` = `postgresql://…`): a small pool of connections; a call
 /// that has one runs on a Dispatch thread, never on the cooperative pool (libpq blocks until the
@@ -46,6 +47,22 @@ public final class PostgreSQLPushStore: PushStore {
     private nonisolated(unsafe) var running = 0
 
     static let conflictAttempts = 3
+
+    /// The exchanges with the server so far, counted by the connections: those of the transactions
+    /// (`transaction`, and those in the background apart), what a publish and an answer cost, and
+    /// those of every call (the due work's, a lookup's, the transactions' too).
+    public struct RoundTrips: Sendable, Equatable {
+        public var all = 0
+        public var transactions = 0
+        public var roundTrips = 0
+        public var backgroundTransactions = 0
+        public var backgroundRoundTrips = 0
+
+        public init() {}
+    }
+
+    private let roundTripCounts = Mutex(RoundTrips())
+    public var roundTrips: RoundTrips { roundTripCounts.withLock { $0 } }
 
     /// Connects and migrates. A server that cannot be reached leaves the store unavailable until it
     /// can (`unavailableAtStart`); a schema this build cannot use is `UnusableStoreError`.
@@ -154,7 +171,12 @@ public final class PostgreSQLPushStore: PushStore {
     /// On a Dispatch thread, as one of at most `connections` calls.
     private func runHere<T>(_ body: (Connection) throws -> T) throws -> T {
         let connection = try checkOut()
-        defer { checkIn(connection) }
+        let before = connection.roundTrips
+        defer {
+            let made = connection.roundTrips - before
+            roundTripCounts.withLock { $0.all += made }
+            checkIn(connection)
+        }
         do {
             return try body(connection)
         } catch {
@@ -238,26 +260,39 @@ public final class PostgreSQLPushStore: PushStore {
     public func transaction<T: Sendable>(_ body: @escaping @Sendable (any PushTransaction) throws -> T) async throws
         -> T
     {
-        try await run(inOneTransaction(body))
+        try await run(inOneTransaction(body, inBackground: false))
     }
 
     public func transactionInBackground(
         _ body: @escaping @Sendable (any PushTransaction) throws -> Void,
         failed: @escaping @Sendable (any Error) -> Void
     ) {
-        let transaction = inOneTransaction(body)
+        let transaction = inOneTransaction(body, inBackground: true)
         submit {
             do { try self.runHere(transaction) } catch { failed(error) }
         }
     }
 
-    /// `body`'s steps as one transaction on a connection.
-    private func inOneTransaction<T>(_ body: @escaping @Sendable (any PushTransaction) throws -> T)
-        -> @Sendable (Connection) throws -> T
-    {
+    /// `body`'s steps as one transaction on a connection, its round trips counted.
+    private func inOneTransaction<T>(
+        _ body: @escaping @Sendable (any PushTransaction) throws -> T, inBackground: Bool
+    ) -> @Sendable (Connection) throws -> T {
         let limits = limits
         return { connection in
-            try Self.transaction(connection) { connection in
+            let before = connection.roundTrips
+            defer {
+                let made = connection.roundTrips - before
+                self.roundTripCounts.withLock { counts in
+                    if inBackground {
+                        counts.backgroundTransactions += 1
+                        counts.backgroundRoundTrips += made
+                    } else {
+                        counts.transactions += 1
+                        counts.roundTrips += made
+                    }
+                }
+            }
+            return try Self.transaction(connection) { connection in
                 try body(PostgreSQLPushTransaction(connection: connection, limits: limits))
             }
         }
@@ -269,6 +304,13 @@ public final class PostgreSQLPushStore: PushStore {
 struct PostgreSQLPushTransaction: PushTransaction {
     let connection: Connection
     let limits: StoreLimits
+    let readAhead = ReadAhead()
+
+    /// What a step read with a statement it made anyway, for a later step of the same transaction.
+    final class ReadAhead {
+        /// The policy generation, read with a publish's registration (which the publish reads next).
+        var policyGeneration: Int64?
+    }
 }
 
 extension PostgreSQLError: TransientStoreFault {

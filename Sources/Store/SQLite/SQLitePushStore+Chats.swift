@@ -129,11 +129,14 @@ extension SQLitePushStore {
 }
 
 extension SQLitePushTransaction {
-    func updateChat<Result>(registrationID: Int64, chat: String, _ change: (inout ChatState?) -> Result) throws
-        -> Result
-    {
-        try SQLitePushStore.updateChat(
-            registrationID: registrationID, chat: chat, limit: limits.chatsPerRegistration, in: database, change)
+    func updateChat<Result>(
+        registrationID: Int64, chat: String, unreadExcluding: [String]?,
+        _ change: (inout ChatState?, _ unreadBefore: Int?) -> Result
+    ) throws -> Result {
+        let unread = try unreadExcluding.map { try unreadTotal(registrationID: registrationID, excluding: $0) }
+        return try SQLitePushStore.updateChat(
+            registrationID: registrationID, chat: chat, limit: limits.chatsPerRegistration, in: database
+        ) { change(&$0, unread) }
     }
 
     func unreadTotal(registrationID: Int64, excluding chats: [String]) throws -> Int {

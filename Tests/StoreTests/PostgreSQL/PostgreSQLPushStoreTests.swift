@@ -186,14 +186,14 @@ import LocalServers
                 for index in 0..<messages {
                     group.addTask {
                         try await instances[index % 2].transaction { transaction in
-                            let before = try transaction.unreadTotal(registrationID: id, excluding: [])
-                            try transaction.updateChat(registrationID: id, chat: "chat\(index % 3)@example.org") {
-                                state in
+                            try transaction.updateChat(
+                                registrationID: id, chat: "chat\(index % 3)@example.org", unreadExcluding: []
+                            ) { state, before in
                                 var counted = state ?? ChatState(registrationID: id, chat: "")
                                 counted.count += 1
                                 state = counted
+                                return (before ?? -1) + 1
                             }
-                            return before + 1
                         }
                     }
                 }
@@ -203,6 +203,78 @@ import LocalServers
             #expect(
                 try await instances[1].transaction { try $0.unreadTotal(registrationID: id, excluding: []) } == messages
             )
+        }
+    }
+
+    /// Issue 23 item 3: a message's publish costs four round trips, its commit included (the
+    /// tombstone, the token's lock, the registration and the policy generation; the dedupe key; the
+    /// chat, the unread total and the outbox's room; the writes and the commit), and its answer one,
+    /// counted by the connections. What the queued writes wrote is all there.
+    @Test func aPublishCostsFourRoundTripsAndItsAnswerOne() async throws {
+        try await withStore(.postgresql) { store in
+            let postgresql = try #require(store as? PostgreSQLPushStore)
+            _ = try await registered(store)
+            let before = postgresql.roundTrips
+            let (unread, item) = try await store.transaction { transaction in
+                let registration = try #require(
+                    try transaction.registerUnlessBuried(
+                        request(token: "token-1", account: "alice@example.org"), freshCollapseKey: collapseKeyA,
+                        now: 2_000, buriedSince: 0))
+                _ = try transaction.policyGeneration()
+                #expect(try transaction.firstSighting(registrationID: registration.id, key: "m1", at: 2_000, since: 0))
+                return try transaction.updateChatAndEnqueue(
+                    registrationID: registration.id, chat: "bob@example.org", unreadExcluding: ["muted@example.org"]
+                ) { state, unread in
+                    state = ChatState(registrationID: registration.id, chat: "bob@example.org", count: 1)
+                    return (unread, retry(registration.id, nextAt: 2_000))
+                }
+            }
+            let publish = postgresql.roundTrips
+            #expect(publish.transactions - before.transactions == 1)
+            #expect(publish.roundTrips - before.roundTrips == 4)
+            #expect(unread == 0)
+            let stored = try #require(item)
+            #expect(try await claimIDs(store, at: 2_000) == [stored.id])
+            #expect(try await store.chats(registrationID: stored.registrationID).map(\.count) == [1])
+
+            store.transactionInBackground(
+                {
+                    try $0.recordPush(
+                        registrationID: stored.registrationID, at: 2_100, error: nil, removingRetry: stored.id)
+                },
+                failed: { Issue.record("\($0)") })
+            let deadline = ContinuousClock.now + .seconds(30)
+            while postgresql.roundTrips.backgroundTransactions == before.backgroundTransactions,
+                ContinuousClock.now < deadline
+            {
+                try await Task.sleep(for: .milliseconds(10))
+            }
+            let answer = postgresql.roundTrips
+            #expect(answer.backgroundTransactions - before.backgroundTransactions == 1)
+            #expect(answer.backgroundRoundTrips - before.backgroundRoundTrips == 1)
+            #expect(try await claimIDs(store, at: 1_000_000).isEmpty, "the answer removed the item")
+            #expect(try await store.registration(id: stored.registrationID)?.pushCount == 1)
+        }
+    }
+
+    /// A chat's change that reads the room for an item finds none past the registration's cap, and
+    /// queues nothing; the chat's change is kept all the same.
+    @Test func anItemPastTheRegistrationsCapIsDroppedAndTheChatKept() async throws {
+        var limits = StoreLimits()
+        limits.retriesPerRegistration = 1
+        try await withStore(.postgresql, limits: limits) { store in
+            let id = try await registered(store).id
+            for (index, expected) in [true, false].enumerated() {
+                let (_, item) = try await store.updateChatAndEnqueue(registrationID: id, chat: "c\(index)@example.org")
+                {
+                    state -> (Void, RetryItem?) in
+                    state = ChatState(registrationID: id, chat: "", count: 1)
+                    return ((), retry(id, nextAt: 2_000))
+                }
+                #expect((item != nil) == expected)
+            }
+            #expect(try await store.chats(registrationID: id).count == 2)
+            #expect(try await claimIDs(store, at: 2_000).count == 1)
         }
     }
 
