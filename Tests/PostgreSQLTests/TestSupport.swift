@@ -11,11 +11,21 @@ enum TestServer {
     }
 }
 
-/// A connection whose statements run in a fresh schema of its own, dropped at the end.
-func withConnection<T>(_ body: (Connection) throws -> T) async throws -> T {
-    let connection = try Connection(try await TestServer.url)
-    let schema = "test_\(UUID().uuidString.prefix(8).lowercased())"
-    try connection.executeScript("CREATE SCHEMA \(schema); SET search_path TO \(schema)")
-    defer { _ = try? connection.execute("DROP SCHEMA \(schema) CASCADE") }
-    return try body(connection)
+/// A connection whose statements run in a fresh schema of its own, dropped at the end. On a Dispatch
+/// thread: libpq blocks until the server answers, and a test must not hold one of the cooperative
+/// pool's few threads meanwhile (under a sanitizer on two cores, two such tests stalled every other).
+func withConnection<T: Sendable>(_ body: @escaping @Sendable (Connection) throws -> T) async throws -> T {
+    let url = try await TestServer.url
+    return try await withCheckedThrowingContinuation { continuation in
+        DispatchQueue.global().async {
+            continuation.resume(
+                with: Result {
+                    let connection = try Connection(url)
+                    let schema = "test_\(UUID().uuidString.prefix(8).lowercased())"
+                    try connection.executeScript("CREATE SCHEMA \(schema); SET search_path TO \(schema)")
+                    defer { _ = try? connection.execute("DROP SCHEMA \(schema) CASCADE") }
+                    return try body(connection)
+                })
+        }
+    }
 }
