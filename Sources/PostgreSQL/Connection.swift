@@ -90,9 +90,14 @@ public final class Connection {
         try queries([(sql, parameters)])[0]
     }
 
+    /// `query(sql, parameters)` of a statement built elsewhere.
+    public func query(_ statement: SQLStatement) throws(PostgreSQLError) -> [Row] {
+        try queries([statement])[0]
+    }
+
     /// Runs several statements, in order, in one round trip (after the queued ones); returns each one's
     /// rows. The first error is thrown, and the statements after it did not run.
-    public func queries(_ statements: [(sql: String, parameters: [SQLValue])]) throws(PostgreSQLError) -> [[Row]] {
+    public func queries(_ statements: [SQLStatement]) throws(PostgreSQLError) -> [[Row]] {
         var prepared: [Statement] = []
         for (sql, parameters) in statements { prepared.append(try Statement(sql, parameters)) }
         let results = try exchange(prepared)
@@ -104,6 +109,11 @@ public final class Connection {
     /// if any, is thrown by the call that sends it. A parameter that cannot be sent is refused here.
     public func enqueue(_ sql: String, _ parameters: [SQLValue] = []) throws(PostgreSQLError) {
         queued.append(try Statement(sql, parameters))
+    }
+
+    /// `enqueue(sql, parameters)` of a statement built elsewhere.
+    public func enqueue(_ statement: SQLStatement) throws(PostgreSQLError) {
+        try enqueue(statement.sql, statement.parameters)
     }
 
     private static func rows(of result: OpaquePointer, sql: String) -> [Row] {
@@ -127,7 +137,7 @@ public final class Connection {
     /// Runs any number of `;`-separated statements without parameters, e.g. a schema (the queued ones
     /// first, in a round trip of their own).
     public func executeScript(_ sql: String) throws(PostgreSQLError) {
-        if !queued.isEmpty { try exchange([]).forEach { PQclear($0) } }
+        if !queued.isEmpty { _ = try exchange([]) }
         roundTrips += 1
         let result = PQexec(handle, sql)
         defer { PQclear(result) }
@@ -198,10 +208,11 @@ public final class Connection {
         queued.removeAll()
         guard !all.isEmpty else { return [] }
         roundTrips += 1
-        guard all.count > 1 else {
-            return [try single(all[0])]
-        }
-        return try pipeline(all).suffix(statements.count)
+        let results = all.count > 1 ? try pipeline(all) : [try single(all[0])]
+        // The queued statements' results nobody reads.
+        let unread = results.count - statements.count
+        results.prefix(unread).forEach { PQclear($0) }
+        return Array(results.dropFirst(unread))
     }
 
     /// Sends `statements` in one pipeline and reads every result. Past a failed statement the server
@@ -281,26 +292,17 @@ public final class Connection {
             connectionLost: isBroken)
     }
 
-    private static let bool: Oid = 16
-    private static let bytea: Oid = 17
-    private static let int8: Oid = 20
-    private static let int2: Oid = 21
-    private static let int4: Oid = 23
-    private static let oid: Oid = 26
-    private static let float4: Oid = 700
-    private static let float8: Oid = 701
-    private static let numeric: Oid = 1700
-
     private static func value(_ result: OpaquePointer, _ row: Int32, _ column: Int32, type: Oid) -> SQLValue {
         guard PQgetisnull(result, row, column) == 0, let pointer = PQgetvalue(result, row, column) else {
             return .null
         }
         let text = String(cString: pointer)
         switch type {
-        case int8, int2, int4, oid: return Int64(text).map(SQLValue.integer) ?? .text(text)
-        case bool: return .integer(text == "t" ? 1 : 0)
-        case float4, float8, numeric: return Double(text).map(SQLValue.real) ?? .text(text)
-        case bytea:
+        case TypeOID.int8, TypeOID.int2, TypeOID.int4, TypeOID.oid:
+            return Int64(text).map(SQLValue.integer) ?? .text(text)
+        case TypeOID.bool: return .integer(text == "t" ? 1 : 0)
+        case TypeOID.float4, TypeOID.float8, TypeOID.numeric: return Double(text).map(SQLValue.real) ?? .text(text)
+        case TypeOID.bytea:
             var length = 0
             guard let bytes = PQunescapeBytea(UnsafeRawPointer(pointer).assumingMemoryBound(to: UInt8.self), &length)
             else { return .text(text) }
@@ -372,6 +374,23 @@ private func withParameterPointers<T>(_ parameters: [[UInt8]?], _ body: ([Unsafe
     return body(copies.map { UnsafePointer($0) })
 }
 
+/// The built-in types' OIDs (pg_type.dat) that values are read as, or sent as.
+private enum TypeOID {
+    static let bool: Oid = 16
+    static let bytea: Oid = 17
+    static let int8: Oid = 20
+    static let int2: Oid = 21
+    static let int4: Oid = 23
+    static let text: Oid = 25
+    static let oid: Oid = 26
+    static let float4: Oid = 700
+    static let float8: Oid = 701
+    static let numeric: Oid = 1700
+}
+
+/// A statement's text with the values of its `$1`, `$2`..., built apart from the call that runs it.
+public typealias SQLStatement = (sql: String, parameters: [SQLValue])
+
 /// A statement with its parameters as libpq takes them: text NUL-terminated, but `bytea` in binary
 /// (its raw bytes). Text is sent as `text` and bytes as `bytea`; a number or NULL is left for the
 /// server to type from where it is used, so `SQLValue(true)` (the integer 1) fills a `boolean` as well
@@ -380,9 +399,6 @@ private func withParameterPointers<T>(_ parameters: [[UInt8]?], _ body: ([Unsafe
 private struct Statement {
     let sql: String
     let encoded: [(type: Oid, bytes: [UInt8]?, binary: Bool)]
-
-    private static let text: Oid = 25
-    private static let bytea: Oid = 17
 
     init(_ sql: String, _ parameters: [SQLValue]) throws(PostgreSQLError) {
         self.sql = sql
@@ -397,8 +413,8 @@ private struct Statement {
                     throw PostgreSQLError(
                         sqlState: "22021", message: "a text parameter holds a NUL character", sql: sql)
                 }
-                encoded.append((Self.text, Array(text.utf8) + [0], false))
-            case .blob(let bytes): encoded.append((Self.bytea, bytes, true))
+                encoded.append((TypeOID.text, Array(text.utf8) + [0], false))
+            case .blob(let bytes): encoded.append((TypeOID.bytea, bytes, true))
             }
         }
         self.encoded = encoded

@@ -35,8 +35,11 @@ public protocol PushTransaction {
     /// Runs `change` on the chat's state (nil when none is stored) and stores what it leaves (nil
     /// deletes). A new chat past the registration's cap is not stored (see `StoreLimits`); `change`'s
     /// result is returned all the same. With `unreadExcluding`, `change` also gets the registration's
-    /// unread total before the change, as `unreadTotal` reads it: on PostgreSQL, in the statement that
-    /// reads the chat.
+    /// unread total before the change, less the counts of the chats it names (bare JIDs; 0 for a
+    /// registration gone). The store keeps that total with its chats' counts, changed in the
+    /// transaction that changes one (a message, a read, a chat forgotten), so this reads one row more,
+    /// never a recount: on PostgreSQL, in the statement that reads the chat, with the registration
+    /// locked until the transaction ends, so that the total is the one this change starts from.
     func updateChat<Result>(
         registrationID: Int64, chat: String, unreadExcluding: [String]?,
         _ change: (inout ChatState?, _ unreadBefore: Int?) -> Result
@@ -48,13 +51,6 @@ public protocol PushTransaction {
         registrationID: Int64, chat: String, unreadExcluding: [String]?,
         _ change: (inout ChatState?, _ unreadBefore: Int?) -> (Result, RetryItem?)
     ) throws -> (Result, RetryItem?)
-    /// The registration's unread total, less the counts of the chats in `excluding` (bare JIDs); 0 for
-    /// a registration gone. The store keeps the total of its chats' counts, changed with them in the
-    /// transaction that changes one (however it does: a message, a read, a chat forgotten, the
-    /// registration removed), so this reads one row, and one more per excluded chat stored. Where
-    /// instances share the store, the registration stays locked until the transaction ends, as
-    /// `updateChat` locks it: the total read before a chat's change is the one that change starts from.
-    func unreadTotal(registrationID: Int64, excluding: [String]) throws -> Int
     /// True the first time `key` is seen for the registration since `since`; remembers it at `at`.
     func firstSighting(registrationID: Int64, key: String, at: Timestamp, since: Timestamp) throws -> Bool
     func rememberCall(_ call: PendingCall) throws

@@ -42,7 +42,8 @@ import Testing
         }
     }
 
-    @Test(arguments: StoreKind.allCases)
+    /// Only where one process owns the store: PostgreSQL runs it alongside the others (`PushStore`).
+    @Test(arguments: StoreKind.sqlite)
     func aBackgroundTransactionRunsBeforeEveryLaterOne(kind: StoreKind) async throws {
         try await withStore(kind) { store in
             let id = try await registered(store).id
@@ -50,6 +51,25 @@ import Testing
                 { _ = try $0.firstSighting(registrationID: id, key: "k", at: 1_000, since: 0) },
                 failed: { Issue.record($0) })
             #expect(try await !store.firstSighting(registrationID: id, key: "k", at: 2_000, since: 0))
+        }
+    }
+
+    @Test func aBackgroundTransactionOnPostgreSQLCommitsAlongsideTheOthers() async throws {
+        try await withStore(.postgresql) { store in
+            let id = try await registered(store).id
+            store.transactionInBackground(
+                { transaction in
+                    try transaction.updateChat(registrationID: id, chat: "bob@example.org") { state in
+                        state = ChatState(registrationID: id, chat: "bob@example.org", count: 1)
+                    }
+                }, failed: { Issue.record($0) })
+            let deadline = ContinuousClock.now + .seconds(30)
+            var chats = try await store.chats(registrationID: id)
+            while chats.isEmpty && ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(20))
+                chats = try await store.chats(registrationID: id)
+            }
+            #expect(chats.map(\.count) == [1])
         }
     }
 

@@ -93,7 +93,7 @@ extension PushService {
             return try transaction.updateChatAndEnqueue(
                 registrationID: registration.id, chat: window.chat, unreadExcluding: excluded
             ) { state, unreadBefore -> (EndedWindow, RetryItem?) in
-                let badge = Badge(excluded: excluded, before: unreadBefore)
+                let badge = Badge.read(excluded: excluded, before: unreadBefore)
                 guard case .push(let held, let count) = ChatCoalescer.windowEnded(&state, now: at, grace: grace) else {
                     return (.quiet, nil)
                 }

@@ -1,7 +1,7 @@
 import Store
 
 /// The unread total a message or read summary carries (`badge`, docs/wire-contract.md): the counts of
-/// the registration's chats, which the store sums as it changes them (`PushTransaction.unreadTotal`),
+/// the registration's chats, which the store sums as it changes them (`PushTransaction.updateChat`),
 /// less its muted chats' unless its policy counts them (`badgeMuted`). Read in the transaction that
 /// changes a chat, before the change, and moved by that change here: no push counts the chats.
 struct Badge: Sendable, Equatable {
@@ -23,9 +23,9 @@ struct Badge: Sendable, Equatable {
 
 extension Badge {
     /// The badge of the total the store read before a chat's change (nil: none was read).
-    init?(excluded: [String]?, before: Int?) {
+    static func read(excluded: [String]?, before: Int?) -> Badge? {
         guard let excluded, let before else { return nil }
-        self = Badge(excluded: excluded, before: before) as Badge
+        return Badge(excluded: excluded, before: before)
     }
 }
 

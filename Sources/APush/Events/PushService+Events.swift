@@ -109,7 +109,7 @@ extension PushService {
         let (due, total) = try transaction.updateChat(
             registrationID: target.registration.id, chat: chat, unreadExcluding: excluded
         ) { state, unreadBefore in
-            let badge = Badge(excluded: excluded, before: unreadBefore)
+            let badge = Badge.read(excluded: excluded, before: unreadBefore)
             let countBefore = state?.count ?? 0
             let due = ChatCoalescer.read(&state, now: at, window: window)
             return (due, badge?.after(chat: chat, countBefore: countBefore, countAfter: state?.count ?? 0))
@@ -162,7 +162,7 @@ extension PushService {
         let ((decision, decided), stored) = try transaction.updateChatAndEnqueue(
             registrationID: registrationID, chat: chat, unreadExcluding: excluded
         ) { (state: inout ChatState?, unreadBefore) -> ((ChatCoalescer.MessageDecision, OutgoingPush?), RetryItem?) in
-            let badge = Badge(excluded: excluded, before: unreadBefore)
+            let badge = Badge.read(excluded: excluded, before: unreadBefore)
             let countBefore = state?.count ?? 0
             let decision = ChatCoalescer.message(
                 &state, registrationID: registrationID, chat: chat, notice: held,

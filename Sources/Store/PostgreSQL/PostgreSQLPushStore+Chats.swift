@@ -180,19 +180,4 @@ extension PostgreSQLPushTransaction {
         try PostgreSQLPushStore.queueInsert(item, in: connection)
         return (result, item)
     }
-
-    func unreadTotal(registrationID: Int64, excluding chats: [String]) throws -> Int {
-        let total =
-            try connection.query(
-                "SELECT unread FROM registrations WHERE id = $1 FOR UPDATE", [.integer(registrationID)]
-            ).first?.decode("unread", \.int64Value) ?? 0
-        guard !chats.isEmpty, total > 0 else { return Int(total) }
-        let excluded = try connection.queryOne(
-            """
-            SELECT coalesce(sum(count), 0)::bigint AS n FROM chats
-            WHERE registration_id = $1 AND chat IN (SELECT jsonb_array_elements_text($2::jsonb))
-            """, [.integer(registrationID), .text(try SQLitePushStore.jsonArray(chats))]
-        ).decode("n", \.int64Value)
-        return Int(total - excluded)
-    }
 }

@@ -22,20 +22,19 @@ extension PostgreSQLPushStore {
         _ request: RegistrationRequest, freshCollapseKey: [UInt8], now: Timestamp,
         limits: StoreLimits, in connection: Connection
     ) throws -> Registration {
-        let lock = tokenLock(request.token)
-        try connection.enqueue(lock.sql, lock.parameters)
-        let old = try connection.queries([registrationLookup(for: request)])[0].first.map(SQLitePushStore.registration)
+        try connection.enqueue(tokenLock(request.token))
+        let old = try connection.query(registrationLookup(for: request)).first.map(SQLitePushStore.registration)
         return try register(
             request, over: old, freshCollapseKey: freshCollapseKey, now: now, limits: limits, in: connection)
     }
 
     /// Serialises the registration changes of one token, until the transaction ends.
-    static func tokenLock(_ token: String) -> (sql: String, parameters: [SQLValue]) {
+    static func tokenLock(_ token: String) -> SQLStatement {
         ("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", [.text(token)])
     }
 
     /// The registration `request` would update (`registration(domain:token:account:deviceKey:in:)`).
-    static func registrationLookup(for request: RegistrationRequest) -> (sql: String, parameters: [SQLValue]) {
+    static func registrationLookup(for request: RegistrationRequest) -> SQLStatement {
         registrationLookup(
             domain: request.domain, token: request.token, account: SQLitePushStore.account(of: request),
             deviceKey: request.deviceKey)
@@ -120,7 +119,7 @@ extension PostgreSQLPushStore {
 
     /// `SQLitePushStore.registration(domain:token:account:deviceKey:in:)`'s choice, in one ORDER BY.
     static func registrationLookup(domain: String, token: String, account: String?, deviceKey: [UInt8]?)
-        -> (sql: String, parameters: [SQLValue])
+        -> SQLStatement
     {
         (
             """
@@ -290,8 +289,7 @@ extension PostgreSQLPushTransaction {
     func registerUnlessBuried(
         _ request: RegistrationRequest, freshCollapseKey: [UInt8], now: Timestamp, buriedSince: Timestamp
     ) throws -> Registration? {
-        let lock = PostgreSQLPushStore.tokenLock(request.token)
-        try connection.enqueue(lock.sql, lock.parameters)
+        try connection.enqueue(PostgreSQLPushStore.tokenLock(request.token))
         let rows = try readingPolicyGeneration(
             PostgreSQLPushStore.registrationLookup(for: request),
             tombstoneLookup(
@@ -312,7 +310,7 @@ extension PostgreSQLPushTransaction {
 
     /// Runs `statements` with the read of the policy generation, kept for `policyGeneration`; returns
     /// their rows.
-    private func readingPolicyGeneration(_ statements: (sql: String, parameters: [SQLValue])...) throws -> [[Row]] {
+    private func readingPolicyGeneration(_ statements: SQLStatement...) throws -> [[Row]] {
         let rows = try connection.queries(statements + [(Self.policyGenerationQuery, [])])
         readAhead.policyGeneration = try rows.last?.first?.decode("value", \.int64Value)
         return Array(rows.dropLast())
@@ -349,14 +347,12 @@ extension PostgreSQLPushTransaction {
     }
 
     func isBuried(token: String, pushModule: String?, account: String?, since: Timestamp) throws -> Bool {
-        !(try connection.queries([tombstoneLookup(token: token, pushModule: pushModule, account: account, since: since)]
-        )[
-            0
-        ].isEmpty)
+        !(try connection.query(tombstoneLookup(token: token, pushModule: pushModule, account: account, since: since))
+            .isEmpty)
     }
 
     private func tombstoneLookup(token: String, pushModule: String?, account: String?, since: Timestamp)
-        -> (sql: String, parameters: [SQLValue])
+        -> SQLStatement
     {
         (
             """

@@ -139,7 +139,8 @@ extension SQLitePushTransaction {
         ) { change(&$0, unread) }
     }
 
-    func unreadTotal(registrationID: Int64, excluding chats: [String]) throws -> Int {
+    /// The registration's unread total less the chats in `chats`, as `updateChat` passes it.
+    private func unreadTotal(registrationID: Int64, excluding chats: [String]) throws -> Int {
         let total =
             try database.query("SELECT unread FROM registrations WHERE id = ?", [.integer(registrationID)])
             .first?.decode("unread", \.int64Value) ?? 0

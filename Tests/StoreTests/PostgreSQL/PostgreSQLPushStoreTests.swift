@@ -201,7 +201,9 @@ import LocalServers
             }
             #expect(badges.sorted() == Array(1...messages))
             #expect(
-                try await instances[1].transaction { try $0.unreadTotal(registrationID: id, excluding: []) } == messages
+                try await instances[1].transaction {
+                    try $0.updateChat(registrationID: id, chat: "nobody@example.org", unreadExcluding: []) { $1 }
+                } == messages
             )
         }
     }
