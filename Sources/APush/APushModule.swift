@@ -29,7 +29,7 @@ public struct APushModule: HostedModule {
             store: store, settings: settings, logger: logger.child(label: "apush"), clock: sharedClock.clock)
         relay = StoreAnswerRelay(
             store: store, appServer: appServer, logger: logger.child(label: "relay"), clock: sharedClock.clock,
-            rejected: { [service] in service.notificationRejected(on: "peers") })
+            keptFor: upstreamTimeout, rejected: { [service] in service.notificationRejected(on: "peers") })
     }
 
     /// Answers to another instance's requests go to it through the store they share.

@@ -40,8 +40,13 @@ public protocol PushStore: Sendable {
     func tellPeers(_ message: String) async throws
     /// Calls `hear` with every message an instance sharing the store tells (`tellPeers`) until the
     /// watch is stopped; nil where no other process shares the store. A message that does not prove it
-    /// comes from an instance is dropped, and calls `rejected`.
-    func watchPeers(_ hear: @escaping @Sendable (String) -> Void, rejected: @escaping @Sendable () -> Void)
+    /// comes from an instance is dropped, and calls `rejected`. After the watch starts listening, and
+    /// after every time it listens again (the store came back), it calls `listening`: what was told
+    /// meanwhile was lost.
+    func watchPeers(
+        _ hear: @escaping @Sendable (String) -> Void, listening: @escaping @Sendable () -> Void,
+        rejected: @escaping @Sendable () -> Void
+    )
         throws -> (any StoreWatch)?
     /// The time on the clock every instance sharing the store agrees on (the database's), in
     /// milliseconds since 1970; nil where one process alone uses the store: its own clock is the one.

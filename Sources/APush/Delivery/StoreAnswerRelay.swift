@@ -13,10 +13,20 @@ import XMPP
 /// At most `maximumInFlight` answers are being passed at once, so a flood of stray results (anyone
 /// may send the component an IQ result) cannot hold the store's connections: past it they are
 /// dropped, as a stray answer was before instances shared a JID.
+///
+/// An answer passed while the asker did not listen (the store restarted: both the passing and the
+/// listening go through it) would be lost, and the asker would send its push again once its request
+/// timed out. So each instance tells the others when it listens again (`listeningAgain`), and each
+/// then passes again the answers it passed lately (`RecentAnswers`); an asker takes the one it still
+/// waits for and ignores the others.
 final class StoreAnswerRelay: AnswerRelay {
     static let maximumInFlight = 64
+    /// Answers kept to pass again: a PostgreSQL restart's worth at a busy server's rate.
+    static let recentCapacity = 256
     /// What every message this relay passes begins with, so other kinds of message can share the channel.
     static let kind = "answer "
+    /// What an instance tells the others once it listens again.
+    static let listeningAgain = "listening"
 
     private let store: any PushStore
     private let appServer: JID
@@ -26,9 +36,11 @@ final class StoreAnswerRelay: AnswerRelay {
     private let clock: PushClock
     /// Told of each message that did not verify (dropped by the store).
     private let rejected: @Sendable () -> Void
+    private let recent: Mutex<RecentAnswers>
 
+    /// `keptFor`: how long an asker waits for an answer (the upstream timeout).
     init(
-        store: any PushStore, appServer: JID, logger: Logger, clock: PushClock,
+        store: any PushStore, appServer: JID, logger: Logger, clock: PushClock, keptFor: Duration,
         rejected: @escaping @Sendable () -> Void
     ) {
         self.store = store
@@ -36,6 +48,7 @@ final class StoreAnswerRelay: AnswerRelay {
         self.logger = logger
         self.clock = clock
         self.rejected = rejected
+        recent = Mutex(RecentAnswers(capacity: Self.recentCapacity, keptFor: keptFor))
     }
 
     /// The module asks only the App Server.
@@ -55,6 +68,7 @@ final class StoreAnswerRelay: AnswerRelay {
             dropped("answers for other instances come faster than they can be passed on")
             return
         }
+        recent.withLock { $0.keep(message, at: .now) }
         Task { [self] in
             do {
                 try await store.tellPeers(message)
@@ -67,13 +81,48 @@ final class StoreAnswerRelay: AnswerRelay {
 
     func watch(_ deliver: @escaping @Sendable (Element) -> Void) throws -> (any RelayWatch)? {
         try store.watchPeers(
-            { message in
+            { [self] message in
+                if message == Self.listeningAgain { return passAgain() }
                 guard message.hasPrefix(Self.kind),
                     let answer = try? Element.parse(String(message.dropFirst(Self.kind.count)))
                 else { return }
                 deliver(answer)
-            }, rejected: rejected
+            },
+            listening: { [self] in Task { await sayListening() } },
+            rejected: rejected
         ).map(StoreRelayWatch.init)
+    }
+
+    /// Tells every instance, this one too, that this one listens again; while the store still fails
+    /// (its connections come back one by one), again every quarter second, as long as an answer
+    /// passed before could still be waited for.
+    private func sayListening() async {
+        let until = ContinuousClock.now + recent.withLock(\.keptFor)
+        while true {
+            do {
+                return try await store.tellPeers(Self.listeningAgain)
+            } catch {
+                guard ContinuousClock.now < until else {
+                    return logger.debug("could not tell the other instances that this one listens again: \(error)")
+                }
+                try? await Task.sleep(for: .milliseconds(250))
+            }
+        }
+    }
+
+    /// An instance listens again: the answers this one passed lately go again, one after the other.
+    private func passAgain() {
+        let messages = recent.withLock { $0.current(at: .now) }
+        guard !messages.isEmpty else { return }
+        Task { [self] in
+            for message in messages {
+                do {
+                    try await store.tellPeers(message)
+                } catch {
+                    return logger.debug("could not pass answers again to the other instances: \(error)")
+                }
+            }
+        }
     }
 
     /// The answer as a message: whole if it fits, else the IQ with only its error (what a requester

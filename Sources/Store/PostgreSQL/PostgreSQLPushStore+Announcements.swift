@@ -57,12 +57,14 @@ extension PostgreSQLPushStore {
         }
     }
 
-    public func watchPeers(_ hear: @escaping @Sendable (String) -> Void, rejected: @escaping @Sendable () -> Void)
-        throws -> (any StoreWatch)?
-    {
+    public func watchPeers(
+        _ hear: @escaping @Sendable (String) -> Void, listening: @escaping @Sendable () -> Void,
+        rejected: @escaping @Sendable () -> Void
+    ) throws -> (any StoreWatch)? {
         let key = notificationKey
         return try Listener(
-            conninfo: conninfo, channel: Self.peerChannel, reconnectInterval: reconnectInterval, connected: {},
+            conninfo: conninfo, channel: Self.peerChannel, reconnectInterval: reconnectInterval,
+            connected: listening,
             heard: { payloads in
                 Self.verified(payloads, channel: Self.peerChannel, key: key, rejected: rejected).forEach(hear)
             })

@@ -202,9 +202,10 @@ public final class SQLitePushStore: PushStore {
     /// Nothing: no other process shares the store.
     public func tellPeers(_ message: String) {}
 
-    public func watchPeers(_ hear: @escaping @Sendable (String) -> Void, rejected: @escaping @Sendable () -> Void)
-        -> (any StoreWatch)?
-    { nil }
+    public func watchPeers(
+        _ hear: @escaping @Sendable (String) -> Void, listening: @escaping @Sendable () -> Void,
+        rejected: @escaping @Sendable () -> Void
+    ) -> (any StoreWatch)? { nil }
 
     /// Nil: the store is this process's alone, and its clock is the process's.
     public func clockReading() -> Timestamp? { nil }

@@ -7,6 +7,7 @@ import Testing
 import XMLStream
 import XMPP
 import LocalServers
+import TestSupport
 
 @testable import APush
 
@@ -16,7 +17,7 @@ import LocalServers
     @Test func itAsksOnlyTheAppServer() throws {
         let relay = StoreAnswerRelay(
             store: try SQLitePushStore(.memory), appServer: Self.appServer, logger: .disabled, clock: .system,
-            rejected: {})
+            keptFor: .seconds(25), rejected: {})
         #expect(relay.asks(Self.appServer))
         #expect(!relay.asks(try JID("mallory@localhost/x")))
     }
@@ -44,8 +45,7 @@ import LocalServers
     @Test func anSQLiteStoreRelaysNothing() throws {
         let relay = StoreAnswerRelay(
             store: try SQLitePushStore(.memory), appServer: try JID("push.localhost"), logger: .disabled,
-            clock: .system,
-            rejected: {})
+            clock: .system, keptFor: .seconds(25), rejected: {})
         #expect(try relay.watch { _ in } == nil)
     }
 
@@ -59,7 +59,9 @@ import LocalServers
         )
         let heard = Mutex<[Element]>([])
         let relays = [first, second].map {
-            StoreAnswerRelay(store: $0, appServer: Self.appServer, logger: .disabled, clock: .system, rejected: {})
+            StoreAnswerRelay(
+                store: $0, appServer: Self.appServer, logger: .disabled, clock: .system, keptFor: .seconds(25),
+                rejected: {})
         }
         let watch = try #require(try relays[1].watch { answer in heard.withLock { $0.append(answer) } })
         defer { watch.stop() }
@@ -75,5 +77,50 @@ import LocalServers
         }
         let mine = heard.withLock { $0.filter { $0.stanzaID == id } }
         #expect(!mine.isEmpty && mine.allSatisfy { $0 == answer })
+    }
+
+    /// Issue 25: an answer passed on while PostgreSQL restarts (neither the passing nor the other's
+    /// listening goes through) reaches the other instance once both listen again, instead of leaving
+    /// its asker to time out and send the push again.
+    @Test func anAnswerPassedWhileTheDatabaseRestartsReachesTheOtherOnceItListensAgain() async throws {
+        let server = try PostgreSQLServer()
+        try await server.start()
+        do {
+            let stores = [
+                try await PostgreSQLPushStore.open(url: server.url, componentSecret: testComponentSecret),
+                try await PostgreSQLPushStore.open(url: server.url, componentSecret: testComponentSecret),
+            ]
+            let relays = stores.map {
+                StoreAnswerRelay(
+                    store: $0, appServer: Self.appServer, logger: .disabled, clock: .system, keptFor: .seconds(25),
+                    rejected: {})
+            }
+            let heard = Mutex<[String]>([])
+            let watches = [
+                try #require(try relays[0].watch { _ in }),
+                try #require(try relays[1].watch { answer in heard.withLock { $0.append(answer.stanzaID ?? "") } }),
+            ]
+            defer { watches.forEach { $0.stop() } }
+            func answer(_ id: String) throws -> Element {
+                try Element.parse(
+                    "<iq xmlns='jabber:component:accept' type='result' id='\(id)' from='push.localhost'/>")
+            }
+            try await waitUntil("the other instance listens", timeout: .seconds(20)) {
+                relays[0].pass(try answer("before"))
+                return heard.withLock { $0.contains("before") }
+            }
+
+            await server.stop()
+            relays[0].pass(try answer("during"))
+            try await Task.sleep(for: .milliseconds(200))
+            try await server.start()
+            try await waitUntil("the answer passed during the restart is heard", timeout: .seconds(30)) {
+                heard.withLock { $0.contains("during") }
+            }
+        } catch {
+            await server.stop()
+            throw error
+        }
+        await server.stop()
     }
 }

@@ -81,7 +81,9 @@ import SQLite
             )
             let heard = Mutex<[String]>([])
             let watches = try [teller, other].map { store in
-                try #require(try store.watchPeers({ message in heard.withLock { $0.append(message) } }, rejected: {}))
+                try #require(
+                    try store.watchPeers(
+                        { message in heard.withLock { $0.append(message) } }, listening: {}, rejected: {}))
             }
             defer { watches.forEach { $0.stop() } }
             let message = "answer <iq id='\(UUID().uuidString)'/>"
@@ -92,6 +94,29 @@ import SQLite
             }
             await #expect(throws: StoreCapacityError.self) {
                 try await teller.tellPeers(String(repeating: "x", count: peerMessageLimit + 1))
+            }
+        }
+    }
+
+    /// A peers' watch says when it listens: once it starts, and again once the database is back from a
+    /// restart (what was told meanwhile was lost), when it hears what is told again.
+    @Test func aPeersWatchSaysWhenItListensAgainAfterARestart() async throws {
+        try await withOwnPostgreSQLServer { server in
+            let store = try await PostgreSQLPushStore.open(
+                url: server.url, componentSecret: TestDatabase.componentSecret)
+            let listened = Mutex(0)
+            let heard = Mutex<[String]>([])
+            let watch = try #require(
+                try store.watchPeers(
+                    { message in heard.withLock { $0.append(message) } },
+                    listening: { listened.withLock { $0 += 1 } }, rejected: {}))
+            defer { watch.stop() }
+            try await waitUntil("the watch listens", timeout: .seconds(20)) { listened.withLock { $0 == 1 } }
+            try await server.restart()
+            try await waitUntil("the watch listens again", timeout: .seconds(30)) { listened.withLock { $0 == 2 } }
+            try await waitUntil("it hears what is told", timeout: .seconds(20)) {
+                try? await store.tellPeers("after the restart")
+                return heard.withLock { $0.contains("after the restart") }
             }
         }
     }
@@ -116,7 +141,7 @@ import SQLite
                         rejected: { rejected.withLock { $0.append("due") } })),
                 try #require(
                     try store.watchPeers(
-                        { message in peersHeard.withLock { $0.append(message) } },
+                        { message in peersHeard.withLock { $0.append(message) } }, listening: {},
                         rejected: { rejected.withLock { $0.append("peers") } })),
             ]
             defer { watches.forEach { $0.stop() } }
@@ -177,7 +202,7 @@ import SQLite
     func anSQLiteStoreIsThisProcesssAloneAndTellsNothing(kind: StoreKind) async throws {
         try await withStore(kind) { store in
             let due = try store.watchDueWork({ _ in }, rejected: {})
-            let peers = try store.watchPeers({ _ in }, rejected: {})
+            let peers = try store.watchPeers({ _ in }, listening: {}, rejected: {})
             #expect(due == nil && peers == nil)
             try await store.tellPeers("answer <iq/>")
         }
