@@ -120,6 +120,10 @@ enum PostgreSQLBench {
         case sqlite(Synchronous)
         /// The server, and whether its sessions' commits wait for the log to reach the disk.
         case postgresql(PostgreSQLServer, synchronousCommit: Bool)
+
+        var server: PostgreSQLServer? {
+            if case .postgresql(let server, _) = self { server } else { nil }
+        }
     }
 
     struct Row {
@@ -143,6 +147,7 @@ enum PostgreSQLBench {
             let failures = Failures()
             let sentBefore = instances.map(\.sender.sent).reduce(0, +)
             let roundTripsBefore = Self.roundTrips(stores)
+            let sampler = engine.server.flatMap { inFlight > 1 ? WaitSampler(url: $0.url) : nil }
             let row = await timed(name, measured.count, unit: "pushes/s", serverGroup: serverGroup) {
                 await withTaskGroup(of: Void.self) { group in
                     for worker in 0..<inFlight {
@@ -159,6 +164,12 @@ enum PostgreSQLBench {
                 return instances.map(\.sender.sent).reduce(0, +) - sentBefore
             }
             if let summary = failures.summary { Flood.say("    failed: \(summary)") }
+            if let states = sampler?.stop() {
+                Flood.say(
+                    "    the database's busy sessions, on average (pg_stat_activity every 5 ms): "
+                        + states.prefix(6).map { String(format: "%.2f %@", $0.sessions, $0.state) }.joined(
+                            separator: ", "))
+            }
             if let before = roundTripsBefore, let after = Self.roundTrips(stores) {
                 let each = { (roundTrips: Int, transactions: Int) in Double(roundTrips) / Double(max(1, transactions)) }
                 Flood.say(

@@ -1,5 +1,5 @@
 import Dispatch
-public import SQLCore
+internal import SQLCore
 public import SQLite
 import Sealing
 import Synchronization
