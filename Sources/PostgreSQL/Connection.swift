@@ -27,6 +27,16 @@ public final class Connection {
     private var abandoned = false
     /// Exchanges with the server so far: each statement sent alone, and each pipeline, is one.
     public private(set) var roundTrips = 0
+    /// The session's prepared statements, by text and parameter types: a statement with parameters is
+    /// prepared the first time it is sent (in the same round trip), so the server parses and analyses
+    /// it once per session, not on every call, and plans it once when a generic plan serves.
+    private var preparedNames: [PreparedKey: String] = [:]
+    /// How many statements the session prepared: each name is new, as a forgotten one (stale after a
+    /// schema change) stays on the server.
+    private var preparedCount = 0
+    /// The most statements a session prepares: the store's are a fixed set, well under it; past it a
+    /// statement is sent unnamed, as every one was before.
+    static let preparedLimit = 256
 
     /// Connects with a conninfo string or a `postgresql://` URL. A connection attempt gives up after
     /// `connectTimeout` seconds unless the conninfo sets `connect_timeout` itself.
@@ -202,41 +212,75 @@ public final class Connection {
     }
 
     /// Sends the queued statements and then `statements`, and returns the results of `statements`:
-    /// one statement alone as a plain exchange, more as one pipeline. One round trip either way.
+    /// one statement alone as a plain exchange, more (or one to prepare first) as one pipeline. One
+    /// round trip either way.
     private func exchange(_ statements: [Statement]) throws(PostgreSQLError) -> [OpaquePointer] {
         let all = queued + statements
         queued.removeAll()
         guard !all.isEmpty else { return [] }
         roundTrips += 1
-        let results = all.count > 1 ? try pipeline(all) : [try single(all[0])]
+        let steps = steps(all)
+        let results = steps.count > 1 ? try pipeline(steps) : [try single(all[0], prepared: steps[0].preparedName)]
         // The queued statements' results nobody reads.
         let unread = results.count - statements.count
         results.prefix(unread).forEach { PQclear($0) }
         return Array(results.dropFirst(unread))
     }
 
-    /// Sends `statements` in one pipeline and reads every result. Past a failed statement the server
-    /// skips the rest up to the sync; the first error is thrown, with every result cleared.
-    private func pipeline(_ statements: [Statement]) throws(PostgreSQLError) -> [OpaquePointer] {
-        guard PQenterPipelineMode(handle) == 1 else { throw lost(statements[0].sql) }
+    /// What the server is sent for `statements`: each one with parameters by its prepared statement,
+    /// prepared just before where this session has not yet.
+    private func steps(_ statements: [Statement]) -> [Step] {
+        var steps: [Step] = []
+        var preparing: [PreparedKey: String] = [:]
+        for statement in statements {
+            let key = statement.preparedKey
+            if let name = preparedNames[key] ?? preparing[key] {
+                steps.append(.run(statement, preparedName: name))
+            } else if statement.encoded.isEmpty || preparedCount + preparing.count >= Self.preparedLimit {
+                steps.append(.run(statement, preparedName: nil))
+            } else {
+                let name = "apush_\(preparedCount + preparing.count)"
+                preparing[key] = name
+                steps.append(.prepare(name: name, key: key))
+                steps.append(.run(statement, preparedName: name))
+            }
+        }
+        return steps
+    }
+
+    /// Sends `steps` in one pipeline and reads every result, returning the statements' (a prepared
+    /// statement is remembered once the server has it). Past a failed step the server skips the rest
+    /// up to the sync; the first error is thrown, with every result cleared.
+    private func pipeline(_ steps: [Step]) throws(PostgreSQLError) -> [OpaquePointer] {
+        guard PQenterPipelineMode(handle) == 1 else { throw lost(steps[0].sql) }
         var results: [OpaquePointer] = []
         var failure: PostgreSQLError?
         var drained = true
-        for statement in statements {
-            let sent = statement.withLibPQParameters { count, types, values, lengths, formats in
-                PQsendQueryParams(handle, statement.sql, count, types, values, lengths, formats, 0)
+        for step in steps {
+            let sent: Int32
+            switch step {
+            case .prepare(let name, let key):
+                sent = PQsendPrepare(handle, name, key.sql, Int32(key.types.count), key.types)
+            case .run(let statement, let preparedName?):
+                sent = statement.withLibPQParameters { count, _, values, lengths, formats in
+                    PQsendQueryPrepared(handle, preparedName, count, values, lengths, formats, 0)
+                }
+            case .run(let statement, nil):
+                sent = statement.withLibPQParameters { count, types, values, lengths, formats in
+                    PQsendQueryParams(handle, statement.sql, count, types, values, lengths, formats, 0)
+                }
             }
             guard sent == 1 else {
-                failure = lost(statement.sql)
+                failure = lost(step.sql)
                 break
             }
         }
-        if failure == nil, PQpipelineSync(handle) != 1 { failure = lost(statements[0].sql) }
+        if failure == nil, PQpipelineSync(handle) != 1 { failure = lost(steps[0].sql) }
         if failure == nil {
-            for statement in statements {
-                // Each statement's result, then a null that ends it.
+            for step in steps {
+                // Each step's result, then a null that ends it.
                 guard let result = PQgetResult(handle) else {
-                    failure = failure ?? lost(statement.sql)
+                    failure = failure ?? lost(step.sql)
                     drained = false
                     break
                 }
@@ -244,12 +288,19 @@ public final class Connection {
                 do throws(PostgreSQLError) {
                     if PQresultStatus(result) == PGRES_PIPELINE_ABORTED {
                         throw PostgreSQLError(
-                            sqlState: nil, message: "skipped after an earlier statement failed", sql: statement.sql)
+                            sqlState: nil, message: "skipped after an earlier statement failed", sql: step.sql)
                     }
-                    try check(result, sql: statement.sql)
-                    results.append(result)
+                    try check(result, sql: step.sql)
+                    if case .prepare(let name, let key) = step {
+                        preparedNames[key] = name
+                        preparedCount += 1
+                        PQclear(result)
+                    } else {
+                        results.append(result)
+                    }
                 } catch {
                     PQclear(result)
+                    forgetIfStale(step, error)
                     failure = failure ?? error
                 }
             }
@@ -263,19 +314,34 @@ public final class Connection {
         return results
     }
 
-    /// Sends one statement alone and checks its result.
-    private func single(_ statement: Statement) throws(PostgreSQLError) -> OpaquePointer {
+    /// Sends one statement alone, by its prepared statement if it has one, and checks its result.
+    private func single(_ statement: Statement, prepared name: String?) throws(PostgreSQLError) -> OpaquePointer {
         let result = statement.withLibPQParameters { count, types, values, lengths, formats in
-            PQexecParams(handle, statement.sql, count, types, values, lengths, formats, 0)
+            if let name {
+                PQexecPrepared(handle, name, count, values, lengths, formats, 0)
+            } else {
+                PQexecParams(handle, statement.sql, count, types, values, lengths, formats, 0)
+            }
         }
         guard let result else { throw lost(statement.sql) }
         do {
             try check(result, sql: statement.sql)
         } catch {
             PQclear(result)
+            forgetIfStale(.run(statement, preparedName: name), error)
             throw error
         }
         return result
+    }
+
+    /// A prepared statement the server no longer runs (`isStalePreparedStatement`; told by its
+    /// SQLSTATE alone, as a server may word its messages in another language) is prepared anew, under
+    /// a new name, the next time it is sent.
+    private func forgetIfStale(_ step: Step, _ error: PostgreSQLError) {
+        guard error.sqlState == PostgreSQLError.featureNotSupported, case .run(let statement, _?) = step else {
+            return
+        }
+        preparedNames[statement.preparedKey] = nil
     }
 
     private func lost(_ sql: String) -> PostgreSQLError {
@@ -391,6 +457,31 @@ private enum TypeOID {
 /// A statement's text with the values of its `$1`, `$2`..., built apart from the call that runs it.
 public typealias SQLStatement = (sql: String, parameters: [SQLValue])
 
+/// A statement the session prepares: its text, and the types its parameters are sent as (a value's
+/// type decides how the server reads it, so one text sent with other types is another statement).
+private struct PreparedKey: Hashable {
+    let sql: String
+    let types: [Oid]
+}
+
+/// One message of an exchange: a statement to prepare, or a statement to run (by its prepared
+/// statement's name, or unnamed).
+private enum Step {
+    case prepare(name: String, key: PreparedKey)
+    case run(Statement, preparedName: String?)
+
+    var preparedName: String? {
+        if case .run(_, let name) = self { name } else { nil }
+    }
+
+    var sql: String {
+        switch self {
+        case .prepare(_, let key): key.sql
+        case .run(let statement, _): statement.sql
+        }
+    }
+}
+
 /// A statement with its parameters as libpq takes them: text NUL-terminated, but `bytea` in binary
 /// (its raw bytes). Text is sent as `text` and bytes as `bytea`; a number or NULL is left for the
 /// server to type from where it is used, so `SQLValue(true)` (the integer 1) fills a `boolean` as well
@@ -399,6 +490,8 @@ public typealias SQLStatement = (sql: String, parameters: [SQLValue])
 private struct Statement {
     let sql: String
     let encoded: [(type: Oid, bytes: [UInt8]?, binary: Bool)]
+
+    var preparedKey: PreparedKey { PreparedKey(sql: sql, types: encoded.map(\.type)) }
 
     init(_ sql: String, _ parameters: [SQLValue]) throws(PostgreSQLError) {
         self.sql = sql

@@ -21,16 +21,25 @@ public struct PostgreSQLError: Error, CustomStringConvertible, Equatable {
     public static let uniqueViolation = "23505"
     public static let serializationFailure = "40001"
     public static let deadlockDetected = "40P01"
+    public static let featureNotSupported = "0A000"
 
     /// The same statement may work later: the connection was lost or refused (class 08), the server is
     /// shutting down or starting (57P01-57P03), lacks a resource (class 53), a concurrent transaction
-    /// won (serialization failure, deadlock, a lock not available), or a statement ran out of time
-    /// waiting (57014, `statement_timeout`).
+    /// won (serialization failure, deadlock, a lock not available), a statement ran out of time
+    /// waiting (57014, `statement_timeout`), or a prepared statement went stale.
     public var mayPass: Bool {
-        guard !connectionLost else { return true }
+        guard !connectionLost, !isStalePreparedStatement else { return true }
         guard let sqlState else { return false }
         return [Self.serializationFailure, Self.deadlockDetected, "55P03", "57014", "57P01", "57P02", "57P03"]
             .contains(sqlState) || sqlState.hasPrefix("08") || sqlState.hasPrefix("53")
+    }
+
+    /// A statement this session prepared reads a table whose columns changed since (a newer instance
+    /// migrated the schema): the server refuses to run it ("cached plan must not change result type"),
+    /// and the session prepares it again the next time it is sent, so running the transaction again
+    /// succeeds.
+    public var isStalePreparedStatement: Bool {
+        sqlState == Self.featureNotSupported && message.contains("cached plan")
     }
 
     /// A concurrent transaction won: running the whole transaction again may succeed.

@@ -68,11 +68,11 @@ enum PostgreSQLBench {
     }
 
     static func measure(_ server: PostgreSQLServer, _ options: Options) async throws {
-        guard let serverGroup = await server.pid else { throw EndToEnd.SetupFailure("PostgreSQL is not running") }
+        guard let postmaster = await server.pid else { throw EndToEnd.SetupFailure("PostgreSQL is not running") }
         Flood.say(
             "apush-bench postgresql (\(Bench.isDebug ? "DEBUG build: use -c release" : "release build")): "
                 + "\(options.count) publishes a row after \(devices) that register the devices; PostgreSQL 15 "
-                + "on loopback (pid \(serverGroup), fsync on); \(ProcessInfo.processInfo.activeProcessorCount) cores")
+                + "on loopback (pid \(postmaster), fsync on); \(ProcessInfo.processInfo.activeProcessorCount) cores")
         let key = KeyPair.generate().publicKey
         let elements = try (0..<devices + options.count).map { try Element.parse(Bench.publish($0, key: key)) }
         let durable = Engine.postgresql(server, synchronousCommit: true)
@@ -139,7 +139,7 @@ enum PostgreSQLBench {
         _ name: String, _ elements: [Element], on engine: Engine, inFlight: Int, connections: Int = 4,
         instances count: Int = 1
     ) async throws -> Row {
-        try await withStores(engine, count, connections: connections) { stores, serverGroup in
+        try await withStores(engine, count, connections: connections) { stores, postmaster in
             let instances = try stores.map(Instance.init)
             for element in elements.prefix(devices) { _ = try await instances[0].handle(element) }
             let measured = elements[devices...]
@@ -148,7 +148,7 @@ enum PostgreSQLBench {
             let sentBefore = instances.map(\.sender.sent).reduce(0, +)
             let roundTripsBefore = Self.roundTrips(stores)
             let sampler = engine.server.flatMap { inFlight > 1 ? WaitSampler(url: $0.url) : nil }
-            let row = await timed(name, measured.count, unit: "pushes/s", serverGroup: serverGroup) {
+            let row = await timed(name, measured.count, unit: "pushes/s", postmaster: postmaster) {
                 await withTaskGroup(of: Void.self) { group in
                     for worker in 0..<inFlight {
                         let instance = instances[worker % instances.count]
@@ -204,8 +204,8 @@ enum PostgreSQLBench {
 
     /// `count` registration lookups one after another, on a fresh store.
     static func lookups(_ name: String, on engine: Engine, count: Int) async throws -> Row {
-        try await withStores(engine, 1, connections: 4) { stores, serverGroup in
-            try await timed(name, count, unit: "lookups/s", serverGroup: serverGroup) {
+        try await withStores(engine, 1, connections: 4) { stores, postmaster in
+            try await timed(name, count, unit: "lookups/s", postmaster: postmaster) {
                 for index in 0..<count {
                     _ = try await stores[0].registration(
                         domain: "example.org", token: "bench-token-\(index % devices)", account: nil)
@@ -218,9 +218,9 @@ enum PostgreSQLBench {
     /// Runs `body`, which returns how many operations it did, and prints their rate and CPU each (this
     /// process and the database server's).
     static func timed(
-        _ name: String, _ planned: Int, unit: String, serverGroup: Int32?, _ body: () async throws -> Int
+        _ name: String, _ planned: Int, unit: String, postmaster: Int32?, _ body: () async throws -> Int
     ) async rethrows -> Row {
-        let serverCPU = { serverGroup.map(ProcessFigures.groupCPUSeconds) ?? 0 }
+        let serverCPU = { postmaster.map { ProcessFigures.serverCPUSeconds(postmaster: $0) } ?? 0 }
         let cpu = (bench: Bench.processCPUSeconds(), server: serverCPU())
         let started = ContinuousClock.now
         let done = try await body()
@@ -316,18 +316,19 @@ enum PostgreSQLBench {
 }
 
 extension ProcessFigures {
-    /// CPU seconds so far of every process of `group`, with the exited children they waited for: a
-    /// PostgreSQL server's backends and helpers are processes of its postmaster's group.
-    static func groupCPUSeconds(_ group: Int32) -> Double {
+    /// CPU seconds so far of a PostgreSQL server: its postmaster and the processes it started, with
+    /// the exited children each waited for (the postmaster waits for its backends). Not its process
+    /// group: every backend and helper calls `setsid` and leads a group of its own.
+    static func serverCPUSeconds(postmaster: Int32) -> Double {
         guard let entries = try? FileManager.default.contentsOfDirectory(atPath: "/proc") else { return 0 }
         let ticks = entries.compactMap { entry -> Double? in
-            guard Int32(entry) != nil,
+            guard let pid = Int32(entry),
                 let stat = try? String(contentsOfFile: "/proc/\(entry)/stat", encoding: .utf8),
                 let end = stat.lastIndex(of: ")")
             else { return nil }
-            // After "pid (comm)": pgrp is field 5; utime, stime, cutime and cstime fields 14 to 17.
+            // After "pid (comm)": ppid is field 4; utime, stime, cutime and cstime fields 14 to 17.
             let fields = stat[stat.index(after: end)...].split(separator: " ")
-            guard fields.count > 14, Int32(fields[2]) == group else { return nil }
+            guard fields.count > 14, pid == postmaster || Int32(fields[1]) == postmaster else { return nil }
             return fields[11...14].compactMap { Double($0) }.reduce(0, +)
         }
         return ticks.reduce(0, +) / Double(sysconf(Int32(_SC_CLK_TCK)))

@@ -131,6 +131,80 @@ import LocalServers
         }
     }
 
+    /// A statement with parameters is prepared the first time it is sent, in the same round trip, and
+    /// run by its name after; the same text with other parameter types is another statement; one
+    /// without parameters is sent unnamed. A prepared statement outlives a rolled-back transaction.
+    @Test func aStatementWithParametersIsPreparedOnceInTheSameRoundTrip() async throws {
+        try await withConnection { connection throws in
+            let before = connection.roundTrips
+            try (1...3).forEach { number throws in
+                #expect(
+                    try firstValue(connection, "SELECT $1::bigint + 1 AS n", [.integer(Int64(number))])
+                        == .integer(Int64(number + 1)))
+            }
+            #expect(connection.roundTrips == before + 3)
+            #expect(try preparedCount(connection) == 1)
+            // A number and a null are both sent untyped: the same statement.
+            #expect(try firstValue(connection, "SELECT $1::bigint + 1 AS n", [.null]) == .null)
+            #expect(try preparedCount(connection) == 1)
+            // Text is sent as text, a null untyped: two statements.
+            #expect(try firstValue(connection, "SELECT $1::text AS t", [.text("a")]) == .text("a"))
+            #expect(try firstValue(connection, "SELECT $1::text AS t", [.null]) == .null)
+            #expect(try preparedCount(connection) == 3)
+
+            #expect(throws: TestAbort.self) {
+                try connection.transaction { connection in
+                    _ = try connection.query("SELECT $1::text || 'b' AS t", [.text("a")])
+                    throw TestAbort()
+                }
+            }
+            #expect(try firstValue(connection, "SELECT $1::text || 'b' AS t", [.text("c")]) == .text("cb"))
+            #expect(try preparedCount(connection) == 4)
+        }
+    }
+
+    /// A statement whose preparation the server skipped (an earlier one in its pipeline failed), or
+    /// refused (a mistake in it), is not taken for prepared: it is prepared again when next sent.
+    @Test func aStatementIsTakenForPreparedOnlyOnceTheServerHasIt() async throws {
+        try await withConnection { connection throws in
+            try connection.enqueue("SELECT 1 / $1::int", [.integer(0)])
+            #expect(throws: PostgreSQLError.self) { try connection.query("SELECT $1::text AS t", [.text("a")]) }
+            #expect(try firstValue(connection, "SELECT $1::text AS t", [.text("b")]) == .text("b"))
+            #expect(throws: PostgreSQLError.self) { try connection.query("SELEC $1::text", [.text("a")]) }
+            #expect(throws: PostgreSQLError.self) { try connection.query("SELEC $1::text", [.text("a")]) }
+            #expect(!connection.isBroken)
+        }
+    }
+
+    /// A prepared statement whose table gained a column (another instance migrated the schema) fails
+    /// once, as an error that may pass, and is prepared anew when next sent.
+    @Test func aPreparedStatementGoneStaleIsPreparedAnew() async throws {
+        try await withConnection { connection throws in
+            try connection.execute("CREATE TABLE item (id bigint PRIMARY KEY)")
+            try connection.execute("INSERT INTO item VALUES (1)")
+            let select = "SELECT * FROM item WHERE id = $1"
+            #expect(try connection.queryOne(select, [.integer(1)]).columns == ["id"])
+            try connection.execute("ALTER TABLE item ADD COLUMN name text")
+            let stale = #expect(throws: PostgreSQLError.self) { try connection.query(select, [.integer(1)]) }
+            #expect(stale?.isStalePreparedStatement == true && stale?.mayPass == true)
+            #expect(try connection.queryOne(select, [.integer(1)]).columns == ["id", "name"])
+        }
+    }
+
+    /// A session prepares at most `preparedLimit` statements; past it they are sent unnamed, and work.
+    @Test func pastItsLimitASessionSendsStatementsUnnamed() async throws {
+        try await withConnection { connection throws in
+            try (0..<(Connection.preparedLimit + 4)).forEach { number throws in
+                #expect(
+                    try firstValue(connection, "SELECT $1::bigint + \(number) AS n", [.integer(1)])
+                        == .integer(Int64(number + 1)))
+            }
+            #expect(
+                try connection.queryOne("SELECT count(*) AS n FROM pg_prepared_statements").decode("n", \.int64Value)
+                    == Int64(Connection.preparedLimit))
+        }
+    }
+
     /// A queued statement's error is thrown by the call that sends it, the statements after it do not
     /// run, the transaction is rolled back, and the session serves the next one.
     @Test func aQueuedStatementsErrorIsThrownWhereItIsSentAndRollsBack() async throws {
@@ -220,3 +294,15 @@ import LocalServers
         #expect(connection.isBroken)
     }
 }
+
+/// The first column of the one row `sql` returns.
+private func firstValue(_ connection: Connection, _ sql: String, _ parameters: [SQLValue]) throws -> SQLValue {
+    try connection.queryOne(sql, parameters)[0]
+}
+
+/// How many statements the session has prepared.
+private func preparedCount(_ connection: Connection) throws -> Int64 {
+    try connection.queryOne("SELECT count(*) AS n FROM pg_prepared_statements").decode("n", \.int64Value)
+}
+
+private struct TestAbort: Error {}

@@ -245,13 +245,16 @@ public final class PostgreSQLPushStore: PushStore {
         }
     }
 
-    /// `Connection.transaction` at READ COMMITTED, run again when it lost a deadlock.
+    /// `Connection.transaction` at READ COMMITTED, run again when it lost a deadlock or one of its
+    /// prepared statements went stale (another instance migrated the schema).
     static func transaction<T>(_ connection: Connection, _ body: (Connection) throws -> T) throws -> T {
         var attempt = 1
         while true {
             do {
                 return try connection.transaction(isolation: "READ COMMITTED", body)
-            } catch let error as PostgreSQLError where error.isTransactionConflict && attempt < conflictAttempts {
+            } catch let error as PostgreSQLError
+                where (error.isTransactionConflict || error.isStalePreparedStatement) && attempt < conflictAttempts
+            {
                 attempt += 1
             }
         }

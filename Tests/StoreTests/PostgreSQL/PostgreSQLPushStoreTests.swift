@@ -208,6 +208,23 @@ import LocalServers
         }
     }
 
+    /// Another instance migrates the schema (here: a column added to `registrations`) while this one's
+    /// sessions hold statements prepared before: a transaction that meets one stale runs again, with it
+    /// prepared anew, and succeeds.
+    @Test func aTransactionThatMeetsAStalePreparedStatementRunsAgain() async throws {
+        try await TestDatabase.withSchema { url in
+            let store = try await PostgreSQLPushStore.open(
+                url: url, componentSecret: TestDatabase.componentSecret, connections: 1)
+            let lookUp: @Sendable (any PushTransaction) throws -> Int64? = {
+                try $0.registration(domain: "example.org", token: "token-1", account: "alice@example.org")?.id
+            }
+            let id = try await registered(store).id
+            #expect(try await store.transaction(lookUp) == id)
+            _ = try Connection(url).execute("ALTER TABLE registrations ADD COLUMN added_later text")
+            #expect(try await store.transaction(lookUp) == id)
+        }
+    }
+
     /// Issue 23 item 3: a message's publish costs four round trips, its commit included (the
     /// tombstone, the token's lock, the registration and the policy generation; the dedupe key; the
     /// chat, the unread total and the outbox's room; the writes and the commit), and its answer one,
