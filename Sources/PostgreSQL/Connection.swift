@@ -108,11 +108,11 @@ public final class Connection {
     /// Runs several statements, in order, in one round trip (after the queued ones); returns each one's
     /// rows. The first error is thrown, and the statements after it did not run.
     public func queries(_ statements: [SQLStatement]) throws(PostgreSQLError) -> [[Row]] {
-        var prepared: [Statement] = []
-        for (sql, parameters) in statements { prepared.append(try Statement(sql, parameters)) }
-        let results = try exchange(prepared)
+        var encoded: [Statement] = []
+        for (sql, parameters) in statements { encoded.append(try Statement(sql, parameters)) }
+        let results = try exchange(encoded)
         defer { results.forEach { PQclear($0) } }
-        return zip(prepared, results).map { statement, result in Self.rows(of: result, sql: statement.sql) }
+        return zip(encoded, results).map { statement, result in Self.rows(of: result, sql: statement.sql) }
     }
 
     /// Queues a statement whose rows and count nobody reads, to go with the next exchange: its error,
@@ -256,6 +256,8 @@ public final class Connection {
         var results: [OpaquePointer] = []
         var failure: PostgreSQLError?
         var drained = true
+        // Statements this pipeline prepared: none of them can be stale.
+        var preparedHere: Set<String> = []
         for step in steps {
             let sent: Int32
             switch step {
@@ -294,14 +296,14 @@ public final class Connection {
                     if case .prepare(let name, let key) = step {
                         preparedNames[key] = name
                         preparedCount += 1
+                        preparedHere.insert(name)
                         PQclear(result)
                     } else {
                         results.append(result)
                     }
                 } catch {
                     PQclear(result)
-                    forgetIfStale(step, error)
-                    failure = failure ?? error
+                    failure = failure ?? markedIfStale(error, of: step, preparedHere: preparedHere)
                 }
             }
             if drained, let sync = PQgetResult(handle) { PQclear(sync) }
@@ -328,20 +330,22 @@ public final class Connection {
             try check(result, sql: statement.sql)
         } catch {
             PQclear(result)
-            forgetIfStale(.run(statement, preparedName: name), error)
-            throw error
+            throw markedIfStale(error, of: .run(statement, preparedName: name), preparedHere: [])
         }
         return result
     }
 
-    /// A prepared statement the server no longer runs (`isStalePreparedStatement`; told by its
-    /// SQLSTATE alone, as a server may word its messages in another language) is prepared anew, under
-    /// a new name, the next time it is sent.
-    private func forgetIfStale(_ step: Step, _ error: PostgreSQLError) {
-        guard error.sqlState == PostgreSQLError.featureNotSupported, case .run(let statement, _?) = step else {
-            return
-        }
+    /// `error`, marked `isStalePreparedStatement` when `step` ran a statement prepared in an earlier
+    /// exchange and the server refused it as a feature it does not support: its table changed since.
+    /// The statement is forgotten, to be prepared anew, under a new name, the next time it is sent.
+    private func markedIfStale(_ error: PostgreSQLError, of step: Step, preparedHere: Set<String>) -> PostgreSQLError {
+        guard error.sqlState == PostgreSQLError.featureNotSupported, case .run(let statement, let name?) = step,
+            !preparedHere.contains(name)
+        else { return error }
         preparedNames[statement.preparedKey] = nil
+        var stale = error
+        stale.isStalePreparedStatement = true
+        return stale
     }
 
     private func lost(_ sql: String) -> PostgreSQLError {

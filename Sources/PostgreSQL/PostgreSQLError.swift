@@ -34,13 +34,13 @@ public struct PostgreSQLError: Error, CustomStringConvertible, Equatable {
             .contains(sqlState) || sqlState.hasPrefix("08") || sqlState.hasPrefix("53")
     }
 
-    /// A statement this session prepared reads a table whose columns changed since (a newer instance
-    /// migrated the schema): the server refuses to run it ("cached plan must not change result type"),
-    /// and the session prepares it again the next time it is sent, so running the transaction again
-    /// succeeds.
-    public var isStalePreparedStatement: Bool {
-        sqlState == Self.featureNotSupported && message.contains("cached plan")
-    }
+    /// A statement the session prepared in an earlier exchange, and ran, reads a table whose columns
+    /// changed since (a newer instance migrated the schema): the server refuses to run it ("cached
+    /// plan must not change result type", `featureNotSupported`), and the session prepares it again
+    /// the next time it is sent, so running the transaction again succeeds. Set by `Connection`, which
+    /// alone knows what it prepared when; not told by the message, which a server may word in another
+    /// language.
+    public internal(set) var isStalePreparedStatement = false
 
     /// A concurrent transaction won: running the whole transaction again may succeed.
     public var isTransactionConflict: Bool {

@@ -188,6 +188,12 @@ import LocalServers
             let stale = #expect(throws: PostgreSQLError.self) { try connection.query(select, [.integer(1)]) }
             #expect(stale?.isStalePreparedStatement == true && stale?.mayPass == true)
             #expect(try connection.queryOne(select, [.integer(1)]).columns == ["id", "name"])
+            // The same SQLSTATE for a statement never run before is the statement's own fault.
+            let unsupported = #expect(throws: PostgreSQLError.self) {
+                try connection.query("SELECT count(*) FROM item WHERE id = $1 FOR UPDATE", [.integer(1)])
+            }
+            #expect(unsupported?.sqlState == PostgreSQLError.featureNotSupported)
+            #expect(unsupported?.isStalePreparedStatement == false && unsupported?.mayPass == false)
         }
     }
 

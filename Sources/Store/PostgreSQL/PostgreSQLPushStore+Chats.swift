@@ -35,7 +35,7 @@ extension PostgreSQLPushStore {
             withRoomForItem
             ? """
             , (SELECT count(*) FROM retries WHERE registration_id = $1) AS room_queued,
-                (SELECT coalesce(sum(count), 0)::bigint FROM sizes WHERE name LIKE 'retries#%') AS room_kept,
+                (\(retriesKeptSum)) AS room_kept,
                 nextval(pg_get_serial_sequence('retries', 'id')) AS room_id
             """ : ""
         try connection.enqueue("SELECT 1 FROM registrations WHERE id = $1 FOR UPDATE", [.integer(registrationID)])

@@ -41,12 +41,11 @@ extension PostgreSQLPushStore {
 
     /// The retries kept, summed over the shards of their total.
     static func retriesKept(in connection: Connection) throws -> Int {
-        Int(
-            try connection.queryOne(
-                "SELECT coalesce(sum(count), 0)::bigint AS n FROM sizes WHERE name LIKE 'retries#%'"
-            )
-            .decode("n", \.int64Value))
+        Int(try connection.queryOne("SELECT (\(retriesKeptSum)) AS n").decode("n", \.int64Value))
     }
+
+    /// The retries kept: the sum of their total's shards, as a subquery.
+    static let retriesKeptSum = "SELECT coalesce(sum(count), 0)::bigint FROM sizes WHERE name LIKE 'retries#%'"
 
     public func nextRetry() async throws -> Timestamp? {
         try await run { connection in
