@@ -54,7 +54,7 @@ enum TestDatabase {
     }
 
     /// Blocking libpq work on a Dispatch thread, never on the cooperative pool.
-    private static func offThePool<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+    static func offThePool<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
             DispatchQueue.global().async { continuation.resume(with: Result(catching: work)) }
         }

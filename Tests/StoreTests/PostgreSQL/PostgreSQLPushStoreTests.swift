@@ -220,7 +220,9 @@ import LocalServers
             }
             let id = try await registered(store).id
             #expect(try await store.transaction(lookUp) == id)
-            _ = try Connection(url).execute("ALTER TABLE registrations ADD COLUMN added_later text")
+            _ = try await TestDatabase.offThePool {
+                try Connection(url).execute("ALTER TABLE registrations ADD COLUMN added_later text")
+            }
             #expect(try await store.transaction(lookUp) == id)
         }
     }
